@@ -1,0 +1,137 @@
+// The op registry: every op's definition (what the harness and tests need to instantiate,
+// check and time it) and its implementations per backend. The registry's default entry
+// for a backend is the engine's own implementation (the baseline); installing a
+// candidate replaces it by name, and the engine follows without any other change.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fk/op.h"
+#include "fk/tensor.h"
+
+namespace fk {
+
+using Json = nlohmann::json;
+
+enum class ArgRole : uint8_t {
+  in,         // read only; must be unchanged after the call
+  out,        // written completely; poisoned before each checked call
+  inout,      // read and updated in place
+  workspace,  // scratch the caller allocates; contents undefined before and after
+};
+std::string_view role_name(ArgRole r);
+
+struct TensorArg {
+  std::string name;
+  ArgRole role;
+  size_t offset;  // offsetof(Args, field)
+};
+
+// Element-wise tolerance against the double-precision oracle: |x - ref| <= atol + rtol*|ref|.
+struct Tolerance {
+  double atol = 0;
+  double rtol = 0;
+};
+// Default per output dtype: about two units in the last place of the dtype.
+Tolerance default_tolerance(DType t);
+
+// The least work an op must do: speed of light is max(bytes / bandwidth, flops / rate).
+struct OpCost {
+  double bytes = 0;   // minimal device-memory traffic (each input read once, output written once)
+  double flops = 0;   // useful floating-point operations
+  DType math_dtype = DType::bf16;  // which measured compute ceiling applies
+};
+
+// One instantiated call: the tensors (parallel to OpDef::tensor_args) and the argument
+// struct's bytes. bind() writes the tensors' views into the struct.
+struct OpCase {
+  Json workload;
+  std::vector<Tensor> tensors;
+  std::vector<std::byte> args;
+  void bind(const std::vector<TensorArg>& layout);
+  const void* args_ptr() const { return args.data(); }
+  template <class A>
+  A& as() { return *reinterpret_cast<A*>(args.data()); }
+  template <class A>
+  const A& as() const { return *reinterpret_cast<const A*>(args.data()); }
+};
+
+struct OpDef {
+  std::string name;       // "rms_norm"
+  std::string family;     // "norm" (the folder under src/ops/)
+  std::string level = "L1";
+  std::string summary;    // one line of semantics
+  size_t args_size = 0;
+  std::vector<TensorArg> tensor_args;
+
+  // Instantiates a call on the host from a workload (shape, dtype and attribute fields):
+  // inputs drawn from Philox(seed), outputs allocated. Throws fk::Error naming the field
+  // for a workload it cannot make.
+  std::function<OpCase(const Json& workload, uint64_t seed)> make_case;
+  std::function<OpCost(const OpCase&)> cost;
+  // Tolerance for one output (default: default_tolerance of its dtype).
+  std::function<Tolerance(const OpCase&, const TensorArg&, DType)> tolerance;
+  // Workloads for tests (edge and random shapes; small enough for the CPU oracle) and for
+  // benchmarks (production shapes).
+  std::vector<Json> test_workloads;
+  std::vector<Json> bench_workloads;
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& global();
+
+  void define(OpDef def);
+  bool has(std::string_view name) const;
+  const OpDef& def(std::string_view name) const;  // throws naming the op if unknown
+  std::vector<const OpDef*> defs() const;        // sorted by name
+
+  // The engine's own implementation for a backend.
+  void set_baseline(std::string_view name, DeviceType backend, fk_op_fn fn);
+  // Replaces the active implementation (the baseline stays available).
+  void install(std::string_view name, DeviceType backend, fk_op_fn fn, std::string origin);
+  void reset(std::string_view name, DeviceType backend);  // back to the baseline
+  fk_op_fn active(std::string_view name, DeviceType backend) const;    // null if none
+  fk_op_fn baseline(std::string_view name, DeviceType backend) const;  // null if none
+  std::string active_origin(std::string_view name, DeviceType backend) const;
+
+  // Calls the active implementation; a failing status becomes fk::Error naming the op.
+  void call(std::string_view name, DeviceType backend, const void* args, void* stream) const;
+
+ private:
+  struct Impls {
+    fk_op_fn baseline[2] = {nullptr, nullptr};
+    fk_op_fn active[2] = {nullptr, nullptr};
+    std::string origin[2] = {"baseline", "baseline"};
+  };
+  mutable std::mutex mu_;
+  std::map<std::string, OpDef, std::less<>> defs_;
+  std::map<std::string, Impls, std::less<>> impls_;
+};
+
+// Static registration from each op family's files.
+struct OpDefRegistrar {
+  explicit OpDefRegistrar(OpDef (*make)()) { OpRegistry::global().define(make()); }
+};
+struct OpImplRegistrar {
+  OpImplRegistrar(const char* name, DeviceType backend, fk_op_fn fn) {
+    OpRegistry::global().set_baseline(name, backend, fn);
+  }
+};
+
+}  // namespace fk
+
+#define FK_CONCAT_INNER(a, b) a##b
+#define FK_CONCAT(a, b) FK_CONCAT_INNER(a, b)
+// FK_REGISTER_OP(make_fn): make_fn() returns the OpDef.
+#define FK_REGISTER_OP(MAKE) static ::fk::OpDefRegistrar FK_CONCAT(fk_opdef_, __COUNTER__)(MAKE)
+// FK_REGISTER_IMPL("rms_norm", cpu, fn)
+#define FK_REGISTER_IMPL(NAME, BACKEND, FN) \
+  static ::fk::OpImplRegistrar FK_CONCAT(fk_opimpl_, __COUNTER__)(NAME, ::fk::DeviceType::BACKEND, FN)

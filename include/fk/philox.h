@@ -1,0 +1,64 @@
+// Philox4x32-10 (Salmon et al., SC'11): a counter-based RNG. Element i of the stream
+// (seed, offset) is a pure function of (seed, offset, i), so CPU and GPU produce the same
+// bits in any order and any parallel decomposition.
+//
+// Stream layout (fixed; inputs of recorded results depend on it):
+//   block b = i / 4, lane = i % 4
+//   counter = {lo32(b), hi32(b), lo32(offset), hi32(offset)}, key = {lo32(seed), hi32(seed)}
+#pragma once
+#include <cstdint>
+
+#include "fk/tensor_view.h"  // FK_HD
+
+namespace fk {
+
+struct PhiloxBlock {
+  uint32_t v[4];
+};
+
+FK_HD inline PhiloxBlock philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                                       uint32_t k0, uint32_t k1) {
+  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
+  constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+  for (int r = 0; r < 10; ++r) {
+    const uint64_t p0 = static_cast<uint64_t>(kM0) * c0;
+    const uint64_t p1 = static_cast<uint64_t>(kM1) * c2;
+    const uint32_t hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
+    const uint32_t hi1 = static_cast<uint32_t>(p1 >> 32), lo1 = static_cast<uint32_t>(p1);
+    const uint32_t n0 = hi1 ^ c1 ^ k0;
+    const uint32_t n2 = hi0 ^ c3 ^ k1;
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
+    k0 += kW0;
+    k1 += kW1;
+  }
+  return {{c0, c1, c2, c3}};
+}
+
+// The 4 raw 32-bit values of block b.
+FK_HD inline PhiloxBlock philox_block(uint64_t seed, uint64_t offset, uint64_t block) {
+  return philox4x32_10(static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
+                       static_cast<uint32_t>(offset), static_cast<uint32_t>(offset >> 32),
+                       static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+}
+
+FK_HD inline uint32_t philox_u32(uint64_t seed, uint64_t offset, uint64_t i) {
+  return philox_block(seed, offset, i / 4).v[i % 4];
+}
+
+// Uniform in [0, 1): the top 24 bits scaled by 2^-24 (exact in float on both sides).
+FK_HD inline float u32_to_unit_float(uint32_t x) { return static_cast<float>(x >> 8) * 5.9604644775390625e-8f; }
+
+FK_HD inline float philox_uniform(uint64_t seed, uint64_t offset, uint64_t i) {
+  return u32_to_unit_float(philox_u32(seed, offset, i));
+}
+
+// Integer in [lo, hi) by multiply-shift (bias below (hi-lo)/2^32: irrelevant for test data).
+FK_HD inline int64_t philox_int(uint64_t seed, uint64_t offset, uint64_t i, int64_t lo, int64_t hi) {
+  const uint64_t range = static_cast<uint64_t>(hi - lo);
+  return lo + static_cast<int64_t>((static_cast<uint64_t>(philox_u32(seed, offset, i)) * range) >> 32);
+}
+
+}  // namespace fk

@@ -1,0 +1,32 @@
+// The `fk` command: see `fk --help`.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/command.h"
+#include "fk/status.h"
+
+namespace fk::cli {
+std::vector<CommandSetup>& command_setups() {
+  static std::vector<CommandSetup> setups;
+  return setups;
+}
+}  // namespace fk::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"fastkernels: a C++ kernel benchmark that is also the inference engine it measures", "fk"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("fk ") + FK_VERSION);
+  for (auto setup : fk::cli::command_setups()) setup(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const fk::Error& e) {
+    std::fprintf(stderr, "fk: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fk: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,14 @@
+// main() of every test executable. Prints the seed base so that a failure with fresh
+// random inputs can be reproduced (FK_TEST_SEED=<seed>).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "support/test_seed.h"
+
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  std::printf("[ fk      ] test seed base %llu (set FK_TEST_SEED to reproduce)\n",
+              static_cast<unsigned long long>(fk::test::seed_base()));
+  return RUN_ALL_TESTS();
+}
