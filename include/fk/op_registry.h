@@ -78,6 +78,11 @@ struct OpDef {
   std::function<OpCost(const OpCase&)> cost;
   // Tolerance for one output (default: default_tolerance of its dtype).
   std::function<Tolerance(const OpCase&, const TensorArg&, DType)> tolerance;
+  // Optional custom output check, for ops whose outputs are not compared element-wise
+  // within a tolerance (sampling: a token is right if it is one the oracle could draw).
+  // Gets the host case, the oracle case (after the reference ran) and the tested case's
+  // tensors copied to the host; returns "" when the outputs are right, else why not.
+  std::function<std::string(const OpCase& host, const OpCase& oracle, const OpCase& actual)> check_outputs;
   // Workloads for tests (edge and random shapes; small enough for the CPU oracle) and for
   // benchmarks (production shapes).
   std::vector<Json> test_workloads;
@@ -98,6 +103,15 @@ class OpRegistry {
   // Replaces the active implementation (the baseline stays available).
   void install(std::string_view name, DeviceType backend, fk_op_fn fn, std::string origin);
   void reset(std::string_view name, DeviceType backend);  // back to the baseline
+  // Optional plan step (host-side scheduling, e.g. attention work partitioning): called
+  // with the same args before a series of calls whose metadata does not change; it may
+  // write the args' workspace tensors. Not timed by op benchmarks. A candidate that
+  // replaces run may bring its own plan (installed together) or keep none.
+  void set_baseline_plan(std::string_view name, DeviceType backend, fk_op_fn plan);
+  void install_plan(std::string_view name, DeviceType backend, fk_op_fn plan);  // null = none
+  fk_op_fn active_plan(std::string_view name, DeviceType backend) const;  // null if none
+  // Runs the active plan, if any (a failing status becomes fk::Error naming the op).
+  void plan(std::string_view name, DeviceType backend, const void* args, void* stream) const;
   fk_op_fn active(std::string_view name, DeviceType backend) const;    // null if none
   fk_op_fn baseline(std::string_view name, DeviceType backend) const;  // null if none
   std::string active_origin(std::string_view name, DeviceType backend) const;
@@ -110,6 +124,8 @@ class OpRegistry {
     fk_op_fn baseline[2] = {nullptr, nullptr};
     fk_op_fn active[2] = {nullptr, nullptr};
     std::string origin[2] = {"baseline", "baseline"};
+    fk_op_fn baseline_plan[2] = {nullptr, nullptr};
+    fk_op_fn active_plan[2] = {nullptr, nullptr};
   };
   mutable std::mutex mu_;
   std::map<std::string, OpDef, std::less<>> defs_;
@@ -126,6 +142,18 @@ struct OpImplRegistrar {
   }
 };
 
+struct OpPlanRegistrar {
+  OpPlanRegistrar(const char* name, DeviceType backend, fk_op_fn fn) {
+    OpRegistry::global().set_baseline_plan(name, backend, fn);
+  }
+};
+
+// Typed call through the registry: call_op(args, backend, stream) with Args::kName.
+template <class Args>
+void call_op(const Args& args, DeviceType backend, void* stream) {
+  OpRegistry::global().call(Args::kName, backend, &args, stream);
+}
+
 }  // namespace fk
 
 #define FK_CONCAT_INNER(a, b) a##b
@@ -135,3 +163,6 @@ struct OpImplRegistrar {
 // FK_REGISTER_IMPL("rms_norm", cpu, fn)
 #define FK_REGISTER_IMPL(NAME, BACKEND, FN) \
   static ::fk::OpImplRegistrar FK_CONCAT(fk_opimpl_, __COUNTER__)(NAME, ::fk::DeviceType::BACKEND, FN)
+// FK_REGISTER_PLAN("batch_decode_attention", cuda, fn)
+#define FK_REGISTER_PLAN(NAME, BACKEND, FN) \
+  static ::fk::OpPlanRegistrar FK_CONCAT(fk_opplan_, __COUNTER__)(NAME, ::fk::DeviceType::BACKEND, FN)

@@ -99,7 +99,38 @@ void OpRegistry::reset(std::string_view name, DeviceType backend) {
   if (it == impls_.end()) return;
   const int b = static_cast<int>(backend);
   it->second.active[b] = it->second.baseline[b];
+  it->second.active_plan[b] = it->second.baseline_plan[b];
   it->second.origin[b] = "baseline";
+}
+
+void OpRegistry::set_baseline_plan(std::string_view name, DeviceType backend, fk_op_fn plan) {
+  std::lock_guard lk(mu_);
+  auto& impl = impls_[std::string(name)];
+  const int b = static_cast<int>(backend);
+  FK_CHECK(impl.baseline_plan[b] == nullptr, "plan of ", name, " registered twice for one backend");
+  impl.baseline_plan[b] = plan;
+  if (impl.active_plan[b] == nullptr) impl.active_plan[b] = plan;
+}
+
+void OpRegistry::install_plan(std::string_view name, DeviceType backend, fk_op_fn plan) {
+  std::lock_guard lk(mu_);
+  FK_CHECK(defs_.find(name) != defs_.end(), "install_plan for unknown op '", name, "'");
+  impls_[std::string(name)].active_plan[static_cast<int>(backend)] = plan;
+}
+
+fk_op_fn OpRegistry::active_plan(std::string_view name, DeviceType backend) const {
+  std::lock_guard lk(mu_);
+  auto it = impls_.find(name);
+  return it == impls_.end() ? nullptr : it->second.active_plan[static_cast<int>(backend)];
+}
+
+void OpRegistry::plan(std::string_view name, DeviceType backend, const void* args, void* stream) const {
+  fk_op_fn fn = active_plan(name, backend);
+  if (fn == nullptr) return;
+  const fk_status s = fn(args, stream);
+  if (s != FK_OK)
+    FK_FAIL(s, "plan of op '", name, "' (", active_origin(name, backend), ") failed with ", status_name(s), ": ",
+            last_error_message());
 }
 
 fk_op_fn OpRegistry::active(std::string_view name, DeviceType backend) const {
