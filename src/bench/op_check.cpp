@@ -66,10 +66,10 @@ OpCase case_to_device(const OpDef& def, const OpCase& c, Device device) {
   return d;
 }
 
-void poison_outputs(const OpDef& def, OpCase& c, void* stream) {
+void poison_outputs(const OpDef& def, OpCase& c, void* stream, bool workspace_too) {
   for (size_t i = 0; i < def.tensor_args.size(); ++i) {
     const ArgRole role = def.tensor_args[i].role;
-    if (role != ArgRole::out && role != ArgRole::workspace) continue;
+    if (role != ArgRole::out && !(workspace_too && role == ArgRole::workspace)) continue;
     Tensor& t = c.tensors[i];
     rt::memset_async(t.data(), dtype_is_float(t.dtype()) ? 0xFF : 0xA5, t.nbytes(), t.device(), stream);
   }

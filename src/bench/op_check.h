@@ -43,9 +43,9 @@ void run_oracle(const OpDef& def, OpCase& oracle_case);
 // Copies every tensor of a case to a device (bound anew).
 OpCase case_to_device(const OpDef& def, const OpCase& c, Device device);
 
-// Fills out and workspace tensors with a poison pattern: NaN for floats, 0xA5 bytes for
-// integers, so unwritten elements are caught.
-void poison_outputs(const OpDef& def, OpCase& c, void* stream = nullptr);
+// Fills out (and workspace) tensors with a poison pattern: NaN for floats, 0xA5 bytes for
+// integers, so unwritten elements are caught. Workspace filled by a plan must be spared.
+void poison_outputs(const OpDef& def, OpCase& c, void* stream = nullptr, bool workspace_too = true);
 
 // Content hash of a tensor's bytes (downloaded if on a device).
 uint64_t fingerprint(const Tensor& t);

@@ -1,0 +1,367 @@
+#include "bench/evaluate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "bench/call_timer.h"
+#include "bench/op_check.h"
+#include "fk/runtime.h"
+
+namespace fk::bench {
+
+namespace {
+
+// A verdict decided inside a round: thrown, caught per workload.
+struct Failure {
+  Verdict verdict;
+  std::string message;
+};
+
+bool written(ArgRole r) { return r == ArgRole::out || r == ArgRole::inout; }
+
+// The verdict that explains more: a cheat outranks a crash outranks a wrong answer.
+Verdict worse(Verdict a, Verdict b) {
+  auto rank = [](Verdict v) {
+    switch (v) {
+      case Verdict::PASSED: return 0;
+      case Verdict::INCORRECT: return 1;
+      case Verdict::TIMEOUT: return 2;
+      case Verdict::RUNTIME_ERROR: return 3;
+      case Verdict::COMPILE_ERROR: return 4;
+      case Verdict::REWARD_HACK: return 5;
+    }
+    return 0;
+  };
+  return rank(b) > rank(a) ? b : a;
+}
+
+void sync(DeviceType backend) {
+  if (backend == DeviceType::cuda) rt::device_synchronize(0);
+}
+
+// Bytes of every written tensor, downloaded.
+std::vector<std::string> output_bytes(const OpDef& def, const OpCase& c) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < def.tensor_args.size(); ++i) {
+    if (!written(def.tensor_args[i].role)) continue;
+    Tensor h = c.tensors[i].device().is_cpu() ? c.tensors[i] : c.tensors[i].to(Device::cpu());
+    out.emplace_back(static_cast<const char*>(h.data()), h.nbytes());
+  }
+  return out;
+}
+
+// Writes the host case's input values (in and inout tensors) into an existing device case:
+// the same addresses now hold new data.
+void load_inputs(const OpDef& def, const OpCase& host, OpCase& dev) {
+  for (size_t i = 0; i < def.tensor_args.size(); ++i) {
+    const ArgRole r = def.tensor_args[i].role;
+    if (r != ArgRole::in && r != ArgRole::inout) continue;
+    FK_CHECK(host.tensors[i].shape() == dev.tensors[i].shape(), "input reuse needs identical shapes");
+    dev.tensors[i].copy_from(host.tensors[i]);
+  }
+}
+
+void call(const Implementation& impl, const OpCase& c, void* stream, const char* who) {
+  const fk_status s = impl.run(c.args_ptr(), stream);
+  if (s != FK_OK) throw Failure{Verdict::RUNTIME_ERROR, concat(who, " returned ", status_name(s), ": ", last_error_message())};
+}
+
+void plan(const Implementation& impl, const OpCase& c, void* stream, const char* who) {
+  if (!impl.plan) return;
+  const fk_status s = impl.plan(c.args_ptr(), stream);
+  if (s != FK_OK) throw Failure{Verdict::RUNTIME_ERROR, concat(who, " plan returned ", status_name(s), ": ", last_error_message())};
+}
+
+double worst_rel_l2(const std::vector<OutputError>& errs) {
+  double w = 0;
+  for (const auto& e : errs) w = std::max(w, e.rel_l2_err);
+  return w;
+}
+
+// The reference outputs of a round: the f64 oracle when affordable, else the baseline's.
+struct Reference {
+  OpCase c;
+  bool is_oracle = true;
+};
+
+TimingStats summarize(std::vector<double> us) {
+  TimingStats t;
+  if (us.empty()) return t;
+  std::sort(us.begin(), us.end());
+  auto at = [&](double q) { return us[static_cast<size_t>(q * static_cast<double>(us.size() - 1) + 0.5)]; };
+  t.samples = static_cast<int>(us.size());
+  t.median_us = at(0.5);
+  t.p10_us = at(0.1);
+  t.p90_us = at(0.9);
+  t.min_us = us.front();
+  return t;
+}
+
+class WorkloadEvaluator {
+ public:
+  WorkloadEvaluator(const Task& task, const Implementation& cand, const EvalConfig& cfg, CallTimer& timer)
+      : task_(task), def_(task.op_def()), cand_(cand), cfg_(cfg), timer_(timer) {
+    base_.run = OpRegistry::global().baseline(def_.name, cfg.backend);
+    base_.plan = OpRegistry::global().active_plan(def_.name, cfg.backend);
+    // The registry's active plan may be a candidate's; the baseline's is what we want.
+    FK_CHECK(base_.run != nullptr, "op ", def_.name, " has no baseline for this backend");
+  }
+
+  WorkloadResult run(const Json& shape, double calls, const std::string& label, bool timed) {
+    WorkloadResult w;
+    w.shape = shape;
+    w.calls = calls;
+    w.label = label;
+    w.timed = timed && cfg_.time;
+    try {
+      std::vector<uint64_t> seeds = cfg_.seeds;
+      seeds.push_back(cfg_.secret_seed);
+      for (size_t r = 0; r < seeds.size(); ++r) round(w, shape, seeds[r], r, r + 1 == seeds.size());
+      w.correct = true;
+      if (w.timed) time_workload(w);
+    } catch (const Failure& f) {
+      w.correct = false;
+      w.message = f.message;
+      verdict_ = worse(verdict_, f.verdict);
+    } catch (const std::exception& e) {
+      w.correct = false;
+      w.message = e.what();
+      verdict_ = worse(verdict_, Verdict::RUNTIME_ERROR);
+    }
+    return w;
+  }
+
+  Verdict verdict() const { return verdict_; }
+
+ private:
+  Device device() const { return cfg_.backend == DeviceType::cpu ? Device::cpu() : Device::cuda(0); }
+
+  Reference make_reference(const OpCase& host, OpCase& base_dev) {
+    const OpCost cost = def_.cost ? def_.cost(host) : OpCost{};
+    Reference ref;
+    ref.is_oracle = cost.flops <= cfg_.oracle_flop_budget && cost.bytes <= cfg_.oracle_byte_budget;
+    if (ref.is_oracle) {
+      ref.c = make_oracle_case(def_, host);
+      run_oracle(def_, ref.c);
+    } else {
+      ref.c = case_to_device(def_, base_dev, Device::cpu());  // already ran: holds the baseline's outputs
+    }
+    return ref;
+  }
+
+  std::vector<OutputError> compare(const OpCase& host, const OpCase& got, const Reference& ref) {
+    std::vector<OutputError> errs;
+    for (size_t i = 0; i < def_.tensor_args.size(); ++i) {
+      const TensorArg& a = def_.tensor_args[i];
+      if (!written(a.role)) continue;
+      const DType dt = got.tensors[i].dtype();
+      Tolerance tol = task_.tolerance ? *task_.tolerance
+                                      : (def_.tolerance ? def_.tolerance(host, a, dt) : default_tolerance(dt));
+      errs.push_back(compare_output(a.name, got.tensors[i], ref.c.tensors[i], tol));
+    }
+    return errs;
+  }
+
+  std::string describe_errors(const std::vector<OutputError>& errs) {
+    std::string why;
+    for (const auto& e : errs)
+      if (e.num_bad > 0)
+        why += concat("output '", e.name, "': ", e.num_bad, " of ", e.numel, " elements outside tolerance (",
+                      e.num_nonfinite, " non-finite or unwritten); worst at index ", e.worst_index, ": got ",
+                      e.worst_value, ", expected ", e.worst_ref, "; rel L2 err ", e.rel_l2_err, "; ");
+    return why;
+  }
+
+  void round(WorkloadResult& w, const Json& shape, uint64_t seed, size_t r, bool secret) {
+    const std::string which = secret ? "secret round" : concat("round ", r);
+    OpCase host = def_.make_case(shape, seed);
+    void* stream = timer_.stream();
+
+    // Baseline on its own copy: its error against the oracle sets the precision bar.
+    OpCase base_dev = case_to_device(def_, host, device());
+    poison_outputs(def_, base_dev);
+    plan(base_, base_dev, stream, "baseline");
+    call(base_, base_dev, stream, "baseline");
+    sync(cfg_.backend);
+    Reference ref = make_reference(host, base_dev);
+    w.reference = ref.is_oracle ? "oracle" : "baseline";
+    double base_err = 0;
+    if (ref.is_oracle) {
+      OpCase base_host = case_to_device(def_, base_dev, Device::cpu());
+      base_err = worst_rel_l2(compare(host, base_host, ref));
+      w.baseline_rel_l2 = std::max(w.baseline_rel_l2, base_err);
+    }
+
+    // Round 1 writes new inputs into round 0's buffers: a result cached by pointer fails.
+    OpCase cand_dev;
+    if (r == 1 && !sets_.empty()) {
+      cand_dev = sets_.front().cand;
+      load_inputs(def_, host, cand_dev);
+    } else {
+      cand_dev = case_to_device(def_, host, device());
+    }
+    std::vector<uint64_t> input_prints(def_.tensor_args.size(), 0);
+    for (size_t i = 0; i < def_.tensor_args.size(); ++i)
+      if (def_.tensor_args[i].role == ArgRole::in) input_prints[i] = fingerprint(host.tensors[i]);
+
+    poison_outputs(def_, cand_dev);
+    plan(cand_, cand_dev, stream, "candidate");
+    call(cand_, cand_dev, stream, "candidate");
+    sync(cfg_.backend);
+    const auto first = output_bytes(def_, cand_dev);
+    // Work left running after the call returned (another stream, a host thread) shows up
+    // as outputs that still change.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    sync(cfg_.backend);
+    if (output_bytes(def_, cand_dev) != first)
+      throw Failure{Verdict::REWARD_HACK, concat(which, ": outputs changed after the call returned (work left running)")};
+    for (size_t i = 0; i < def_.tensor_args.size(); ++i)
+      if (def_.tensor_args[i].role == ArgRole::in && fingerprint(cand_dev.tensors[i]) != input_prints[i])
+        throw Failure{Verdict::REWARD_HACK, concat(which, ": input '", def_.tensor_args[i].name, "' was modified")};
+
+    OpCase cand_host = case_to_device(def_, cand_dev, Device::cpu());
+    std::string why;
+    if (def_.check_outputs) {
+      why = def_.check_outputs(host, ref.c, cand_host);
+    } else {
+      auto errs = compare(host, cand_host, ref);
+      why = describe_errors(errs);
+      const double cand_err = worst_rel_l2(errs);
+      w.candidate_rel_l2 = std::max(w.candidate_rel_l2, cand_err);
+      for (const auto& e : errs) w.max_abs_err = std::max(w.max_abs_err, e.max_abs_err);
+      // Silent precision loss: within the dtype tolerance but materially worse than the
+      // baseline (e.g. fp16 accumulation in a bf16 task).
+      const double bound = cfg_.relative_error_factor * base_err + 1e-6;
+      if (why.empty() && ref.is_oracle && cand_err > bound)
+        why = concat("relative L2 error ", cand_err, " is materially worse than the baseline's ", base_err,
+                     " (bound ", bound, ")");
+    }
+    if (!why.empty()) throw Failure{Verdict::INCORRECT, concat(which, " (seed ", secret ? 0 : seed, "): ", why)};
+
+    if (r == 0) {  // determinism: same inputs, same bits?
+      OpCase again = case_to_device(def_, host, device());
+      poison_outputs(def_, again);
+      plan(cand_, again, stream, "candidate");
+      call(cand_, again, stream, "candidate");
+      sync(cfg_.backend);
+      w.deterministic = output_bytes(def_, again) == first;
+    }
+    if (!secret) {  // the public rounds' buffers become the timing sets
+      if (r == 1 && !sets_.empty()) sets_.front() = {host, base_dev, cand_dev, first};
+      else sets_.push_back({host, base_dev, cand_dev, first});
+    }
+  }
+
+  // Restores in-place arguments to their pre-call values so repeated calls see the
+  // checked inputs (not their own previous outputs).
+  void restore_inout(const OpCase& host, OpCase& dev) {
+    for (size_t i = 0; i < def_.tensor_args.size(); ++i)
+      if (def_.tensor_args[i].role == ArgRole::inout) dev.tensors[i].copy_from(host.tensors[i]);
+  }
+
+  void time_workload(WorkloadResult& w) {
+    void* stream = timer_.stream();
+    for (auto& s : sets_) {
+      restore_inout(s.host, s.base);
+      plan(base_, s.base, stream, "baseline");
+      restore_inout(s.host, s.cand);
+      plan(cand_, s.cand, stream, "candidate");
+    }
+    std::vector<double> tb, tc;
+    double total_b = 0, total_c = 0;
+    const size_t S = sets_.size();
+    for (int i = 0;; ++i) {
+      const bool warm = i < cfg_.warmup_calls;
+      auto& s = sets_[static_cast<size_t>(i) % S];
+      // Interleaved, alternating order, so clock and thermal drift hit both equally.
+      for (int k = 0; k < 2; ++k) {
+        const bool cand_turn = (k == 0) == (i % 2 == 1);
+        OpCase& c = cand_turn ? s.cand : s.base;
+        restore_inout(s.host, c);
+        // A no-op must not pass on the previous call's output left in the buffer.
+        poison_outputs(def_, c, stream, /*workspace_too=*/false);
+        const Implementation& impl = cand_turn ? cand_ : base_;
+        const double us = timer_.time_us([&] { call(impl, c, stream, cand_turn ? "candidate" : "baseline"); });
+        if (cand_turn) {
+          sync(cfg_.backend);
+          if (output_bytes(def_, c) != s.expected) {
+            if (w.deterministic)
+              throw Failure{Verdict::REWARD_HACK,
+                            concat("timed call ", i, ": output differs from the checked output for the same inputs")};
+          }
+        }
+        if (warm) continue;
+        (cand_turn ? tc : tb).push_back(us);
+        (cand_turn ? total_c : total_b) += us / 1000.0;
+      }
+      const int n = static_cast<int>(tc.size());
+      if (n >= cfg_.max_timed_calls) break;
+      if (n >= cfg_.min_timed_calls && total_b >= cfg_.min_timed_ms && total_c >= cfg_.min_timed_ms) break;
+    }
+    w.baseline = summarize(tb);
+    w.candidate = summarize(tc);
+    w.speedup = w.candidate.median_us > 0 ? w.baseline.median_us / w.candidate.median_us : 0;
+  }
+
+  struct Set {
+    OpCase host, base, cand;
+    std::vector<std::string> expected;
+  };
+
+  const Task& task_;
+  const OpDef& def_;
+  Implementation cand_, base_;
+  const EvalConfig& cfg_;
+  CallTimer& timer_;
+  std::vector<Set> sets_;
+  Verdict verdict_ = Verdict::PASSED;
+};
+
+}  // namespace
+
+EvalResult evaluate(const Task& task, const Implementation& candidate, const EvalConfig& cfg) {
+  const auto t0 = std::chrono::steady_clock::now();
+  EvalResult res;
+  res.task = task.id;
+  res.seeds = cfg.seeds;
+  res.secret_seed = cfg.secret_seed;
+  res.backend = cfg.backend == DeviceType::cpu ? "cpu" : "cuda";
+  FK_CHECK(cfg.seeds.size() >= 3, "an evaluation needs at least 3 public seeds, got ", cfg.seeds.size());
+  FK_CHECK(candidate.run != nullptr, "candidate has no run function");
+  auto timer = cfg.backend == DeviceType::cpu ? make_cpu_timer() : make_cuda_timer();
+
+  Verdict verdict = Verdict::PASSED;
+  auto worst = [&](Verdict v) { verdict = worse(verdict, v); };
+  for (const auto& tw : task.workloads) {
+    WorkloadEvaluator ev(task, candidate, cfg, *timer);
+    res.workloads.push_back(ev.run(tw.shape, tw.calls, tw.label, true));
+    if (ev.verdict() != Verdict::PASSED) worst(ev.verdict());
+  }
+  for (const auto& shape : task.check_workloads) {
+    WorkloadEvaluator ev(task, candidate, cfg, *timer);
+    res.workloads.push_back(ev.run(shape, 0, "check only", false));
+    if (ev.verdict() != Verdict::PASSED) worst(ev.verdict());
+  }
+  res.verdict = verdict;
+  // The message of the workload that decided the verdict.
+  for (const auto& w : res.workloads)
+    if (!w.correct && (res.message.empty() || w.message.find("timed call") != std::string::npos ||
+                       w.message.find("after the call") != std::string::npos))
+      res.message = concat(w.shape.dump(), ": ", w.message);
+  if (verdict == Verdict::PASSED) {
+    double wsum = 0, lsum = 0;
+    for (const auto& w : res.workloads)
+      if (w.timed && w.speedup > 0) {
+        wsum += w.calls;
+        lsum += w.calls * std::log(w.speedup);
+      }
+    res.speedup = wsum > 0 ? std::exp(lsum / wsum) : 0;
+  }
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace fk::bench

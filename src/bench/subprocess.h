@@ -1,0 +1,34 @@
+// Running a child process with a wall-clock limit, capturing its output. Used to compile
+// candidates and to run each evaluation in its own worker process, so that a crash, hang
+// or corrupted CUDA context of a candidate never takes the harness down.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace fk::bench {
+
+struct ProcessResult {
+  int exit_code = -1;     // valid when exited
+  int term_signal = 0;    // signal that ended it (0 if it exited)
+  bool timed_out = false;
+  bool exited() const { return term_signal == 0 && !timed_out; }
+  std::string output;     // stdout and stderr, interleaved, truncated to max_output bytes
+  double seconds = 0;
+  std::string describe() const;  // "exit 1" / "killed by SIGSEGV" / "timed out after 60 s"
+};
+
+struct ProcessOptions {
+  double timeout_s = 60;
+  size_t max_output = 1 << 20;
+  std::string working_dir;                  // empty: inherit
+  std::vector<std::string> extra_env;       // "NAME=value" added to the environment
+};
+
+// Runs argv[0] (searched in PATH) with the arguments. The child gets its own process
+// group, killed as a whole on timeout.
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& opts = {});
+
+// Path of the running executable (/proc/self/exe).
+std::string self_executable();
+
+}  // namespace fk::bench

@@ -1,0 +1,49 @@
+// Shared by the CPU adversarial candidates: an honest rms_norm row kernel to build
+// cheats from, so each cheat file shows only its trick.
+#pragma once
+#include <cmath>
+#include <cstring>
+
+#include "fk/dtype_convert.h"
+#include "fk/ops/norm.h"
+
+namespace adv {
+
+inline float load_ptr(fk::DType t, const void* p) {
+  if (t == fk::DType::f32) return *static_cast<const float*>(p);
+  uint16_t b;
+  std::memcpy(&b, p, 2);
+  return t == fk::DType::bf16 ? fk::bf16_to_float(b) : fk::f16_to_float(b);
+}
+inline float load(const fk::TensorView& v, int64_t r, int64_t c) {
+  return load_ptr(v.dtype, static_cast<const char*>(v.data) + (r * v.strides[0] + c * v.strides[1]) * v.element_size());
+}
+inline void store(const fk::TensorView& v, int64_t r, int64_t c, float x) {
+  char* p = static_cast<char*>(v.data) + (r * v.strides[0] + c * v.strides[1]) * v.element_size();
+  if (v.dtype == fk::DType::f32) {
+    std::memcpy(p, &x, 4);
+    return;
+  }
+  const uint16_t b = v.dtype == fk::DType::bf16 ? fk::float_to_bf16(x) : fk::float_to_f16(x);
+  std::memcpy(p, &b, 2);
+}
+inline float weight(const fk::ops::RmsNormArgs& a, int64_t h) {
+  return load_ptr(a.weight.dtype, static_cast<const char*>(a.weight.data) + h * a.weight.strides[0] * a.weight.element_size());
+}
+inline float inv_rms(const fk::ops::RmsNormArgs& a, int64_t t, int64_t H) {
+  double ss = 0;
+  for (int64_t h = 0; h < H; ++h) {
+    const double x = load(a.input, t, h);
+    ss += x * x;
+  }
+  return static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(H) + a.eps));
+}
+inline void row(const fk::ops::RmsNormArgs& a, int64_t t, int64_t H) {
+  const float inv = inv_rms(a, t, H);
+  for (int64_t h = 0; h < H; ++h) store(a.out, t, h, load(a.input, t, h) * inv * weight(a, h));
+}
+inline void honest(const fk::ops::RmsNormArgs& a) {
+  for (int64_t t = 0; t < a.input.shape[0]; ++t) row(a, t, a.input.shape[1]);
+}
+
+}  // namespace adv
