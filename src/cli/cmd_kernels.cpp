@@ -5,6 +5,8 @@
 
 #include "bench/eval_pipeline.h"
 #include "bench/op_source.h"
+#include "bench/report.h"
+#include "bench/result_store.h"
 #include "cli/command.h"
 #include "fk/runtime.h"
 
@@ -16,7 +18,8 @@ using namespace fk::bench;
 
 struct KernelsOptions {
   std::string tasks_dir, level, category, arch, task, candidate, dir, json_out, backend = "auto", output;
-  std::string request, result;
+  std::string request, result, db, report_dir;
+  bool no_db = false;
   int rounds = 3;
   int timed_calls = 50;
   double timeout = 600;
@@ -160,11 +163,19 @@ void cmd_eval() {
   if (g.timed_calls < 50) opts.eval.min_timed_ms = 0;  // a quick run: exactly that many calls
   opts.progress = [](const std::string& s) { std::fprintf(stderr, "[fk] %s\n", s.c_str()); };
   std::vector<TaskScore> scores;
+  std::vector<CandidateRun> all;
   Json runs = Json::array();
   int mismatches = 0;
-  for (const auto& [task, cand] : work) {
+  std::unique_ptr<ResultStore> store;
+  if (!g.no_db) store = std::make_unique<ResultStore>(g.db.empty() ? ResultStore::default_path() : fs::path(g.db));
+  const std::string batch = ResultStore::new_batch_id();
+  for (size_t i = 0; i < work.size(); ++i) {
+    const auto& [task, cand] = work[i];
+    opts.progress(concat("[", i + 1, "/", work.size(), "] ", task.id, " <- ", cand.string()));
     CandidateRun r = evaluate_candidate(task, cand, opts);
     print_run(r);
+    if (store) store->add(batch, r);
+    all.push_back(r);
     if (g.expect) {
       const std::string want = expected_verdicts(cand);
       const bool ok = !want.empty() && ("|" + want + "|").find("|" + verdict_name(r.result.verdict) + "|") != std::string::npos;
@@ -182,9 +193,16 @@ void cmd_eval() {
     std::printf("%-24s tasks %3d  correct %3d  geomean speedup %.3f\n", k.c_str(), a["tasks"].get<int>(),
                 a["correct"].get<int>(), a["geomean_speedup"].get<double>());
   if (!g.json_out.empty()) {
-    std::ofstream(g.json_out) << Json{{"runs", runs}, {"summary", summary}}.dump(1);
+    std::ofstream(g.json_out) << Json{{"batch", batch}, {"runs", runs}, {"summary", summary}}.dump(1);
     std::printf("wrote %s\n", g.json_out.c_str());
   }
+  if (!g.report_dir.empty()) {
+    fs::create_directories(g.report_dir);
+    std::ofstream(fs::path(g.report_dir) / "summary.md") << markdown_report(all, summary);
+    std::ofstream(fs::path(g.report_dir) / "report.html") << html_report(all, summary);
+    std::printf("wrote %s/summary.md and report.html\n", g.report_dir.c_str());
+  }
+  if (store) std::printf("stored as batch %s (fk results list)\n", batch.c_str());
   if (g.expect) {
     std::printf("%d passed, %d failed\n", static_cast<int>(work.size()) - mismatches, mismatches);
     if (mismatches) throw CLI::RuntimeError(1);
@@ -227,6 +245,9 @@ void setup(CLI::App& app) {
   ev->add_option("--timed-calls", g.timed_calls, "Timed calls per implementation and workload (min; default 50)");
   ev->add_flag("--expect", g.expect, "Compare each verdict with the candidate's '// expect: VERDICT' line");
   ev->add_option("--json", g.json_out, "Write all results as JSON");
+  ev->add_option("--report", g.report_dir, "Write summary.md and a self-contained report.html into this folder");
+  ev->add_option("--db", g.db, "Results database (default $FK_RESULTS_DB or ~/.cache/fastkernels/results.db)");
+  ev->add_flag("--no-db", g.no_db, "Do not store the results");
   ev->callback(cmd_eval);
   auto* wk = k->add_subcommand("worker", "(internal) evaluate one request in this process");
   wk->group("");  // hidden from help
