@@ -58,7 +58,7 @@ FK_HD inline uint32_t philox_u32(uint64_t seed, uint64_t offset, uint64_t i) {
 }
 
 // Uniform in [0, 1): the top 24 bits scaled by 2^-24 (exact in float on both sides).
-FK_HD inline float u32_to_unit_float(uint32_t x) { return static_cast<float>(x >> 8) * 5.9604644775390625e-8f; }
+FK_HD inline float u32_to_unit_float(uint32_t x) { return rmath::mul(static_cast<float>(x >> 8), 0x1p-24f); }
 
 FK_HD inline float philox_uniform(uint64_t seed, uint64_t offset, uint64_t i) {
   return u32_to_unit_float(philox_u32(seed, offset, i));
@@ -66,7 +66,7 @@ FK_HD inline float philox_uniform(uint64_t seed, uint64_t offset, uint64_t i) {
 
 // Uniform in (0, 1]: never 0, so that its log is finite.
 FK_HD inline float u32_to_unit_float_nonzero(uint32_t x) {
-  return static_cast<float>((x >> 8) + 1u) * 5.9604644775390625e-8f;
+  return rmath::mul(static_cast<float>((x >> 8) + 1u), 0x1p-24f);
 }
 
 // Integer in [lo, hi) from a lane value by multiply-shift (hi - lo at most 2^32; bias
