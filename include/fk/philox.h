@@ -5,9 +5,18 @@
 // Stream layout (fixed; inputs of recorded results depend on it):
 //   block b = i / 4, lane = i % 4
 //   counter = {lo32(b), hi32(b), lo32(offset), hi32(offset)}, key = {lo32(seed), hi32(seed)}
+//
+// Distributions (all bitwise identical on host and device):
+//   uniform: lane value x -> (x >> 8) * 2^-24 in [0, 1)
+//   int:     lane value x -> lo + (x * (hi - lo)) >> 32
+//   normal:  Box-Muller on lane pairs (0,1) and (2,3) of a block: with a = v[2k], b = v[2k+1],
+//            u1 = ((a >> 8) + 1) * 2^-24 in (0, 1], u2 = (b >> 8) * 2^-24 in [0, 1),
+//            r = sqrt(-2 log u1); lane 2k gets r cos(2 pi u2), lane 2k+1 gets r sin(2 pi u2).
+//            log / sincos are fk::rmath's (fk/reproducible_math.h), not the C library's.
 #pragma once
 #include <cstdint>
 
+#include "fk/reproducible_math.h"
 #include "fk/tensor_view.h"  // FK_HD
 
 namespace fk {
@@ -49,16 +58,40 @@ FK_HD inline uint32_t philox_u32(uint64_t seed, uint64_t offset, uint64_t i) {
 }
 
 // Uniform in [0, 1): the top 24 bits scaled by 2^-24 (exact in float on both sides).
-FK_HD inline float u32_to_unit_float(uint32_t x) { return static_cast<float>(x >> 8) * 5.9604644775390625e-8f; }
+FK_HD inline float u32_to_unit_float(uint32_t x) { return rmath::mul(static_cast<float>(x >> 8), 0x1p-24f); }
 
 FK_HD inline float philox_uniform(uint64_t seed, uint64_t offset, uint64_t i) {
   return u32_to_unit_float(philox_u32(seed, offset, i));
 }
 
-// Integer in [lo, hi) by multiply-shift (bias below (hi-lo)/2^32: irrelevant for test data).
-FK_HD inline int64_t philox_int(uint64_t seed, uint64_t offset, uint64_t i, int64_t lo, int64_t hi) {
+// Uniform in (0, 1]: never 0, so that its log is finite.
+FK_HD inline float u32_to_unit_float_nonzero(uint32_t x) {
+  return rmath::mul(static_cast<float>((x >> 8) + 1u), 0x1p-24f);
+}
+
+// Integer in [lo, hi) from a lane value by multiply-shift (hi - lo at most 2^32; bias
+// below (hi-lo)/2^32: irrelevant for test data).
+FK_HD inline int64_t u32_to_int(uint32_t x, int64_t lo, int64_t hi) {
   const uint64_t range = static_cast<uint64_t>(hi - lo);
-  return lo + static_cast<int64_t>((static_cast<uint64_t>(philox_u32(seed, offset, i)) * range) >> 32);
+  return lo + static_cast<int64_t>((static_cast<uint64_t>(x) * range) >> 32);
+}
+FK_HD inline int64_t philox_int(uint64_t seed, uint64_t offset, uint64_t i, int64_t lo, int64_t hi) {
+  return u32_to_int(philox_u32(seed, offset, i), lo, hi);
+}
+
+// Standard normal for `lane` (0..3) of a block: Box-Muller on the lane's pair.
+FK_HD inline float normal_from_block(const PhiloxBlock& b, unsigned lane) {
+  const unsigned first = lane & 2u;
+  const float u1 = u32_to_unit_float_nonzero(b.v[first]);
+  const float u2 = u32_to_unit_float(b.v[first + 1]);
+  const float r = rmath::sqrt(rmath::mul(-2.0f, rmath::log_positive(u1)));
+  float s, c;
+  rmath::sincos_two_pi(u2, &s, &c);
+  return rmath::mul(r, (lane & 1u) ? s : c);
+}
+
+FK_HD inline float philox_normal(uint64_t seed, uint64_t offset, uint64_t i) {
+  return normal_from_block(philox_block(seed, offset, i / 4), static_cast<unsigned>(i % 4));
 }
 
 }  // namespace fk
