@@ -38,6 +38,8 @@ struct DeviceTimer::Impl {
     FK_CUDA_CHECK(cudaMemsetAsync(flush_buffer.data(), flush_count++ & 0xff, flush_bytes, stream->get()));
   }
 
+  std::vector<std::vector<double>> run(const std::vector<TimedCall>& calls, int num_sets);
+
   void ensure_events(size_t n) {
     while (starts.size() < n) {
       starts.emplace_back(true, device);
@@ -96,7 +98,18 @@ std::vector<double> DeviceTimer::time(const TimedCall& call, int num_sets) {
 std::vector<std::vector<double>> DeviceTimer::time_interleaved(const std::vector<TimedCall>& calls, int num_sets) {
   FK_CHECK(!calls.empty(), "nothing to time");
   FK_CHECK(num_sets >= 1, "need at least one input set, got ", num_sets);
-  Impl& m = *impl_;
+  try {
+    return impl_->run(calls, num_sets);
+  } catch (...) {
+    // Calls already queued may still use the caller's buffers, which are about to be
+    // freed while unwinding: let them finish first.
+    if (cudaStreamSynchronize(impl_->stream->get()) != cudaSuccess) cudaGetLastError();
+    throw;
+  }
+}
+
+std::vector<std::vector<double>> DeviceTimer::Impl::run(const std::vector<TimedCall>& calls, int num_sets) {
+  Impl& m = *this;
   const TimerOptions& o = m.opt;
   cuda::DeviceGuard guard(m.device);
   cudaStream_t s = m.stream->get();

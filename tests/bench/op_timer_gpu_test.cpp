@@ -65,7 +65,7 @@ TEST(OpTimerGpu, BenchesRmsNorm) {
   opt.timer = fast_options();
   DeviceCeilings c;
   c.device_name = "test";
-  c.copy_bandwidth.value = 3e12;
+  c.copy_bandwidth.value = 20e12;  // above any device's: the fraction stays below 1
   c.fp32_fma.value = 60e12;
   const OpBenchResult r = bench_op(def, {{"tokens", 4096}, {"hidden", 4096}}, timer, opt, &c);
   EXPECT_TRUE(r.error.empty()) << r.error;
@@ -74,8 +74,8 @@ TEST(OpTimerGpu, BenchesRmsNorm) {
   EXPECT_GT(r.us.median, 0);
   EXPECT_GT(r.gbps, 10);
   ASSERT_TRUE(r.sol.has_value());
-  EXPECT_GT(*r.sol, 0.01);
-  EXPECT_LT(*r.sol, 1.2);
+  EXPECT_GT(*r.sol, 0.005);
+  EXPECT_LT(*r.sol, 1.0);
   EXPECT_EQ(r.implementation, "baseline");
 }
 

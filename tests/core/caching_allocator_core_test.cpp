@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #if FK_WITH_CUDA
+#include <atomic>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "core/cuda/allocator_core.h"
 #include "fk/status.h"
@@ -341,6 +344,52 @@ TEST(AllocatorCore, ManyInterleavedAllocationsKeepTheBooksBalanced) {
     EXPECT_TRUE(be.segments.empty());
   }
   EXPECT_TRUE(be.events.empty());
+}
+
+TEST(AllocatorCore, ThreadsNeverShareABlock) {
+  FakeBackend be;  // only called under the core's lock
+  AllocatorCore core(be);
+  std::mutex mu;
+  std::map<char*, char*> live;  // start -> end, over all threads
+  std::atomic<bool> overlap{false};
+  auto worker = [&](int id) {
+    void* stream = reinterpret_cast<void*>(static_cast<uintptr_t>(0x100 + id));
+    uint64_t x = 977 * (id + 1);
+    std::vector<std::pair<char*, size_t>> mine;
+    for (int i = 0; i < 1500; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      if (mine.size() < 20 && (x >> 40) % 3 != 0) {
+        const size_t n = size_t{1} << ((x >> 20) % 23);  // 1 B .. 4 MiB
+        char* p = static_cast<char*>(core.allocate(n, 0, stream));
+        std::lock_guard lock(mu);
+        auto next = live.lower_bound(p);
+        if (next != live.end() && next->first < p + n) overlap = true;
+        if (next != live.begin() && std::prev(next)->second > p) overlap = true;
+        live[p] = p + n;
+        mine.push_back({p, n});
+      } else if (!mine.empty()) {
+        auto [p, n] = mine.back();
+        mine.pop_back();
+        {
+          std::lock_guard lock(mu);
+          live.erase(p);
+        }
+        core.release(p, stream);
+      }
+    }
+    for (auto [p, n] : mine) {
+      {
+        std::lock_guard lock(mu);
+        live.erase(p);
+      }
+      core.release(p, stream);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) threads.emplace_back(worker, t);
+  for (auto& t : threads) t.join();
+  EXPECT_FALSE(overlap.load()) << "two threads held overlapping blocks";
+  EXPECT_EQ(core.stats(0).allocated_bytes, 0u);
 }
 
 }  // namespace
