@@ -1,10 +1,14 @@
-// `fk ops list | check`: the op catalog, and every op on every backend against the
-// double-precision oracle.
+// `fk ops list | check | bench`: the op catalog, every op on every backend against the
+// double-precision oracle, and the timing of every op's CUDA implementation on its
+// benchmark workloads (as a fraction of the device's speed of light).
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <random>
 
+#include "bench/device_info.h"
 #include "bench/op_check.h"
+#include "bench/op_timer.h"
 #include "cli/command.h"
 #include "fk/op_registry.h"
 #include "fk/runtime.h"
@@ -51,8 +55,103 @@ int run_check(const std::string& op_name, const std::string& backend_name, uint6
   return failed == 0 ? 0 : 1;
 }
 
+struct BenchCli {
+  std::string op;
+  std::string workload;   // one workload as JSON instead of the op's bench_workloads
+  std::string json_file;
+  int device = 0;
+  uint64_t seed = 1;
+  bool no_flush = false;
+  bench::TimerOptions timer;
+};
+
+int run_bench(const BenchCli& o) {
+  if (!rt::built_with_cuda())
+    FK_FAIL(FK_ERR_UNSUPPORTED, "fk ops bench times CUDA implementations: fastkernels was built without CUDA (FK_CUDA=OFF)");
+  if (!rt::cuda_available()) FK_FAIL(FK_ERR_UNSUPPORTED, "fk ops bench needs a CUDA device: none is visible");
+  FK_CHECK(o.workload.empty() || !o.op.empty(), "--workload needs the op it is for (fk ops bench OP --workload JSON)");
+  Json custom;
+  if (!o.workload.empty()) {
+    try {
+      custom = Json::parse(o.workload);
+    } catch (const Json::exception& e) {
+      FK_FAIL(FK_ERR_INVALID_ARGUMENT, "--workload is not valid JSON: ", e.what());
+    }
+    FK_CHECK(custom.is_object(), "--workload must be a JSON object, got ", o.workload);
+  }
+  bench::TimerOptions topt = o.timer;
+  topt.flush_l2 = !o.no_flush;
+  bench::OpBenchOptions bopt;
+  bopt.timer = topt;
+  bopt.seed = o.seed;
+
+  bench::OpBenchReport report;
+  report.device = bench::query_gpu(o.device).name;
+  report.date = bench::utc_timestamp();
+  report.command_line = bench::current_command_line();
+  report.timer = topt;
+  try {
+    report.ceilings = bench::load_ceilings(report.device);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "fk ops bench: ignoring the stored ceilings: %s\n", e.what());
+  }
+  bench::DeviceTimer timer(o.device, topt);
+
+  int failed = 0;
+  for (const OpDef* def : select_ops(o.op)) {
+    if (!OpRegistry::global().active(def->name, DeviceType::cuda)) {
+      FK_CHECK(o.op.empty(), "op ", def->name, " has no CUDA implementation");
+      continue;
+    }
+    const std::vector<Json> workloads = o.workload.empty() ? def->bench_workloads : std::vector<Json>{custom};
+    for (const Json& w : workloads) {
+      std::fprintf(stderr, "fk ops bench: %s %s\n", def->name.c_str(), w.dump().c_str());
+      bench::OpBenchResult r;
+      try {
+        r = bench::bench_op(*def, w, timer, bopt, report.ceilings ? &*report.ceilings : nullptr);
+      } catch (const std::exception& e) {
+        r = bench::OpBenchResult{};
+        r.op = def->name;
+        r.workload = w;
+        r.error = e.what();
+        ++failed;
+      }
+      report.results.push_back(std::move(r));
+    }
+  }
+  std::printf("%s", bench::format_table(report).c_str());
+  if (!o.json_file.empty()) {
+    std::ofstream out(o.json_file);
+    FK_CHECK(out.good(), "cannot write ", o.json_file);
+    out << bench::to_json(report).dump(2) << "\n";
+    FK_CHECK(out.good(), "writing ", o.json_file, " failed");
+    std::printf("wrote %s\n", o.json_file.c_str());
+  }
+  return failed == 0 ? 0 : 1;
+}
+
+void setup_bench(CLI::App* ops) {
+  auto* cmd = ops->add_subcommand(
+      "bench", "Time every op's (or one op's) CUDA implementation on its benchmark workloads");
+  static BenchCli o;
+  cmd->add_option("op", o.op, "Only this op");
+  cmd->add_option("--workload", o.workload, "One workload as JSON (needs the op), e.g. '{\"tokens\": 8, \"hidden\": 4096}'");
+  cmd->add_option("--json", o.json_file, "Also write the report as JSON to this file");
+  cmd->add_option("--device", o.device, "GPU to time on (default 0)");
+  cmd->add_option("--seed", o.seed, "Input seed (default 1)");
+  cmd->add_option("--warmup", o.timer.warmup_calls, "Untimed calls first (default 10)");
+  cmd->add_option("--min-calls", o.timer.min_calls, "Timed calls at least (default 50)");
+  cmd->add_option("--max-calls", o.timer.max_calls, "Timed calls at most (default 1000)");
+  cmd->add_option("--min-time-ms", o.timer.min_time_ms, "Keep timing short calls until this much device time (default 100)");
+  cmd->add_flag("--no-flush", o.no_flush, "Do not flush L2 before each call (warm-cache timing)");
+  cmd->callback([] {
+    const int rc = run_bench(o);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
 void setup(CLI::App& app) {
-  auto* ops = app.add_subcommand("ops", "The op catalog: list ops, check them against the oracle");
+  auto* ops = app.add_subcommand("ops", "The op catalog: list ops, check them against the oracle, time them");
   ops->require_subcommand(1);
 
   auto* list = ops->add_subcommand("list", "List every op with its family, level and backends");
@@ -79,6 +178,7 @@ void setup(CLI::App& app) {
     const int rc = run_check(op_name, backend, s);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });
+  setup_bench(ops);
 }
 FK_CLI_COMMAND(setup);
 
