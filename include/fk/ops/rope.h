@@ -8,7 +8,8 @@
 // buffer, i.e. views with token stride (Hq+2Hk)*D. Layouts accepted for q and k:
 //   [T, H*D]   last dim contiguous, token stride free (heads packed within a row)
 //   [T, H, D]  last dim contiguous, token and head strides free
-// Views must not overlap themselves and strides must be non-negative.
+// Strides must be non-negative, and views must not overlap themselves (checked) or each
+// other (not checked).
 //
 // For pair i in [0, rot_dim/2) at position p = positions[t], with
 //   c = cos_sin_cache[p, i], s = cos_sin_cache[p, rot_dim/2 + i]

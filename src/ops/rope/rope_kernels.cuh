@@ -113,8 +113,11 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
   constexpr int K = kStyle == RopeStyle::neox ? N : N / 2;  // pairs (cos values) per slot
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
   if (t >= p.tokens) return;  // whole warps: a warp lies within one block row
+  // No early return on a bad position: that branch would hold every q/k load back until
+  // the position arrives. Bad positions read cache row 0 and skip the stores instead
+  // (memory-safe; the token is left as is).
   const int64_t pos = load_position(p, t);
-  if (pos < 0 || pos >= p.max_pos) return;  // memory-safe on bad input; the token is left as is
+  const bool valid = pos >= 0 && pos < p.max_pos;
 
   const int lane = static_cast<int>(threadIdx.x) % g.group_lanes;
   const int head_lane = static_cast<int>(threadIdx.x) / g.group_lanes;
@@ -122,7 +125,7 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
   const int pair_slots = kStyle == RopeStyle::neox ? half / N : p.rot_dim / N;
   const int slots = pair_slots + (kNorm ? (p.head_size - p.rot_dim) / N : 0);
 
-  const C* row = static_cast<const C*>(p.cache) + pos * p.rot_dim;
+  const C* row = static_cast<const C*>(p.cache) + (valid ? pos : 0) * p.rot_dim;
   float cos_v[kSlots][K], sin_v[kSlots][K];
 #pragma unroll
   for (int j = 0; j < kSlots; ++j) {
@@ -183,6 +186,7 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
       }
     }
 
+    if (!valid) continue;
 #pragma unroll
     for (int j = 0; j < kSlots; ++j) {
       const int s = lane + j * g.group_lanes;
