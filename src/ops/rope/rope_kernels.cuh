@@ -1,0 +1,264 @@
+// Device code of the rotary_embedding and qk_norm_rope CUDA baselines (one kernel family:
+// qk_norm_rope is rotary_embedding with a per-head RMSNorm in front).
+//
+// Vector kernel. A head is split into 16-byte slots of N = 16 / sizeof(T) elements:
+//   neox: pair slot s holds elements [sN, sN+N) and [rot/2 + sN, rot/2 + sN + N): both
+//         halves of N rotary pairs, so every pair is complete in one thread;
+//   gptj: pair slot s holds elements [sN, sN+N): N/2 interleaved pairs;
+//   norm: tail slots hold the dims [rot_dim, D), which are normalised but not rotated.
+// A group of G lanes (a power of two <= 32) owns the slots of one head; lane l takes slots
+// l, l+G, ... (kSlots of them at most). Its cos/sin values depend on the slot and the
+// token only, so a lane loads them once and reuses them for every head it visits: a block
+// row covers one token with HL groups walking the token's Hq + Hk heads (q first, then
+// k); blockDim.y tokens per block. The norm's sum of squares is a shuffle reduction
+// inside the group.
+//
+// Scalar kernel: one block per token, one warp per head, any shape and alignment.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "fk/cuda/vec.cuh"
+#include "fk/ops/rope.h"
+
+namespace fk::ops::rope_cuda {
+
+using cuda::from_float;
+using cuda::to_float;
+using cuda::Vec16;
+
+struct KernelParams {
+  void* q = nullptr;
+  int64_t q_token_stride = 0, q_head_stride = 0;
+  int q_heads = 0;
+  void* k = nullptr;
+  int64_t k_token_stride = 0, k_head_stride = 0;
+  int k_heads = 0;
+  const void* q_weight = nullptr;  // qk_norm_rope only
+  const void* k_weight = nullptr;
+  const void* positions = nullptr;
+  int64_t pos_stride = 0;
+  int pos_is_i64 = 1;
+  const void* cache = nullptr;
+  int64_t max_pos = 0;
+  int rot_dim = 0;
+  int head_size = 0;
+  float eps = 0;
+  int64_t tokens = 0;
+};
+
+// Vector-kernel launch geometry (see the top of this file).
+struct VecGeometry {
+  int group_lanes = 0;  // G
+  int head_lanes = 0;   // HL
+};
+
+__device__ __forceinline__ int64_t load_position(const KernelParams& p, int64_t t) {
+  return p.pos_is_i64 ? __ldg(static_cast<const long long*>(p.positions) + t * p.pos_stride)
+                      : static_cast<int64_t>(__ldg(static_cast<const int*>(p.positions) + t * p.pos_stride));
+}
+
+// q and k are read and written by the same thread: plain loads, not the read-only path.
+template <class T>
+__device__ __forceinline__ void load_vec(const T* p, float (&out)[Vec16<T>::N]) {
+  Vec16<T> v;
+  *reinterpret_cast<uint4*>(&v) = *reinterpret_cast<const uint4*>(p);
+#pragma unroll
+  for (int i = 0; i < Vec16<T>::N; ++i) out[i] = to_float(v.v[i]);
+}
+template <class T>
+__device__ __forceinline__ void load_vec_ro(const T* p, float (&out)[Vec16<T>::N]) {
+  const Vec16<T> v = cuda::load16(p);
+#pragma unroll
+  for (int i = 0; i < Vec16<T>::N; ++i) out[i] = to_float(v.v[i]);
+}
+template <class T>
+__device__ __forceinline__ void store_vec(T* p, const float (&in)[Vec16<T>::N]) {
+  Vec16<T> v;
+#pragma unroll
+  for (int i = 0; i < Vec16<T>::N; ++i) v.v[i] = from_float<T>(in[i]);
+  *reinterpret_cast<uint4*>(p) = *reinterpret_cast<const uint4*>(&v);
+}
+
+// K consecutive cache values (K * sizeof(C) is 8, 16 or 32 bytes, naturally aligned).
+template <class C, int K>
+__device__ __forceinline__ void load_cache(const C* p, float (&out)[K]) {
+  constexpr int kBytes = K * static_cast<int>(sizeof(C));
+  static_assert(kBytes == 8 || kBytes % 16 == 0, "cache chunk must be 8 or a multiple of 16 bytes");
+  alignas(16) C tmp[K];
+  if constexpr (kBytes == 8) {
+    *reinterpret_cast<uint2*>(tmp) = __ldg(reinterpret_cast<const uint2*>(p));
+  } else {
+#pragma unroll
+    for (int i = 0; i < kBytes / 16; ++i)
+      reinterpret_cast<uint4*>(tmp)[i] = __ldg(reinterpret_cast<const uint4*>(p) + i);
+  }
+#pragma unroll
+  for (int i = 0; i < K; ++i) out[i] = to_float(tmp[i]);
+}
+
+// Sum over the aligned group of `group_lanes` lanes this lane belongs to.
+__device__ __forceinline__ float group_sum(float v, int group_lanes) {
+  const unsigned lane = threadIdx.x & 31u;
+  const unsigned mask =
+      group_lanes == 32 ? 0xffffffffu : ((1u << group_lanes) - 1u) << (lane & ~static_cast<unsigned>(group_lanes - 1));
+  for (int o = group_lanes / 2; o > 0; o >>= 1) v += __shfl_xor_sync(mask, v, o);
+  return v;
+}
+
+template <class T, class C, RopeStyle kStyle, bool kNorm, int kSlots>
+__global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeometry g) {
+  constexpr int N = Vec16<T>::N;
+  constexpr int K = kStyle == RopeStyle::neox ? N : N / 2;  // pairs (cos values) per slot
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  if (t >= p.tokens) return;  // whole warps: a warp lies within one block row
+  // No early return on a bad position: that branch would hold every q/k load back until
+  // the position arrives. Bad positions read cache row 0 and skip the stores instead
+  // (memory-safe; the token is left as is).
+  const int64_t pos = load_position(p, t);
+  const bool valid = pos >= 0 && pos < p.max_pos;
+
+  const int lane = static_cast<int>(threadIdx.x) % g.group_lanes;
+  const int head_lane = static_cast<int>(threadIdx.x) / g.group_lanes;
+  const int half = p.rot_dim / 2;
+  const int pair_slots = kStyle == RopeStyle::neox ? half / N : p.rot_dim / N;
+  const int slots = pair_slots + (kNorm ? (p.head_size - p.rot_dim) / N : 0);
+
+  const C* row = static_cast<const C*>(p.cache) + (valid ? pos : 0) * p.rot_dim;
+  float cos_v[kSlots][K], sin_v[kSlots][K];
+#pragma unroll
+  for (int j = 0; j < kSlots; ++j) {
+    const int s = lane + j * g.group_lanes;
+    if (s < pair_slots) {
+      load_cache<C, K>(row + s * K, cos_v[j]);
+      load_cache<C, K>(row + half + s * K, sin_v[j]);
+    }
+  }
+
+  const int num_heads = p.q_heads + p.k_heads;
+  for (int h = head_lane; h < num_heads; h += g.head_lanes) {
+    const bool is_q = h < p.q_heads;
+    T* x = is_q ? static_cast<T*>(p.q) + t * p.q_token_stride + h * p.q_head_stride
+                : static_cast<T*>(p.k) + t * p.k_token_stride + (h - p.q_heads) * p.k_head_stride;
+    // Element offsets of each slot's first (a) and, for neox pairs, second (b) vector.
+    int off_a[kSlots], off_b[kSlots];
+    float a[kSlots][N], b[kSlots][N];
+#pragma unroll
+    for (int j = 0; j < kSlots; ++j) {
+      const int s = lane + j * g.group_lanes;
+      off_a[j] = s < pair_slots ? s * N : p.rot_dim + (s - pair_slots) * N;
+      off_b[j] = half + s * N;
+      if (s < pair_slots || (kNorm && s < slots)) load_vec(x + off_a[j], a[j]);
+      if (kStyle == RopeStyle::neox && s < pair_slots) load_vec(x + off_b[j], b[j]);
+    }
+
+    if constexpr (kNorm) {
+      float sum_sq = 0.f;
+#pragma unroll
+      for (int j = 0; j < kSlots; ++j) {
+        const int s = lane + j * g.group_lanes;
+        if (s < slots) {
+#pragma unroll
+          for (int i = 0; i < N; ++i) sum_sq += a[j][i] * a[j][i];
+        }
+        if (kStyle == RopeStyle::neox && s < pair_slots) {
+#pragma unroll
+          for (int i = 0; i < N; ++i) sum_sq += b[j][i] * b[j][i];
+        }
+      }
+      const float inv_rms = rsqrtf(group_sum(sum_sq, g.group_lanes) / static_cast<float>(p.head_size) + p.eps);
+      const T* w = static_cast<const T*>(is_q ? p.q_weight : p.k_weight);
+#pragma unroll
+      for (int j = 0; j < kSlots; ++j) {
+        const int s = lane + j * g.group_lanes;
+        float wv[N];
+        if (s < slots) {
+          load_vec_ro(w + off_a[j], wv);
+#pragma unroll
+          for (int i = 0; i < N; ++i) a[j][i] *= inv_rms * wv[i];
+        }
+        if (kStyle == RopeStyle::neox && s < pair_slots) {
+          load_vec_ro(w + off_b[j], wv);
+#pragma unroll
+          for (int i = 0; i < N; ++i) b[j][i] *= inv_rms * wv[i];
+        }
+      }
+    }
+
+    if (!valid) continue;
+#pragma unroll
+    for (int j = 0; j < kSlots; ++j) {
+      const int s = lane + j * g.group_lanes;
+      if (s < pair_slots) {
+        if constexpr (kStyle == RopeStyle::neox) {
+#pragma unroll
+          for (int i = 0; i < N; ++i) {
+            const float x1 = a[j][i], x2 = b[j][i];
+            a[j][i] = x1 * cos_v[j][i] - x2 * sin_v[j][i];
+            b[j][i] = x2 * cos_v[j][i] + x1 * sin_v[j][i];
+          }
+          store_vec(x + off_a[j], a[j]);
+          store_vec(x + off_b[j], b[j]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < K; ++i) {
+            const float x1 = a[j][2 * i], x2 = a[j][2 * i + 1];
+            a[j][2 * i] = x1 * cos_v[j][i] - x2 * sin_v[j][i];
+            a[j][2 * i + 1] = x2 * cos_v[j][i] + x1 * sin_v[j][i];
+          }
+          store_vec(x + off_a[j], a[j]);
+        }
+      } else if (kNorm && s < slots) {
+        store_vec(x + off_a[j], a[j]);  // tail: normalised, not rotated
+      }
+    }
+  }
+}
+
+// Any shape, any alignment: one block per token, one warp per head.
+template <class T, class C, bool kNorm>
+__global__ void __launch_bounds__(128) rope_scalar_kernel(KernelParams p, RopeStyle style) {
+  const int64_t t = blockIdx.x;
+  const int64_t pos = load_position(p, t);
+  if (pos < 0 || pos >= p.max_pos) return;
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int warp = static_cast<int>(threadIdx.x) >> 5;
+  const int num_warps = static_cast<int>(blockDim.x) >> 5;
+  const int half = p.rot_dim / 2;
+  const C* row = static_cast<const C*>(p.cache) + pos * p.rot_dim;
+  const int num_heads = p.q_heads + p.k_heads;
+  for (int h = warp; h < num_heads; h += num_warps) {
+    const bool is_q = h < p.q_heads;
+    T* x = is_q ? static_cast<T*>(p.q) + t * p.q_token_stride + h * p.q_head_stride
+                : static_cast<T*>(p.k) + t * p.k_token_stride + (h - p.q_heads) * p.k_head_stride;
+    const T* w = static_cast<const T*>(is_q ? p.q_weight : p.k_weight);
+    float inv_rms = 1.f;
+    if constexpr (kNorm) {
+      float sum_sq = 0.f;
+      for (int d = lane; d < p.head_size; d += 32) {
+        const float v = to_float(x[d]);
+        sum_sq += v * v;
+      }
+      // The whole head is read (into sum_sq) before any lane writes: the shuffles order it.
+      inv_rms = rsqrtf(cuda::warp_sum(sum_sq) / static_cast<float>(p.head_size) + p.eps);
+    }
+    for (int i = lane; i < half; i += 32) {
+      const int i1 = style == RopeStyle::neox ? i : 2 * i;
+      const int i2 = style == RopeStyle::neox ? i + half : 2 * i + 1;
+      float x1 = to_float(x[i1]), x2 = to_float(x[i2]);
+      if constexpr (kNorm) {
+        x1 *= inv_rms * to_float(w[i1]);
+        x2 *= inv_rms * to_float(w[i2]);
+      }
+      const float c = to_float(row[i]), s = to_float(row[half + i]);
+      x[i1] = from_float<T>(x1 * c - x2 * s);
+      x[i2] = from_float<T>(x2 * c + x1 * s);
+    }
+    if constexpr (kNorm) {
+      for (int d = p.rot_dim + lane; d < p.head_size; d += 32) x[d] = from_float<T>(to_float(x[d]) * inv_rms * to_float(w[d]));
+    }
+  }
+}
+
+}  // namespace fk::ops::rope_cuda

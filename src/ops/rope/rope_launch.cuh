@@ -1,0 +1,127 @@
+// Host side of the rope CUDA baselines: kernel parameters from validated views, the choice
+// between the vector and the scalar kernel, and the launch geometry.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "fk/cuda/check.h"
+#include "ops/rope/rope_kernels.cuh"
+#include "ops/rope/rope_validate.h"
+
+namespace fk::ops::rope_cuda {
+
+struct LaunchInputs {
+  const char* op = nullptr;
+  RopeShape shape;
+  TensorView positions, query, key, cos_sin_cache;
+  const TensorView* q_weight = nullptr;  // qk_norm_rope only
+  const TensorView* k_weight = nullptr;
+  RopeStyle style = RopeStyle::neox;
+  float eps = 0;
+};
+
+constexpr int kThreadsPerBlock = 256;  // the vector kernel's target block size
+constexpr int kScalarThreads = 128;
+
+inline int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
+inline int next_pow2(int v) {
+  int p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+inline KernelParams make_params(const LaunchInputs& in) {
+  KernelParams p;
+  const RopeShape& s = in.shape;
+  FK_CHECK(s.q.heads + s.k.heads <= INT32_MAX, in.op, ": too many heads: ", s.q.heads, " + ", s.k.heads);
+  p.q = in.query.data;
+  p.q_token_stride = s.q.token_stride;
+  p.q_head_stride = s.q.head_stride;
+  p.q_heads = static_cast<int>(s.q.heads);
+  p.k = in.key.data;
+  p.k_token_stride = s.k.token_stride;
+  p.k_head_stride = s.k.head_stride;
+  p.k_heads = static_cast<int>(s.k.heads);
+  if (in.q_weight) p.q_weight = in.q_weight->data, p.k_weight = in.k_weight->data;
+  p.positions = in.positions.data;
+  p.pos_stride = in.positions.strides[0];
+  p.pos_is_i64 = in.positions.dtype == DType::i64;
+  p.cache = in.cos_sin_cache.data;
+  p.max_pos = s.max_pos;
+  p.rot_dim = static_cast<int>(s.rot_dim);
+  p.head_size = static_cast<int>(s.head_size);
+  p.eps = in.eps;
+  p.tokens = s.q.tokens;
+  return p;
+}
+
+template <class T, class C, RopeStyle kStyle, bool kNorm>
+void launch_vec(const KernelParams& p, int slots, cudaStream_t stream) {
+  VecGeometry g;
+  g.group_lanes = std::min(32, next_pow2(slots));
+  const int slots_per_lane = ceil_div(slots, g.group_lanes);
+  // Spread the token's heads over at most kThreadsPerBlock threads, as evenly as the
+  // warp granularity allows (a warp holds 32 / G whole groups).
+  const int heads = p.q_heads + p.k_heads;
+  const int max_head_lanes = kThreadsPerBlock / g.group_lanes;
+  const int rounds = ceil_div(heads, max_head_lanes);
+  const int groups_per_warp = 32 / g.group_lanes;
+  g.head_lanes = ceil_div(ceil_div(heads, rounds), groups_per_warp) * groups_per_warp;
+  const int threads_x = g.group_lanes * g.head_lanes;
+  const int tokens_per_block =
+      static_cast<int>(std::clamp<int64_t>(kThreadsPerBlock / threads_x, 1, std::max<int64_t>(p.tokens, 1)));
+  const dim3 block(threads_x, tokens_per_block);
+  const unsigned grid = static_cast<unsigned>(ceil_div(p.tokens, tokens_per_block));
+  if (slots_per_lane == 1) {
+    rope_vec_kernel<T, C, kStyle, kNorm, 1><<<grid, block, 0, stream>>>(p, g);
+  } else if (slots_per_lane == 2) {
+    rope_vec_kernel<T, C, kStyle, kNorm, 2><<<grid, block, 0, stream>>>(p, g);
+  } else {
+    rope_vec_kernel<T, C, kStyle, kNorm, 4><<<grid, block, 0, stream>>>(p, g);
+  }
+  FK_CUDA_CHECK_LAUNCH();
+}
+
+inline bool aligned16(const void* p) { return cuda::aligned16(p); }
+
+// Picks the vector kernel when every access it makes is a naturally aligned vector.
+template <class T, class C, bool kNorm>
+void launch_typed(const LaunchInputs& in, const KernelParams& p, cudaStream_t stream) {
+  constexpr int N = cuda::Vec16<T>::N;
+  const bool neox = in.style == RopeStyle::neox;
+  const int rot = p.rot_dim, D = p.head_size;
+  const bool shape_ok = (neox ? (rot / 2) % N == 0 : rot % N == 0) && (!kNorm || (D - rot) % N == 0);
+  const bool q_ok = aligned16(p.q) && p.q_token_stride % N == 0 && p.q_head_stride % N == 0;
+  const bool k_ok = p.k_heads == 0 || (aligned16(p.k) && p.k_token_stride % N == 0 && p.k_head_stride % N == 0);
+  const bool w_ok = !kNorm || (aligned16(p.q_weight) && aligned16(p.k_weight));
+  const int pair_slots = neox ? rot / 2 / N : rot / N;
+  const int slots = shape_ok ? pair_slots + (kNorm ? (D - rot) / N : 0) : 0;
+  const bool vec_ok = shape_ok && q_ok && k_ok && w_ok && aligned16(p.cache) && slots >= 1 && slots <= 4 * 32;
+  if (vec_ok) {
+    if (neox) return launch_vec<T, C, RopeStyle::neox, kNorm>(p, slots, stream);
+    return launch_vec<T, C, RopeStyle::gptj, kNorm>(p, slots, stream);
+  }
+  rope_scalar_kernel<T, C, kNorm><<<static_cast<unsigned>(p.tokens), kScalarThreads, 0, stream>>>(p, in.style);
+  FK_CUDA_CHECK_LAUNCH();
+}
+
+template <class T, bool kNorm>
+void launch_cache_dtype(const LaunchInputs& in, const KernelParams& p, cudaStream_t stream) {
+  if (in.cos_sin_cache.dtype == DType::f32) return launch_typed<T, float, kNorm>(in, p, stream);
+  return launch_typed<T, T, kNorm>(in, p, stream);  // validated: f32 or the dtype of query
+}
+
+template <bool kNorm>
+void launch_rope(const LaunchInputs& in, cudaStream_t stream) {
+  const KernelParams p = make_params(in);
+  if (p.tokens == 0) return;
+  FK_CHECK(p.tokens <= INT32_MAX, in.op, ": at most 2^31 - 1 tokens per call, got ", p.tokens);
+  switch (in.query.dtype) {
+    case DType::f32: return launch_typed<float, float, kNorm>(in, p, stream);
+    case DType::f16: return launch_cache_dtype<__half, kNorm>(in, p, stream);
+    case DType::bf16: return launch_cache_dtype<__nv_bfloat16, kNorm>(in, p, stream);
+    default: FK_FAIL(FK_ERR_UNSUPPORTED, in.op, ": dtype ", dtype_name(in.query.dtype));
+  }
+}
+
+}  // namespace fk::ops::rope_cuda
