@@ -1,4 +1,4 @@
-// The cuBLASLt algorithm cache of the linear op: the heuristic query costs tens of
+// The cuBLASLt plan cache of the linear op: the heuristic query costs tens of
 // microseconds, so it runs once per problem; later calls with the same key look the
 // algorithm up under a shared lock. No CUDA types here, so the cache is tested on the CPU.
 #pragma once

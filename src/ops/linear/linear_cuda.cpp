@@ -8,6 +8,9 @@
 // Per call: descriptors are initialised in stack storage (no allocation); the algorithm
 // comes from a cache keyed by everything the heuristic depends on, so the hot path makes
 // no heuristic query; handle and workspace come from cublaslt_context.
+// Should cuBLASLt have no algorithm with the bias epilogue for a problem (older releases
+// refused it for single-row operands), the plan runs the matmul without it and adds the
+// bias in a second small kernel.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -15,6 +18,7 @@
 #include "ops/linear/cublas_status.h"
 #include "ops/linear/cublaslt_context.h"
 #include "ops/linear/linear_algo_cache.h"
+#include "ops/linear/linear_bias.h"
 #include "ops/linear/linear_validate.h"
 
 namespace fk::ops {
@@ -45,11 +49,17 @@ void set_attr(cublasLtMatmulDescOpaque_t& d, cublasLtMatmulDescAttributes_t attr
   FK_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(&d, attr, &value, sizeof(value)));
 }
 
-void init_problem(Problem& p, const LinearArgs& a, const LinearGemmKey& key) {
+// What the cache holds per problem.
+struct LinearPlan {
+  cublasLtMatmulAlgo_t algo;
+  bool bias_in_epilogue = false;
+};
+
+void init_problem(Problem& p, const LinearArgs& a, const LinearGemmKey& key, bool bias_epilogue) {
   FK_CUBLASLT_CHECK(cublasLtMatmulDescInit(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   set_attr(p.op, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(CUBLAS_OP_T));
   set_attr(p.op, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(CUBLAS_OP_N));
-  if (key.bias) {
+  if (bias_epilogue) {
     set_attr(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<uint32_t>(CUBLASLT_EPILOGUE_BIAS));
     set_attr(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(a.bias.data));
     set_attr(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<int32_t>(cuda_type(a.bias.dtype)));
@@ -72,7 +82,8 @@ std::string describe_problem(const LinearGemmKey& k, const LinearArgs& a) {
                 k.ld_out, "; alignments ", k.align_input, "/", k.align_weight, "/", k.align_out, " bytes)");
 }
 
-cublasLtMatmulAlgo_t find_algo(cublasLtHandle_t handle, Problem& p, const LinearGemmKey& key, const LinearArgs& a) {
+// The heuristic's best algorithm for the problem, or false when it has none.
+bool query_algo(cublasLtHandle_t handle, Problem& p, const LinearGemmKey& key, cublasLtMatmulAlgo_t& algo) {
   cublasLtMatmulPreferenceOpaque_t pref;
   FK_CUBLASLT_CHECK(cublasLtMatmulPreferenceInit(&pref));
   auto set_pref = [&](cublasLtMatmulPreferenceAttributes_t attr, auto value) {
@@ -89,10 +100,27 @@ cublasLtMatmulAlgo_t find_algo(cublasLtHandle_t handle, Problem& p, const Linear
   int found = 0;
   const cublasStatus_t s =
       cublasLtMatmulAlgoGetHeuristic(handle, &p.op, &p.a, &p.b, &p.c, &p.c, &pref, 1, &result, &found);
-  if (s == CUBLAS_STATUS_NOT_SUPPORTED || (s == CUBLAS_STATUS_SUCCESS && found == 0))
-    FK_FAIL(FK_ERR_UNSUPPORTED, kOp, ": cuBLASLt has no algorithm for ", describe_problem(key, a));
+  if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_INVALID_VALUE || (s == CUBLAS_STATUS_SUCCESS && found == 0))
+    return false;
   if (s != CUBLAS_STATUS_SUCCESS) cublaslt::throw_status(s, "cublasLtMatmulAlgoGetHeuristic");
-  return result.algo;
+  algo = result.algo;
+  return true;
+}
+
+LinearPlan make_plan(cublasLtHandle_t handle, const LinearArgs& a, const LinearGemmKey& key) {
+  LinearPlan plan;
+  Problem p;
+  if (key.bias) {
+    init_problem(p, a, key, true);
+    if (query_algo(handle, p, key, plan.algo)) {
+      plan.bias_in_epilogue = true;
+      return plan;
+    }
+  }
+  init_problem(p, a, key, false);
+  if (!query_algo(handle, p, key, plan.algo))
+    FK_FAIL(FK_ERR_UNSUPPORTED, kOp, ": cuBLASLt has no algorithm for ", describe_problem(key, a));
+  return plan;
 }
 
 // cuBLASLt's fp8 kernels need 16-byte aligned operands and dimensions (TN layout).
@@ -106,8 +134,8 @@ void check_fp8_support(const LinearArgs& a, const LinearGemmKey& k) {
             describe_problem(k, a));
 }
 
-ConcurrentCache<LinearGemmKey, cublasLtMatmulAlgo_t, LinearGemmKeyHash>& algo_cache() {
-  static auto* c = new ConcurrentCache<LinearGemmKey, cublasLtMatmulAlgo_t, LinearGemmKeyHash>();
+ConcurrentCache<LinearGemmKey, LinearPlan, LinearGemmKeyHash>& plan_cache() {
+  static auto* c = new ConcurrentCache<LinearGemmKey, LinearPlan, LinearGemmKeyHash>();
   return *c;
 }
 
@@ -140,12 +168,14 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
   cublaslt::DeviceGuard guard(device);
   cublasLtHandle_t handle = cublaslt::handle(device);
   void* workspace = cublaslt::workspace(device, stream);
+  const LinearPlan plan = plan_cache().get_or_make(key, [&] { return make_plan(handle, a, key); });
   Problem p;
-  init_problem(p, a, key);
-  const cublasLtMatmulAlgo_t algo = algo_cache().get_or_make(key, [&] { return find_algo(handle, p, key, a); });
+  init_problem(p, a, key, plan.bias_in_epilogue);
   const float alpha = 1.f, beta = 0.f;
   FK_CUBLASLT_CHECK(cublasLtMatmul(handle, &p.op, &alpha, a.weight.data, &p.a, a.input.data, &p.b, &beta, a.out.data,
-                                   &p.c, a.out.data, &p.c, &algo, workspace, cublaslt::kWorkspaceBytes, stream));
+                                   &p.c, a.out.data, &p.c, &plan.algo, workspace, cublaslt::kWorkspaceBytes, stream));
+  if (key.bias && !plan.bias_in_epilogue)
+    add_bias_rows(a.out.data, key.ld_out, a.bias.data, key.m, key.n, a.out.dtype, stream);
 }
 
 fk_status linear_cuda(const void* args, void* stream) {
