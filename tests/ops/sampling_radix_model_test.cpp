@@ -171,7 +171,7 @@ TEST(SampleRadixModel, AgreesWithTheReference) {
       SampleParams p{s.t, s.k, s.p, s.min_p, seed * 31 + static_cast<uint64_t>(rows), static_cast<uint64_t>(rows)};
       const SampleTrace ref = sample_row(xd, p, 0);
       const int64_t got = model_sample(xf, p);
-      EXPECT_EQ(judge_sampled_token(ref, got, 1e-5), "")
+      EXPECT_EQ(judge_sampled_row(xd, p, 0, got, 1e-5), "")
           << "V " << V << " range " << range << " bf16 " << bf16 << " t " << s.t << " k " << s.k << " p " << s.p
           << " min_p " << s.min_p << " seed " << seed;
       exact += got == ref.token;

@@ -9,6 +9,7 @@
 #include "fk/element.h"
 #include "fk/op_registry.h"
 #include "fk/ops/sampling.h"
+#include "fk/philox.h"
 #include "ops/sampling/sample_reference.h"
 #include "support/test_seed.h"
 
@@ -202,6 +203,22 @@ TEST(SampleCheck, JudgesTokensNearCdfBoundaries) {
   EXPECT_NE(judge_sampled_token(t, 7, 1e-5), "");
   t.greedy = true;
   EXPECT_NE(judge_sampled_token(t, 7, 1.0).find("greedy"), std::string::npos);
+}
+
+// A top-p cut that falls within rounding of a survivor's boundary may land one token
+// earlier on the GPU; the judgement accepts the draw that cut implies, and nothing else.
+TEST(SampleCheck, AcceptsTopPCutsWithinRounding) {
+  const std::vector<double> x = log_probs({0.5, 0.3, 0.2});  // w = 1, 0.6, 0.4; Z = 2
+  SampleParams p{1, 0, 0.5 * (1 + 3e-6), 0, 5, 0};          // p * Z just above token 1's mass before
+  while (!(philox_uniform(p.seed, p.offset, 0) > 0.7f && philox_uniform(p.seed, p.offset, 0) < 0.95f)) ++p.offset;
+  const SampleTrace t = sample_row(x, p, 0);
+  ASSERT_EQ(t.survivors, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(t.token, 1);
+  EXPECT_NE(judge_sampled_token(t, 0, 1e-5), "");
+  EXPECT_EQ(judge_sampled_row(x, p, 0, 0, 1e-5), "");  // the cut after token 0 is within rounding
+  EXPECT_NE(judge_sampled_row(x, p, 0, 2, 1e-5), "");
+  p.top_p = 0.5 * (1 + 1e-3);  // a clear cut: token 0 is wrong for this u
+  EXPECT_NE(judge_sampled_row(x, p, 0, 0, 1e-5), "");
 }
 
 TEST(SampleCheck, OpCheckRejectsWrongTokens) {

@@ -28,7 +28,8 @@ fk_status sample_cpu(const void* args, void*) {
 }
 
 // Every row's token is the reference's, or one the reference could have drawn for a u
-// within kCdfEps (never a filtered-out token; greedy rows exactly).
+// within kCdfEps, with top-p / min-p cuts within rounding (judge_sampled_row); never a
+// token outside the filters, and greedy rows exactly.
 std::string check_sampled_tokens(const OpCase& host, const OpCase&, const OpCase& actual) {
   const auto& a = host.as<SampleArgs>();
   const TensorView& got = actual.as<SampleArgs>().out;
@@ -41,8 +42,7 @@ std::string check_sampled_tokens(const OpCase& host, const OpCase&, const OpCase
     if (token < 0 || token >= V) {
       row_why = concat("token ", token, " is outside the vocabulary [0, ", V, ")");
     } else {
-      const SampleTrace t = sample_row(sample_row_logits(a, b), sample_params(a, b), b);
-      row_why = judge_sampled_token(t, token, kCdfEps);
+      row_why = judge_sampled_row(sample_row_logits(a, b), sample_params(a, b), b, token, kCdfEps);
     }
     if (!row_why.empty()) {
       why += concat("output 'out' row ", b, ": ", row_why, "; ");

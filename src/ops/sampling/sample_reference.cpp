@@ -132,4 +132,17 @@ std::string judge_sampled_token(const SampleTrace& t, int64_t token, double cdf_
                 " tokens allowed by top-k/top-p/min-p (expected ", t.token, ")");
 }
 
+std::string judge_sampled_row(const std::vector<double>& logits, const SampleParams& p, int64_t row, int64_t token,
+                              double cdf_eps) {
+  const std::string why = judge_sampled_token(sample_row(logits, p, row), token, cdf_eps);
+  if (why.empty() || p.temperature == 0) return why;
+  for (const double sign : {-1.0, 1.0}) {  // tighter, then looser cuts
+    SampleParams q = p;
+    if (q.top_p < 1) q.top_p = std::min(1.0, q.top_p * (1 + sign * kFilterSlack));
+    if (q.min_p > 0) q.min_p = std::min(1.0, q.min_p * (1 - sign * kFilterSlack));
+    if (judge_sampled_token(sample_row(logits, q, row), token, cdf_eps).empty()) return "";
+  }
+  return why;
+}
+
 }  // namespace fk::ops

@@ -47,4 +47,12 @@ std::vector<double> sample_row_logits(const SampleArgs& a, int64_t row);
 // boundary); otherwise why not.
 std::string judge_sampled_token(const SampleTrace& t, int64_t token, double cdf_eps);
 
+// judge_sampled_token for row `row` with the filter thresholds also read kFilterSlack
+// tighter and looser: float weights move the top-p and min-p cuts when they fall within
+// rounding of a survivor's boundary, and a token one past the reference's cut (or a draw
+// renormalised without it) is then as right as the reference's.
+inline constexpr double kFilterSlack = 1e-5;
+std::string judge_sampled_row(const std::vector<double>& logits, const SampleParams& p, int64_t row, int64_t token,
+                              double cdf_eps);
+
 }  // namespace fk::ops
