@@ -19,7 +19,7 @@ namespace fk::ops {
 // M = 0 and N = 0 are no-ops; K must be positive.
 // The CUDA baseline (cuBLASLt) additionally needs, for fp8: K and N multiples of 16, input
 // and weight row strides multiples of 16 elements, out row stride a multiple of 8 and
-// 16-byte aligned pointers; it reports FK_ERR_UNSUPPORTED otherwise.
+// 16-byte aligned input, weight, out and bias; it reports FK_ERR_UNSUPPORTED otherwise.
 struct LinearArgs {
   static constexpr const char* kName = "linear";
   TensorView out;      // [M, N] written; bf16/f16 (dtype of input; bf16 or f16 for fp8 input)

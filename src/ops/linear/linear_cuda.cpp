@@ -8,9 +8,9 @@
 // Per call: descriptors are initialised in stack storage (no allocation); the algorithm
 // comes from a cache keyed by everything the heuristic depends on, so the hot path makes
 // no heuristic query; handle and workspace come from cublaslt_context.
-// Should cuBLASLt have no algorithm with the bias epilogue for a problem (older releases
-// refused it for single-row operands), the plan runs the matmul without it and adds the
-// bias in a second small kernel.
+// Should cuBLASLt have no algorithm with the bias epilogue for a problem (some releases
+// reject it for operands with a single row or column), the plan runs the matmul without
+// it and adds the bias in a second small kernel.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
