@@ -1,0 +1,33 @@
+// Dense linear layers (GEMM). Shapes beside each field: M rows of input (tokens), K input
+// features, N output features. The weight is row-major [N, K] as in torch.nn.Linear and
+// vLLM's linear layers, so the op computes input @ weight^T.
+#pragma once
+#include "fk/op.h"
+
+namespace fk::ops {
+
+// out[m, n] = scale * sum_k input[m, k] * weight[n, k]  (+ bias[n])
+//
+// scale = 1 for bf16/f16 inputs; scale = scale_a[0] * scale_b[0] for fp8 inputs (per-tensor
+// dequantisation scales of input and weight, as vLLM's scaled_mm(a, b, scale_a, scale_b)).
+// The bias is added after scaling. Products accumulate in fp32 (CUDA) or double (CPU).
+//
+// Dtypes: input/weight bf16 -> out bf16; f16 -> f16; f8e4m3fn -> out bf16 (or f16).
+// Optional tensors are absent when data == nullptr or they have no elements.
+// Every matrix has a contiguous last dimension; row strides are free (row stride >= K, or
+// >= N for out), so a slice of a wider buffer can be passed without a copy.
+// M = 0 and N = 0 are no-ops; K must be positive.
+// The CUDA baseline (cuBLASLt) additionally needs, for fp8: K and N multiples of 16, input
+// and weight row strides multiples of 16 elements, out row stride a multiple of 8 and
+// 16-byte aligned input, weight, out and bias; it reports FK_ERR_UNSUPPORTED otherwise.
+struct LinearArgs {
+  static constexpr const char* kName = "linear";
+  TensorView out;      // [M, N] written; bf16/f16 (dtype of input; bf16 or f16 for fp8 input)
+  TensorView input;    // [M, K] read; bf16/f16/f8e4m3fn
+  TensorView weight;   // [N, K] read; dtype of input
+  TensorView bias;     // [N]    read; dtype of out; optional
+  TensorView scale_a;  // [1]    read; f32; fp8 only (absent otherwise): scale of input
+  TensorView scale_b;  // [1]    read; f32; fp8 only (absent otherwise): scale of weight
+};
+
+}  // namespace fk::ops

@@ -1,0 +1,194 @@
+// linear CUDA baseline: cuBLASLt.
+//
+// Row-major out[M, N] = input[M, K] @ weight[N, K]^T is, read column-major, the product
+// out^T[N, M] = weight^T[N, K] * input^T[K, M]: cuBLAS's A is the weight (stored K x N,
+// used transposed), B is the input (K x M, not transposed), C = D = out (N x M). That is the
+// "TN" layout, which fp8 kernels require, with no copies or transposes.
+//
+// Per call: descriptors are initialised in stack storage (no allocation); the algorithm
+// comes from a cache keyed by everything the heuristic depends on, so the hot path makes
+// no heuristic query; handle and workspace come from cublaslt_context.
+// Should cuBLASLt have no algorithm with the bias epilogue for a problem (some releases
+// reject it for operands with a single row or column), the plan runs the matmul without
+// it and adds the bias in a second small kernel.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include "fk/op_registry.h"
+#include "ops/linear/cublas_status.h"
+#include "ops/linear/cublaslt_context.h"
+#include "ops/linear/linear_algo_cache.h"
+#include "ops/linear/linear_bias.h"
+#include "ops/linear/linear_validate.h"
+
+namespace fk::ops {
+namespace {
+
+constexpr const char* kOp = LinearArgs::kName;
+
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::bf16: return CUDA_R_16BF;
+    case DType::f16: return CUDA_R_16F;
+    case DType::f8e4m3fn: return CUDA_R_8F_E4M3;
+    default: FK_FAIL(FK_ERR_UNSUPPORTED, kOp, ": no cuBLASLt type for ", dtype_name(t));
+  }
+}
+
+// Leading dimension of a [rows, cols] row-major matrix as cuBLAS sees it (a single row may
+// carry any stride; cuBLAS wants ld >= cols).
+int64_t leading_dim(const TensorView& v) { return v.shape[0] <= 1 ? v.shape[1] : v.strides[0]; }
+
+struct Problem {
+  cublasLtMatmulDescOpaque_t op;
+  cublasLtMatrixLayoutOpaque_t a, b, c;  // A = weight, B = input, C = D = out
+};
+
+template <class T>
+void set_attr(cublasLtMatmulDescOpaque_t& d, cublasLtMatmulDescAttributes_t attr, const T& value) {
+  FK_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(&d, attr, &value, sizeof(value)));
+}
+
+// What the cache holds per problem.
+struct LinearPlan {
+  cublasLtMatmulAlgo_t algo;
+  bool bias_in_epilogue = false;
+};
+
+void init_problem(Problem& p, const LinearArgs& a, const LinearGemmKey& key, bool bias_epilogue) {
+  FK_CUBLASLT_CHECK(cublasLtMatmulDescInit(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  set_attr(p.op, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(CUBLAS_OP_T));
+  set_attr(p.op, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(CUBLAS_OP_N));
+  if (bias_epilogue) {
+    set_attr(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<uint32_t>(CUBLASLT_EPILOGUE_BIAS));
+    set_attr(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(a.bias.data));
+    set_attr(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<int32_t>(cuda_type(a.bias.dtype)));
+  }
+  if (a.input.dtype == DType::f8e4m3fn) {
+    // cuBLAS's A is our weight and B our input, so their scales swap places.
+    set_attr(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(a.scale_b.data));
+    set_attr(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(a.scale_a.data));
+  }
+  const cudaDataType_t in_t = cuda_type(a.input.dtype), out_t = cuda_type(a.out.dtype);
+  const auto M = static_cast<uint64_t>(key.m), N = static_cast<uint64_t>(key.n), K = static_cast<uint64_t>(key.k);
+  FK_CUBLASLT_CHECK(cublasLtMatrixLayoutInit(&p.a, in_t, K, N, key.ld_weight));
+  FK_CUBLASLT_CHECK(cublasLtMatrixLayoutInit(&p.b, in_t, K, M, key.ld_input));
+  FK_CUBLASLT_CHECK(cublasLtMatrixLayoutInit(&p.c, out_t, N, M, key.ld_out));
+}
+
+std::string describe_problem(const LinearGemmKey& k, const LinearArgs& a) {
+  return concat("M=", k.m, " N=", k.n, " K=", k.k, " ", dtype_name(a.input.dtype), "->", dtype_name(a.out.dtype),
+                k.bias ? " +bias" : "", " (row strides input ", k.ld_input, ", weight ", k.ld_weight, ", out ",
+                k.ld_out, "; alignments ", k.align_input, "/", k.align_weight, "/", k.align_out, " bytes)");
+}
+
+// The heuristic's best algorithm for the problem, or false when it has none.
+bool query_algo(cublasLtHandle_t handle, Problem& p, const LinearGemmKey& key, cublasLtMatmulAlgo_t& algo) {
+  cublasLtMatmulPreferenceOpaque_t pref;
+  FK_CUBLASLT_CHECK(cublasLtMatmulPreferenceInit(&pref));
+  auto set_pref = [&](cublasLtMatmulPreferenceAttributes_t attr, auto value) {
+    FK_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(&pref, attr, &value, sizeof(value)));
+  };
+  set_pref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, static_cast<uint64_t>(cublaslt::kWorkspaceBytes));
+  // The default preference assumes 256-byte aligned buffers; say what these pointers give.
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, static_cast<uint32_t>(key.align_weight));
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, static_cast<uint32_t>(key.align_input));
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, static_cast<uint32_t>(key.align_out));
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, static_cast<uint32_t>(key.align_out));
+
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t s =
+      cublasLtMatmulAlgoGetHeuristic(handle, &p.op, &p.a, &p.b, &p.c, &p.c, &pref, 1, &result, &found);
+  if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_INVALID_VALUE || (s == CUBLAS_STATUS_SUCCESS && found == 0))
+    return false;
+  if (s != CUBLAS_STATUS_SUCCESS) cublaslt::throw_status(s, "cublasLtMatmulAlgoGetHeuristic");
+  algo = result.algo;
+  return true;
+}
+
+LinearPlan make_plan(cublasLtHandle_t handle, const LinearArgs& a, const LinearGemmKey& key) {
+  LinearPlan plan;
+  Problem p;
+  if (key.bias) {
+    init_problem(p, a, key, true);
+    if (query_algo(handle, p, key, plan.algo)) {
+      plan.bias_in_epilogue = true;
+      return plan;
+    }
+  }
+  init_problem(p, a, key, false);
+  if (!query_algo(handle, p, key, plan.algo))
+    FK_FAIL(FK_ERR_UNSUPPORTED, kOp, ": cuBLASLt has no algorithm for ", describe_problem(key, a));
+  return plan;
+}
+
+// cuBLASLt's fp8 kernels need 16-byte aligned operands and dimensions (TN layout).
+void check_fp8_support(const LinearArgs& a, const LinearGemmKey& k) {
+  const bool ok = k.k % 16 == 0 && k.n % 16 == 0 && k.ld_input % 16 == 0 && k.ld_weight % 16 == 0 &&
+                  k.ld_out % 8 == 0 && k.align_input >= 16 && k.align_weight >= 16 && k.align_out >= 16 &&
+                  (!k.bias || k.align_bias >= 16);
+  if (!ok)
+    FK_FAIL(FK_ERR_UNSUPPORTED, kOp, ": the cuBLASLt fp8 path needs K and N multiples of 16, input/weight row "
+            "strides multiples of 16, out row stride a multiple of 8 and 16-byte aligned pointers; got ",
+            describe_problem(k, a));
+}
+
+ConcurrentCache<LinearGemmKey, LinearPlan, LinearGemmKeyHash>& plan_cache() {
+  static auto* c = new ConcurrentCache<LinearGemmKey, LinearPlan, LinearGemmKeyHash>();
+  return *c;
+}
+
+void run_linear(const LinearArgs& a, cudaStream_t stream) {
+  const int device = a.out.device.index;
+  for (const TensorView* v : {&a.input, &a.weight})
+    FK_CHECK(v->device.index == device, kOp, ": all tensors must be on one device, out is on cuda:", device,
+             ", got ", describe(*v));
+  if (linear_has(a.bias))
+    FK_CHECK(a.bias.device.index == device, kOp, ": bias must be on cuda:", device, ", got ", describe(a.bias));
+
+  LinearGemmKey key;
+  key.m = a.input.shape[0];
+  key.n = a.weight.shape[0];
+  key.k = a.input.shape[1];
+  if (key.m == 0 || key.n == 0) return;
+  key.ld_input = leading_dim(a.input);
+  key.ld_weight = leading_dim(a.weight);
+  key.ld_out = leading_dim(a.out);
+  key.in_dtype = static_cast<uint8_t>(a.input.dtype);
+  key.out_dtype = static_cast<uint8_t>(a.out.dtype);
+  key.bias = linear_has(a.bias);
+  key.device = static_cast<int8_t>(device);
+  key.align_input = pointer_alignment(a.input.data);
+  key.align_weight = pointer_alignment(a.weight.data);
+  key.align_out = pointer_alignment(a.out.data);
+  key.align_bias = key.bias ? pointer_alignment(a.bias.data) : 0;
+  if (a.input.dtype == DType::f8e4m3fn) check_fp8_support(a, key);
+
+  cublaslt::DeviceGuard guard(device);
+  cublasLtHandle_t handle = cublaslt::handle(device);
+  void* workspace = cublaslt::workspace(device, stream);
+  const LinearPlan plan = plan_cache().get_or_make(key, [&] { return make_plan(handle, a, key); });
+  Problem p;
+  init_problem(p, a, key, plan.bias_in_epilogue);
+  const float alpha = 1.f, beta = 0.f;
+  FK_CUBLASLT_CHECK(cublasLtMatmul(handle, &p.op, &alpha, a.weight.data, &p.a, a.input.data, &p.b, &beta, a.out.data,
+                                   &p.c, a.out.data, &p.c, &plan.algo, workspace, cublaslt::kWorkspaceBytes, stream));
+  if (key.bias && !plan.bias_in_epilogue)
+    add_bias_rows(a.out.data, key.ld_out, a.bias.data, key.m, key.n, a.out.dtype, stream);
+}
+
+fk_status linear_cuda(const void* args, void* stream) {
+  return op_guard([&] {
+    const auto& a = *static_cast<const LinearArgs*>(args);
+    validate_linear(a);
+    expect_linear_device(a, DeviceType::cuda);
+    FK_CHECK(a.out.dtype != DType::f64, kOp, ": out must be bf16/f16 on cuda, got ", describe(a.out));
+    run_linear(a, static_cast<cudaStream_t>(stream));
+  });
+}
+
+FK_REGISTER_IMPL("linear", cuda, linear_cuda);
+
+}  // namespace
+}  // namespace fk::ops

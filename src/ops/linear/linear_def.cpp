@@ -1,0 +1,161 @@
+// linear: definition (workloads, inputs, cost, tolerance) and CPU reference.
+#include <algorithm>
+#include <vector>
+
+#include "fk/element.h"
+#include "fk/ops/linear.h"
+#include "ops/common/case_builder.h"
+#include "ops/linear/linear_tolerance.h"
+#include "ops/linear/linear_validate.h"
+
+namespace fk::ops {
+namespace {
+
+constexpr const char* kOp = LinearArgs::kName;
+
+// Rows of a [rows, cols] matrix as doubles, packed (row stride = cols).
+std::vector<double> to_doubles(const TensorView& m) {
+  const int64_t rows = m.shape[0], cols = m.shape[1];
+  std::vector<double> d(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) d[static_cast<size_t>(r * cols + c)] = get(m, r, c);
+  return d;
+}
+
+// acc[i][j] += dot(x row i, w row j) for an MR x NR tile; both operands are K-contiguous,
+// and the tile reuses each loaded x and w value MR or NR times.
+template <int MR, int NR>
+void dot_tile(const double* x, const double* w, int64_t K, double (&acc)[4][4]) {
+  for (int64_t k = 0; k < K; ++k) {
+    double wv[NR];
+    for (int j = 0; j < NR; ++j) wv[j] = w[j * K + k];
+    for (int i = 0; i < MR; ++i) {
+      const double xv = x[i * K + k];
+      for (int j = 0; j < NR; ++j) acc[i][j] += xv * wv[j];
+    }
+  }
+}
+
+void dot_edge(const double* x, const double* w, int64_t K, int mr, int nr, double (&acc)[4][4]) {
+  for (int i = 0; i < mr; ++i)
+    for (int j = 0; j < nr; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k) s += x[i * K + k] * w[j * K + k];
+      acc[i][j] = s;
+    }
+}
+
+// CPU reference in double; `out` may be f64 (the oracle) or the engine dtype.
+void linear_reference(const LinearArgs& a) {
+  const int64_t M = a.input.shape[0], K = a.input.shape[1], N = a.weight.shape[0];
+  if (M == 0 || N == 0) return;
+  const std::vector<double> x = to_doubles(a.input), w = to_doubles(a.weight);
+  double scale = 1;
+  if (a.input.dtype == DType::f8e4m3fn) scale = get(a.scale_a, 0) * get(a.scale_b, 0);
+  const bool has_bias = linear_has(a.bias);
+  constexpr int kTile = 4;
+  for (int64_t m0 = 0; m0 < M; m0 += kTile) {
+    const int mr = static_cast<int>(std::min<int64_t>(kTile, M - m0));
+    for (int64_t n0 = 0; n0 < N; n0 += kTile) {
+      const int nr = static_cast<int>(std::min<int64_t>(kTile, N - n0));
+      double acc[4][4] = {};
+      const double* xt = x.data() + m0 * K;
+      const double* wt = w.data() + n0 * K;
+      if (mr == kTile && nr == kTile) dot_tile<kTile, kTile>(xt, wt, K, acc);
+      else dot_edge(xt, wt, K, mr, nr, acc);
+      for (int i = 0; i < mr; ++i)
+        for (int j = 0; j < nr; ++j) {
+          const double b = has_bias ? get(a.bias, n0 + j) : 0.0;
+          set(a.out, scale * acc[i][j] + b, m0 + i, n0 + j);
+        }
+    }
+  }
+}
+
+fk_status linear_cpu(const void* args, void*) {
+  return op_guard([&] {
+    const auto& a = *static_cast<const LinearArgs*>(args);
+    validate_linear(a);
+    expect_linear_device(a, DeviceType::cpu);
+    linear_reference(a);
+  });
+}
+
+// An absent optional tensor in a case: no elements (the op treats it as not given).
+Tensor absent(DType dt) { return Tensor::empty({0}, dt); }
+
+OpDef make_def() {
+  OpDef d;
+  d.name = kOp;
+  d.family = "linear";
+  d.level = "L1";
+  d.summary = "out[M, N] = input[M, K] @ weight[N, K]^T (+ bias); bf16/f16, or fp8 with per-tensor scales";
+  d.args_size = sizeof(LinearArgs);
+  d.tensor_args = {{"out", ArgRole::out, offsetof(LinearArgs, out)},
+                   {"input", ArgRole::in, offsetof(LinearArgs, input)},
+                   {"weight", ArgRole::in, offsetof(LinearArgs, weight)},
+                   {"bias", ArgRole::in, offsetof(LinearArgs, bias)},
+                   {"scale_a", ArgRole::in, offsetof(LinearArgs, scale_a)},
+                   {"scale_b", ArgRole::in, offsetof(LinearArgs, scale_b)}};
+  // Workload fields: m, n, k; dtype (bf16 | f16 | f8e4m3fn, default bf16); bias (bool);
+  // out_dtype (fp8 only: bf16 | f16, default bf16).
+  d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) {
+    const int64_t M = wl_int(w, "m"), N = wl_int(w, "n"), K = wl_int(w, "k");
+    FK_CHECK(M >= 0 && N >= 0 && K > 0, "linear workload needs m >= 0, n >= 0, k > 0, got ", w.dump());
+    const DType dt = wl_dtype(w);
+    FK_CHECK(dt == DType::bf16 || dt == DType::f16 || dt == DType::f8e4m3fn,
+             "linear workload dtype must be bf16, f16 or f8e4m3fn, got ", w.dump());
+    const bool fp8 = dt == DType::f8e4m3fn;
+    const DType out_dt = fp8 ? wl_dtype(w, "out_dtype", DType::bf16) : dt;
+    const float range = fp8 ? 2.f : 1.f;  // fp8 values spread over several binades
+    OpCase c = begin_case<LinearArgs>(w, 6);
+    c.tensors[0] = Tensor::empty({M, N}, out_dt);
+    c.tensors[1] = random_tensor({M, K}, dt, seed, 1, -range, range);
+    c.tensors[2] = random_tensor({N, K}, dt, seed, 2, -range, range);
+    c.tensors[3] = wl_bool(w, "bias", false) ? random_tensor({N}, out_dt, seed, 3, -1.f, 1.f) : absent(out_dt);
+    c.tensors[4] = fp8 ? random_tensor({1}, DType::f32, seed, 4, 0.25f, 2.f) : absent(DType::f32);
+    c.tensors[5] = fp8 ? random_tensor({1}, DType::f32, seed, 5, 0.25f, 2.f) : absent(DType::f32);
+    c.bind(layout);
+    return c;
+  };
+  d.cost = [](const OpCase& c) {
+    const auto& a = c.as<LinearArgs>();
+    const double M = static_cast<double>(a.input.shape[0]), K = static_cast<double>(a.input.shape[1]);
+    const double N = static_cast<double>(a.weight.shape[0]);
+    const double bytes = static_cast<double>(a.input.nbytes() + a.weight.nbytes() + a.out.nbytes()) +
+                         (linear_has(a.bias) ? static_cast<double>(a.bias.nbytes()) : 0.0);
+    return OpCost{bytes, 2.0 * M * N * K, a.input.dtype};
+  };
+  d.tolerance = [](const OpCase& c, const TensorArg&, DType dt) { return linear_tolerance(c.as<LinearArgs>(), dt); };
+
+  using J = Json;
+  d.test_workloads = {
+      J{{"m", 1}, {"n", 64}, {"k", 64}},
+      J{{"m", 3}, {"n", 100}, {"k", 72}, {"bias", true}},  // N, K not multiples of 16
+      J{{"m", 17}, {"n", 200}, {"k", 33}},                 // odd K: 2-byte aligned rows
+      J{{"m", 17}, {"n", 96}, {"k", 128}, {"dtype", "f16"}, {"bias", true}},
+      J{{"m", 128}, {"n", 256}, {"k", 512}, {"bias", true}},
+      J{{"m", 256}, {"n", 512}, {"k", 512}},
+      J{{"m", 0}, {"n", 64}, {"k", 64}},  // no tokens
+      J{{"m", 1}, {"n", 64}, {"k", 128}, {"dtype", "f8e4m3fn"}},
+      J{{"m", 3}, {"n", 48}, {"k", 96}, {"dtype", "f8e4m3fn"}, {"bias", true}},
+      J{{"m", 17}, {"n", 80}, {"k", 256}, {"dtype", "f8e4m3fn"}, {"out_dtype", "f16"}},
+      J{{"m", 128}, {"n", 256}, {"k", 512}, {"dtype", "f8e4m3fn"}, {"bias", true}},
+  };
+  // 8192^3, then the Llama-3.1-8B layer GEMMs (qkv, o, gate_up, down) over decode and
+  // prefill token counts; fp8 at the prefill size.
+  d.bench_workloads.push_back(J{{"m", 8192}, {"n", 8192}, {"k", 8192}});
+  d.bench_workloads.push_back(J{{"m", 8192}, {"n", 8192}, {"k", 8192}, {"dtype", "f8e4m3fn"}});
+  const int64_t layer_nk[4][2] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};
+  for (int64_t m : {1, 64, 256, 4096, 16384})
+    for (const auto& nk : layer_nk) d.bench_workloads.push_back(J{{"m", m}, {"n", nk[0]}, {"k", nk[1]}});
+  for (const auto& nk : layer_nk)
+    d.bench_workloads.push_back(J{{"m", 4096}, {"n", nk[0]}, {"k", nk[1]}, {"dtype", "f8e4m3fn"}});
+  return d;
+}
+
+FK_REGISTER_OP(make_def);
+FK_REGISTER_IMPL("linear", cpu, linear_cpu);
+
+}  // namespace
+}  // namespace fk::ops

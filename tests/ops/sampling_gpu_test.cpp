@@ -1,0 +1,136 @@
+// sample on the GPU: greedy exactness with ties at production vocabulary sizes, the
+// settings that reduce to greedy, agreement with the reference over many rows, determinism,
+// the empirical distribution, and the documented handling of invalid parameters.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "bench/op_check.h"
+#include "fk/element.h"
+#include "fk/op_registry.h"
+#include "fk/ops/sampling.h"
+#include "fk/runtime.h"
+#include "ops/sampling/sample_reference.h"
+#include "support/test_seed.h"
+
+namespace fk::ops {
+namespace {
+
+const OpDef& sample_def() { return OpRegistry::global().def("sample"); }
+
+// Runs the CUDA baseline on a host case; returns the tokens.
+std::vector<int64_t> run_gpu(const OpCase& host) {
+  OpCase dev = bench::case_to_device(sample_def(), host, Device::cuda(0));
+  call_op(dev.as<SampleArgs>(), DeviceType::cuda, nullptr);
+  rt::device_synchronize();
+  const Tensor out = dev.tensors[0].to(Device::cpu());
+  return {out.data_as<int64_t>(), out.data_as<int64_t>() + out.numel()};
+}
+
+std::vector<int64_t> run_cpu(const OpCase& host) {
+  OpCase c = host;
+  c.tensors[0] = Tensor::empty({host.tensors[0].numel()}, DType::i64);
+  c.bind(sample_def().tensor_args);
+  call_op(c.as<SampleArgs>(), DeviceType::cpu, nullptr);
+  return {c.tensors[0].data_as<int64_t>(), c.tensors[0].data_as<int64_t>() + c.tensors[0].numel()};
+}
+
+TEST(SampleGpu, GreedyIsExactWithTiesAtProductionVocab) {
+  FK_REQUIRE_GPU();
+  for (const char* dt : {"bf16", "f32"}) {
+    // bf16 logits in [-0.05, 0.05]: the maximum is tied across many tokens.
+    const Json w = {{"batch", 16}, {"vocab", 128256}, {"dtype", dt}, {"logit_range", 0.05}, {"temperature", 0}};
+    const OpCase host = sample_def().make_case(w, test::seed_for(std::string("SampleGpuGreedy") + dt));
+    EXPECT_EQ(run_gpu(host), run_cpu(host)) << dt;
+  }
+}
+
+TEST(SampleGpu, TopKOneAndTinyTopPAreGreedy) {
+  FK_REQUIRE_GPU();
+  const uint64_t seed = test::seed_for("SampleGpuReduceToGreedy");
+  const OpCase greedy = sample_def().make_case({{"batch", 64}, {"vocab", 32000}, {"temperature", 0}}, seed);
+  const std::vector<int64_t> expect = run_cpu(greedy);
+  const OpCase k1 = sample_def().make_case({{"batch", 64}, {"vocab", 32000}, {"temperature", 0.8}, {"top_k", 1}}, seed);
+  EXPECT_EQ(run_gpu(k1), expect);
+  const OpCase p0 = sample_def().make_case({{"batch", 64}, {"vocab", 32000}, {"temperature", 1.3}, {"top_p", 1e-7}}, seed);
+  EXPECT_EQ(run_gpu(p0), expect);
+}
+
+// Mixed settings over many rows and vocabulary sizes: every token passes the check, nearly
+// all equal the reference's, and a second run gives the same tokens.
+TEST(SampleGpu, AgreesWithReferenceAndIsDeterministic) {
+  FK_REQUIRE_GPU();
+  const Json workloads[] = {
+      {{"batch", 200}, {"vocab", 32000}},
+      {{"batch", 100}, {"vocab", 128256}, {"dtype", "bf16"}},
+      {{"batch", 100}, {"vocab", 4096}, {"logit_range", 30.0}},
+      {{"batch", 100}, {"vocab", 3000}, {"dtype", "bf16"}, {"logit_range", 0.02}},
+  };
+  for (const Json& w : workloads) {
+    const OpCase host = sample_def().make_case(w, test::seed_for("SampleGpuAgree" + w.dump()));
+    const std::vector<int64_t> gpu = run_gpu(host), cpu = run_cpu(host);
+    OpCase actual = host;
+    actual.tensors[0] = Tensor::empty({host.tensors[0].numel()}, DType::i64);
+    std::memcpy(actual.tensors[0].data(), gpu.data(), gpu.size() * 8);
+    actual.bind(sample_def().tensor_args);
+    EXPECT_EQ(sample_def().check_outputs(host, host, actual), "") << w.dump();
+    size_t same = 0;
+    for (size_t i = 0; i < gpu.size(); ++i) same += gpu[i] == cpu[i];
+    EXPECT_GE(same + 2, gpu.size()) << w.dump() << ": boundary disagreements should be rare";
+    EXPECT_EQ(run_gpu(host), gpu) << w.dump();
+  }
+}
+
+TEST(SampleGpu, DistributionMatchesProbabilities) {
+  FK_REQUIRE_GPU();
+  const std::vector<double> p = {0.05, 0.3, 0.15, 0.25, 0.1, 0.15};
+  const int64_t B = 20000, V = 6;
+  OpCase host = sample_def().make_case({{"batch", B}, {"vocab", V}, {"temperature", 1.0}, {"top_k", 0},
+                                        {"top_p", 1.0}, {"min_p", 0.0}},
+                                       test::seed_for("SampleGpuDistribution"));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t v = 0; v < V; ++v) set(host.tensors[1].view(), std::log(p[static_cast<size_t>(v)]), b, v);
+  const std::vector<int64_t> tokens = run_gpu(host);
+  std::vector<int64_t> counts(V);
+  for (int64_t t : tokens) ++counts[static_cast<size_t>(t)];
+  for (int64_t v = 0; v < V; ++v) {
+    const double q = p[static_cast<size_t>(v)];
+    EXPECT_NEAR(static_cast<double>(counts[static_cast<size_t>(v)]) / B, q, 5 * std::sqrt(q * (1 - q) / B)) << v;
+  }
+}
+
+// Parameters live on the device and are not validated; the header documents their reading.
+TEST(SampleGpu, InvalidParametersFollowTheDocumentedReading) {
+  FK_REQUIRE_GPU();
+  const uint64_t seed = test::seed_for("SampleGpuInvalid");
+  const Json base = {{"batch", 32}, {"vocab", 1000}};
+  const std::vector<int64_t> greedy = run_cpu(sample_def().make_case(
+      {{"batch", 32}, {"vocab", 1000}, {"temperature", 0}}, seed));
+  auto with = [&](const char* key, double v) {  // temperature 1 unless the key says otherwise
+    Json w = base;
+    w["temperature"] = 1.0;
+    w[key] = v;
+    return sample_def().make_case(w, seed);
+  };
+  EXPECT_EQ(run_gpu(with("temperature", -1.0)), greedy);
+  EXPECT_EQ(run_gpu(with("top_p", 0.0)), greedy);
+  EXPECT_EQ(run_gpu(with("min_p", 2.0)), greedy);  // read as 1: only the top token (no ties in f32 logits)
+  // top_k < 0 reads as off: same draws as top_k = 0.
+  Json off = base;
+  off["top_k"] = 0;
+  Json neg = base;
+  neg["top_k"] = -5;
+  EXPECT_EQ(run_gpu(sample_def().make_case(neg, seed)), run_gpu(sample_def().make_case(off, seed)));
+}
+
+TEST(SampleGpu, OversizedVocabularyIsAClearError) {
+  FK_REQUIRE_GPU();
+  const OpCase host = sample_def().make_case({{"batch", 1}, {"vocab", (1 << 23) + 1}}, 1);
+  const OpCase dev = bench::case_to_device(sample_def(), host, Device::cuda(0));
+  EXPECT_EQ(OpRegistry::global().baseline("sample", DeviceType::cuda)(dev.args_ptr(), nullptr), FK_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error_message()).find("vocabularies up to"), std::string::npos) << last_error_message();
+}
+
+}  // namespace
+}  // namespace fk::ops
