@@ -7,6 +7,8 @@
 #include <thread>
 
 #include "bench/call_timer.h"
+#include "bench/guardrails.h"
+#include "bench/kernel_trace.h"
 #include "bench/op_check.h"
 #include "fk/runtime.h"
 
@@ -42,13 +44,21 @@ void sync(DeviceType backend) {
   if (backend == DeviceType::cuda) rt::device_synchronize(0);
 }
 
-// Bytes of every written tensor, downloaded.
-std::vector<std::string> output_bytes(const OpDef& def, const OpCase& c) {
+// Bytes of every written tensor, downloaded on `stream` only: a copy on the legacy
+// default stream would wait for work the candidate left on other streams and hide it.
+std::vector<std::string> output_bytes(const OpDef& def, const OpCase& c, void* stream) {
   std::vector<std::string> out;
   for (size_t i = 0; i < def.tensor_args.size(); ++i) {
     if (!written(def.tensor_args[i].role)) continue;
-    Tensor h = c.tensors[i].device().is_cpu() ? c.tensors[i] : c.tensors[i].to(Device::cpu());
-    out.emplace_back(static_cast<const char*>(h.data()), h.nbytes());
+    const Tensor& t = c.tensors[i];
+    std::string bytes(t.nbytes(), '\0');
+    if (t.device().is_cpu()) {
+      std::memcpy(bytes.data(), t.data(), t.nbytes());
+    } else {
+      rt::memcpy_async(bytes.data(), Device::cpu(), t.data(), t.device(), t.nbytes(), stream);
+      rt::stream_synchronize(stream);
+    }
+    out.push_back(std::move(bytes));
   }
   return out;
 }
@@ -210,13 +220,16 @@ class WorkloadEvaluator {
     poison_outputs(def_, cand_dev);
     plan(cand_, cand_dev, stream, "candidate");
     call(cand_, cand_dev, stream, "candidate");
-    sync(cfg_.backend);
-    const auto first = output_bytes(def_, cand_dev);
+    if (cfg_.backend == DeviceType::cuda) {
+      rt::stream_synchronize(stream);  // only the given stream: the contract
+      if (const std::string t = l2_tampering(stream); !t.empty()) throw Failure{Verdict::REWARD_HACK, t};
+    }
+    const auto first = output_bytes(def_, cand_dev, stream);
     // Work left running after the call returned (another stream, a host thread) shows up
     // as outputs that still change.
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     sync(cfg_.backend);
-    if (output_bytes(def_, cand_dev) != first)
+    if (output_bytes(def_, cand_dev, stream) != first)
       throw Failure{Verdict::REWARD_HACK, concat(which, ": outputs changed after the call returned (work left running)")};
     for (size_t i = 0; i < def_.tensor_args.size(); ++i)
       if (def_.tensor_args[i].role == ArgRole::in && fingerprint(cand_dev.tensors[i]) != input_prints[i])
@@ -247,7 +260,7 @@ class WorkloadEvaluator {
       plan(cand_, again, stream, "candidate");
       call(cand_, again, stream, "candidate");
       sync(cfg_.backend);
-      w.deterministic = output_bytes(def_, again) == first;
+      w.deterministic = output_bytes(def_, again, stream) == first;
     }
     if (!secret) {  // the public rounds' buffers become the timing sets
       if (r == 1 && !sets_.empty()) sets_.front() = {host, base_dev, cand_dev, first};
@@ -273,6 +286,15 @@ class WorkloadEvaluator {
     std::vector<double> tb, tc;
     double total_b = 0, total_c = 0;
     const size_t S = sets_.size();
+    // The kernel trace of the timed calls: the harness's stream is the only one allowed.
+    const bool trace = cfg_.backend == DeviceType::cuda && kernel_trace_available();
+    uint32_t own_stream = 0;
+    if (trace) {
+      kernel_trace_start();
+      sync(cfg_.backend);
+      kernel_trace_collect();  // drop what ran before the timing phase
+      own_stream = kernel_trace_stream_id(stream);
+    }
     for (int i = 0;; ++i) {
       const bool warm = i < cfg_.warmup_calls;
       auto& s = sets_[static_cast<size_t>(i) % S];
@@ -286,8 +308,7 @@ class WorkloadEvaluator {
         const Implementation& impl = cand_turn ? cand_ : base_;
         const double us = timer_.time_us([&] { call(impl, c, stream, cand_turn ? "candidate" : "baseline"); });
         if (cand_turn) {
-          sync(cfg_.backend);
-          if (output_bytes(def_, c) != s.expected) {
+          if (output_bytes(def_, c, stream) != s.expected) {
             if (w.deterministic)
               throw Failure{Verdict::REWARD_HACK,
                             concat("timed call ", i, ": output differs from the checked output for the same inputs")};
@@ -301,6 +322,16 @@ class WorkloadEvaluator {
       if (n >= cfg_.max_timed_calls) break;
       if (n >= cfg_.min_timed_calls && total_b >= cfg_.min_timed_ms && total_c >= cfg_.min_timed_ms) break;
     }
+    if (trace) {
+      sync(cfg_.backend);
+      for (const auto& k : kernel_trace_collect())
+        if (k.stream_id != own_stream)
+          throw Failure{Verdict::REWARD_HACK, concat("kernel ", k.name, " ran on stream ", k.stream_id,
+                                                      ", not on the stream the call was given (", own_stream,
+                                                      "): work the timer would not see")};
+    }
+    if (cfg_.backend == DeviceType::cuda)
+      if (const std::string t = l2_tampering(stream); !t.empty()) throw Failure{Verdict::REWARD_HACK, t};
     w.baseline = summarize(tb);
     w.candidate = summarize(tc);
     w.speedup = w.candidate.median_us > 0 ? w.baseline.median_us / w.candidate.median_us : 0;

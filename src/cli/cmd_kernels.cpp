@@ -150,12 +150,18 @@ void cmd_eval() {
     for (const auto& f : files) work.emplace_back(t, f);
   } else if (!g.dir.empty()) {
     work = match_candidates(tasks, g.dir);
+  } else if (g.task.empty() && g.candidate == "baseline") {  // the noise floor of every selected task
+    for (const auto& t : tasks) work.emplace_back(t, "baseline");
   } else {
     FK_CHECK(!g.task.empty() && !g.candidate.empty(), "give --task and --candidate, or --dir");
     work.emplace_back(find_task(tasks, g.task), g.candidate);
   }
   PipelineOptions opts;
   opts.backend = backend_of(g.backend);
+  if (opts.backend == DeviceType::cuda && !rt::cuda_available()) {
+    std::fprintf(stderr, "fk: --backend cuda: no CUDA device available\n");
+    std::exit(77);  // the conventional "skipped" code (ctest SKIP_RETURN_CODE)
+  }
   opts.rounds = g.rounds;
   opts.worker_timeout_s = g.timeout;
   opts.eval.min_timed_calls = g.timed_calls;
@@ -237,7 +243,8 @@ void setup(CLI::App& app) {
   auto* ev = k->add_subcommand("eval", "Compile and evaluate candidates: verdict, speedup, fast_p");
   filters(ev);
   ev->add_option("--task", g.task, "Task id (with --candidate)");
-  ev->add_option("--candidate", g.candidate, "Candidate .cu/.cpp file or folder, or 'baseline'");
+  ev->add_option("--candidate", g.candidate,
+                 "Candidate .cu/.cpp file or folder, or 'baseline' (without --task: every task's baseline against itself)");
   ev->add_option("--dir", g.dir, "Folder of candidates named <task-id>.cu|.cpp or <task-id>/ (with --task: every candidate in it, for that task)");
   ev->add_option("--backend", g.backend, "cpu, cuda or auto");
   ev->add_option("--rounds", g.rounds, "Public correctness rounds (>= 3; one secret round is added)");
