@@ -139,7 +139,8 @@ void validate_cuda_support(const CommonArgs& c) {
            describe(c.q), " strides [", c.q.strides[0], ", ", c.q.strides[1], ", ", c.q.strides[2], "]");
   FK_CHECK(aligned16(c.out.data) && aligned16(c.k_cache.data) && aligned16(c.v_cache.data), c.op,
            ": out, k_cache and v_cache must be 16-byte aligned");
-  FK_CHECK(c.q.shape[0] < (int64_t{1} << 31) && c.k_cache.numel() / c.k_cache.shape[0] < (int64_t{1} << 31), c.op,
+  const int64_t page_elems = c.k_cache.shape[1] * c.k_cache.shape[2] * c.k_cache.shape[3];
+  FK_CHECK(c.q.shape[0] < (int64_t{1} << 31) && page_elems < (int64_t{1} << 31), c.op,
            ": more than 2^31 query tokens or a page of more than 2^31 elements");
 }
 
