@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "bench/op_check.h"
 #include "fk/element.h"
 #include "fk/op_registry.h"
 #include "fk/ops/attention.h"
@@ -355,6 +356,14 @@ TEST(PagedAttention, PlanIsCudaOnlyAndHostTensorsAreMarked) {
       EXPECT_EQ(a.host_only, host) << op << " " << a.name;
     }
   }
+}
+
+TEST(PagedAttention, CaseToDeviceLeavesHostOnlyTensorsInPlace) {
+  const OpDef& def = OpRegistry::global().def(kPrefill);
+  const OpCase c = def.make_case({{"qo_lens", {2}}, {"kv_lens", {3}}}, 1);
+  const OpCase moved = bench::case_to_device(def, c, Device::cpu());
+  for (size_t i = 0; i < def.tensor_args.size(); ++i)
+    EXPECT_EQ(moved.tensors[i].data() == c.tensors[i].data(), def.tensor_args[i].host_only) << def.tensor_args[i].name;
 }
 
 }  // namespace

@@ -32,15 +32,15 @@
 //                twice only with a stream synchronisation in between.
 //   run   reads: q, k_cache, v_cache, the device metadata, plan_info, int_workspace;
 //                uses float_workspace as scratch; writes out (and lse). It needs a plan
-//                of the same metadata (checked against plan_info: a clear error, not a
-//                crash, when plan was skipped or the shapes changed) ordered before it on
-//                the stream. It launches kernels only (no allocation, copy or sync): it
+//                of the same metadata into the same workspaces (checked against plan_info:
+//                a clear error, not a crash, when plan was skipped or the shapes changed)
+//                ordered before it on the stream. It launches kernels only (no allocation, copy or sync): it
 //                can be captured in a CUDA graph. With cuda_graph = 1 the plan keeps the
-//                launch configuration fixed for a given batch size (decode) or token
-//                count (prefill), so a captured graph stays valid when a later plan on the
-//                same workspaces changes only the sequence lengths (FlashInfer's
-//                enable_cuda_graph). Run does not check kv_indices: page indices must be
-//                in [0, P).
+//                launch configuration fixed for a given batch size (and, for prefill,
+//                query token count), so a graph captured after one plan stays valid when a
+//                later plan into the same workspaces changes only the sequence lengths
+//                (FlashInfer's enable_cuda_graph); the tensors must stay at the same
+//                addresses. Run does not check kv_indices: page indices must be in [0, P).
 // Workspaces: paged_attention_workspace_bytes() gives sizes that suffice on any Hopper
 // GPU with up to kPagedAttentionMaxSms SMs; plan reports a clear error if they are short.
 #pragma once
