@@ -32,6 +32,9 @@ struct TensorArg {
   std::string name;
   ArgRole role;
   size_t offset;  // offsetof(Args, field)
+  // Lives on the CPU whatever the backend (host mirrors of metadata that a plan step
+  // reads, host staging buffers): case_to_device leaves it where it is.
+  bool host_only = false;
 };
 
 // Element-wise tolerance against the double-precision oracle: |x - ref| <= atol + rtol*|ref|.

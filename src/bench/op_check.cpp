@@ -61,7 +61,8 @@ void run_oracle(const OpDef& def, OpCase& oracle_case) {
 
 OpCase case_to_device(const OpDef& def, const OpCase& c, Device device) {
   OpCase d = c;
-  for (auto& t : d.tensors) t = t.to(device);
+  for (size_t i = 0; i < d.tensors.size(); ++i)
+    if (!def.tensor_args[i].host_only) d.tensors[i] = d.tensors[i].to(device);
   d.bind(def.tensor_args);
   return d;
 }

@@ -1,0 +1,9 @@
+// FlashInfer CUDA-core paged decode kernels (plan and run) for head dim 64.
+#include "ops/attention/cuda/decode_launch.cuh"
+
+namespace fk::ops::attn {
+
+cudaError_t decode_plan_hd64(const DecodePlanRequest& r, cudaStream_t stream) { return decode::plan_any<64>(r, stream); }
+cudaError_t decode_run_hd64(const DecodeLaunch& l, cudaStream_t stream) { return decode::run_any<64>(l, stream); }
+
+}  // namespace fk::ops::attn
