@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "fk/status.h"
 #include "fk/tensor.h"
 
 namespace fk::safetensors {

@@ -335,7 +335,8 @@ ModelConfig parse_text_model(const json& cfg, const json* outer, const std::stri
   if (c.clip_qkv < 0) f.fail("'clip_qkv' must be positive or null");
 
   // dtype and special tokens: the text config's, else the wrapper's (gemma3).
-  const ConfigFields outer_fields(outer ? *outer : json::object(), json::object(), source, model_type);
+  const json empty = json::object();
+  const ConfigFields outer_fields(outer ? *outer : empty, empty, source, model_type);
   auto field_or_outer = [&](const char* key) -> const ConfigFields& {
     return (!f.in_config(key) && outer && outer->contains(key)) ? outer_fields : f;
   };

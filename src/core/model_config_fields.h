@@ -17,6 +17,9 @@ class ConfigFields {
   ConfigFields(const nlohmann::json& config, const nlohmann::json& defaults, std::string source,
                std::string family)
       : config_(config), defaults_(defaults), source_(std::move(source)), family_(std::move(family)) {}
+  // Holds references: temporaries would dangle.
+  ConfigFields(const nlohmann::json&&, const nlohmann::json&, std::string, std::string) = delete;
+  ConfigFields(const nlohmann::json&, const nlohmann::json&&, std::string, std::string) = delete;
 
   // The value (config first, then defaults), or nullptr when neither has the key.
   const nlohmann::json* find(std::string_view key) const;
