@@ -26,7 +26,7 @@ using nlohmann::json;
   FK_FAIL(FK_ERR_INVALID_ARGUMENT, source, ": ", msg);
 }
 
-std::string tensor_ref(std::string_view name) { return concat("tensor '", name, "'"); }
+std::string tensor_ref(std::string_view name) { return concat("tensor '", printable(name), "'"); }
 
 // A JSON number that is a non-negative integer fitting `max`; `what` names it in errors.
 uint64_t non_negative_integer(const json& j, std::string_view source, const std::string& what, uint64_t max) {
@@ -46,7 +46,7 @@ Metadata parse_metadata(const json& j, std::string_view source) {
   if (!j.is_object()) fail(source, concat("'__metadata__' must be an object of strings, got ", json_type_name(j)));
   for (const auto& [key, value] : j.items()) {
     if (!value.is_string())
-      fail(source, concat("'__metadata__' entry '", key, "' must be a string, got ", json_type_name(value)));
+      fail(source, concat("'__metadata__' entry '", printable(key), "' must be a string, got ", json_type_name(value)));
     m.emplace(key, value.get<std::string>());
   }
   return m;

@@ -58,13 +58,32 @@ nlohmann::json parse_strict_json(std::string_view text, std::string_view source,
   try {
     return json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true, /*ignore_comments=*/false);
   } catch (const DuplicateKey& d) {
-    FK_FAIL(FK_ERR_INVALID_ARGUMENT, source, ": ", what, " has the key '", d.key,
+    FK_FAIL(FK_ERR_INVALID_ARGUMENT, source, ": ", what, " has the key '", printable(d.key),
             "' more than once in one object (ambiguous: refusing to pick one)");
   } catch (const TooDeep&) {
     FK_FAIL(FK_ERR_INVALID_ARGUMENT, source, ": ", what, " nests deeper than ", kMaxJsonDepth, " levels");
   } catch (const json::exception& e) {
-    FK_FAIL(FK_ERR_INVALID_ARGUMENT, source, ": ", what, " is not valid JSON: ", strip_exception_id(e.what()));
+    // The message quotes the input around the error, which may be any bytes.
+    FK_FAIL(FK_ERR_INVALID_ARGUMENT, source, ": ", what, " is not valid JSON: ",
+            printable(strip_exception_id(e.what()), /*escape_non_ascii=*/true));
   }
+}
+
+std::string printable(std::string_view text, bool escape_non_ascii) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f || (escape_non_ascii && c >= 0x80)) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
 }
 
 const char* json_type_name(const nlohmann::json& j) {
