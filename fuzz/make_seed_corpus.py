@@ -68,6 +68,8 @@ def main():
         "scalar": entry("F32", [], 0, 4),
         "also_empty": entry("I64", [3, 0], 4, 4),
     }), struct.pack("<f", 7.0)))
+    # Zero elements, so valid, but the trailing dimensions overflow 64-bit strides.
+    write("good_zero_size_huge_strides.safetensors", raw(hdr({"x": entry("F32", [0, 2**40, 2**40], 0, 0)})))
     write("good_unpadded_header.safetensors", raw(hdr({"x": u8x4}), b"abcd", pad=False))
 
     # --- one malformed file per error class ---------------------------------------------

@@ -39,7 +39,15 @@ void exercise(const File& f) {
       round_trip = false;  // the writer takes typed views only
       continue;
     }
-    const fk::Tensor copy = f.upload(t.name);
+    fk::Tensor copy;
+    try {
+      copy = f.upload(t.name);
+    } catch (const fk::Error& e) {
+      // Only a shape whose strides overflow may be refused.
+      require(e.code() == FK_ERR_UNSUPPORTED && t.numel() == 0, "upload() refuses only unindexable empty tensors");
+      round_trip = false;
+      continue;
+    }
     require(copy.nbytes() == bytes.size(), "upload() size");
     require(bytes.empty() || std::memcmp(copy.data(), bytes.data(), bytes.size()) == 0, "upload() contents");
     copies.push_back(copy);

@@ -91,6 +91,15 @@ DType typed_dtype(const TensorInfo& t, const std::string& source) {
   if (t.shape.size() > static_cast<size_t>(kMaxRank))
     FK_FAIL(FK_ERR_UNSUPPORTED, source, ": tensor '", t.name, "' has rank ", t.shape.size(),
             ", more than the ", kMaxRank, " a TensorView holds");
+  // Strides are products of trailing dimensions: a zero-element tensor whose other
+  // dimensions multiply past int64 has a valid header but no representable strides.
+  int64_t nonzero_product = 1;
+  for (int64_t d : t.shape) {
+    if (d != 0 && __builtin_mul_overflow(nonzero_product, d, &nonzero_product))
+      FK_FAIL(FK_ERR_UNSUPPORTED, source, ": tensor '", t.name, "' has shape ",
+              shape_to_string(t.shape.data(), static_cast<int>(t.shape.size())),
+              " whose strides do not fit 64 bits");
+  }
   return *t.dtype;
 }
 }  // namespace
