@@ -87,17 +87,21 @@ Checkpoint Checkpoint::open_index(const fs::path& index_path) {
       fail(index_path, concat("'metadata' must be an object, got ", json_type_name(root.at("metadata"))));
     s->index_metadata_json = root.at("metadata").is_null() ? "{}" : root.at("metadata").dump();
   }
+  // Shards are numbered in name order (model-00001-of-00004 first).
   std::map<std::string, size_t> shard_ids;
   for (const auto& [tensor, shard] : map.items()) {
     if (!shard.is_string())
       fail(index_path, concat("weight_map entry for tensor '", tensor, "' must be a file name, got ",
                               json_type_name(shard)));
-    const std::string& name = shard.get_ref<const std::string&>();
-    check_shard_name(name, tensor, index_path);
-    auto [it, added] = shard_ids.emplace(name, s->shard_names.size());
-    if (added) s->shard_names.push_back(name);
-    s->weight_map.emplace(tensor, it->second);
+    check_shard_name(shard.get_ref<const std::string&>(), tensor, index_path);
+    shard_ids.emplace(shard.get<std::string>(), 0);
   }
+  for (auto& [name, id] : shard_ids) {
+    id = s->shard_names.size();
+    s->shard_names.push_back(name);
+  }
+  for (const auto& [tensor, shard] : map.items())
+    s->weight_map.emplace(tensor, shard_ids.at(shard.get<std::string>()));
   s->shards.resize(s->shard_names.size());
   return Checkpoint(std::move(s));
 }

@@ -1,5 +1,6 @@
 // safetensors::File: a validated file's bytes and header, with lookups by name.
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 
 #include "core/safetensors/mapped_file.h"
@@ -122,7 +123,10 @@ Tensor File::upload(std::string_view name, Device device, void* stream) const {
   const DType dtype = typed_dtype(t, source());
   const std::span<const uint8_t> src = bytes(name);
   Tensor out = Tensor::empty(t.shape, dtype, device, stream);
-  if (!src.empty()) {
+  if (src.empty()) return out;
+  if (device.is_cpu()) {
+    std::memcpy(out.data(), src.data(), src.size());  // no device runtime involved
+  } else {
     rt::memcpy_async(out.data(), device, src.data(), Device::cpu(), src.size(), stream);
     // The source is pageable (mapped) memory and the caller may drop the File right away:
     // finish the copy before returning.
