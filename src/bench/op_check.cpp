@@ -30,6 +30,7 @@ uint64_t fnv1a(const void* p, size_t n) {
 }  // namespace
 
 uint64_t fingerprint(const Tensor& t) {
+  if (!t.defined()) return 0;  // an optional argument left out
   Tensor host = t.device().is_cpu() ? t : t.to(Device::cpu());
   return fnv1a(host.data(), host.nbytes()) ^ static_cast<uint64_t>(host.dtype());
 }
@@ -61,7 +62,8 @@ void run_oracle(const OpDef& def, OpCase& oracle_case) {
 
 OpCase case_to_device(const OpDef& def, const OpCase& c, Device device) {
   OpCase d = c;
-  for (auto& t : d.tensors) t = t.to(device);
+  for (auto& t : d.tensors)
+    if (t.defined()) t = t.to(device);  // undefined: an optional argument left out (data == nullptr)
   d.bind(def.tensor_args);
   return d;
 }
