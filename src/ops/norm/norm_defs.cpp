@@ -5,8 +5,10 @@ namespace fk::ops {
 std::vector<Json> norm_test_workloads() {
   return {
       {{"tokens", 1}, {"hidden", 8}},                       // one token, one vector
-      {{"tokens", 17}, {"hidden", 128}},                    // 8 rows per block, partial last block
-      {{"tokens", 64}, {"hidden", 64}},                     // 16 rows per block
+      {{"tokens", 17}, {"hidden", 128}},                    // 8 lanes x 2 vectors a row, partial last block
+      {{"tokens", 64}, {"hidden", 64}},                     // 8 lanes x 1 vector a row, 16 rows a block
+      {{"tokens", 6}, {"hidden", 40}},                      // 5 vectors on 8 lanes
+      {{"tokens", 3}, {"hidden", 520}},                     // 65 vectors on 32 lanes x 4
       {{"tokens", 5}, {"hidden", 1000}},                    // one warp per row, 4 vectors a thread, ragged
       {{"tokens", 33}, {"hidden", 2048}, {"dtype", "f16"}}, // block per row, 2 vectors a thread
       {{"tokens", 9}, {"hidden", 1536}, {"dtype", "f32"}},  // block per row, 4 vectors a thread

@@ -8,8 +8,9 @@
 //   once with 16-byte loads, every load of a thread issued before the first use (kVecs
 //   independent vectors, plus the weight's, prefetched before the reduction), kept in
 //   registers through the reduction, scaled and written with 16-byte stores. fp32 math.
-//     rows <= 128 vectors (bf16 H <= 1024): a group of 1..32 lanes per row, several rows
-//       per 128-thread block, shuffle-only reduction (no shared memory, no barrier);
+//     rows <= 128 vectors (bf16 H <= 1024): a group of 1..32 lanes per row (1, 2 or 4
+//       vectors each), several rows per 128-thread block, shuffle-only reduction (no
+//       shared memory, no barrier);
 //     rows <= 4096 vectors (bf16 H <= 32768): one block per row, 64..512 threads holding
 //       2, 4 or 8 vectors each (H = 4096 bf16: 128 threads x 4 vectors), block reduction
 //       through 32 floats of shared memory (one word per warp: no bank conflicts).
@@ -269,8 +270,9 @@ void launch_norm(NormParams<T> p, cudaStream_t stream) {
                       cuda::all_aligned16(p.out, p.in, p.residual, p.weight, p.bias);
   const int64_t num_vec = vec_ok ? p.H / N : p.H;
   if (vec_ok && num_vec <= 4 * 32) {
-    // Short rows: a power-of-two group of lanes per row, several rows per block.
-    const int kv = num_vec <= 32 ? 1 : num_vec <= 64 ? 2 : 4;
+    // Short rows: a power-of-two group of lanes per row, several rows per block; two
+    // vectors per thread where the row allows (Qwen3's 128-wide q/k norm: 8 lanes x 2).
+    const int kv = num_vec <= 8 ? 1 : num_vec <= 64 ? 2 : 4;
     int tpr = 1;
     while (tpr < 32 && tpr * kv < num_vec) tpr *= 2;
     p.threads_per_row = tpr;
