@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,34 @@ inline int64_t count_changed_bytes(const Tensor& a, const Tensor& b) {
   return n;
 }
 
+// A strided buffer after a device implementation ran, against the same buffer after the
+// CPU implementation ran: elements inside the view within `tol`, every element outside the
+// view (row padding, the bytes before an offset view) bit-identical, i.e. never written.
+inline void expect_strided_near(const StridedBuffer& device_result, const StridedBuffer& cpu_result, Tolerance tol,
+                                const std::string& what) {
+  const Tensor got = device_result.storage.to(Device::cpu());
+  const TensorView& v = cpu_result.view;
+  const int64_t es = v.element_size();
+  const int64_t offset = (static_cast<const char*>(v.data) - static_cast<const char*>(cpu_result.storage.data())) / es;
+  int64_t bad_inside = 0, bad_outside = 0;
+  for (int64_t e = 0; e < got.numel(); ++e) {
+    const int64_t rel = e - offset;
+    const bool inside = rel >= 0 && rel / v.strides[0] < v.shape[0] && rel % v.strides[0] < v.shape[1];
+    const void* a = got.view().element_ptr(e);
+    const void* b = cpu_result.storage.view().element_ptr(e);
+    if (inside) {
+      const double x = load_element(a, v.dtype), r = load_element(b, v.dtype);
+      if (!(std::fabs(x - r) <= tol.atol + tol.rtol * std::fabs(r)) && bad_inside++ < 5)
+        ADD_FAILURE() << what << ": element [" << rel / v.strides[0] << ", " << rel % v.strides[0] << "] = " << x
+                      << ", expected " << r;
+    } else if (std::memcmp(a, b, static_cast<size_t>(es)) != 0 && bad_outside++ < 5) {
+      ADD_FAILURE() << what << ": element " << e << " outside the view was written";
+    }
+  }
+  EXPECT_EQ(bad_inside, 0) << what;
+  EXPECT_EQ(bad_outside, 0) << what;
+}
+
 // Calls the registered baseline of A's op on `backend` directly.
 template <class A>
 fk_status call_baseline(DeviceType backend, const A& args, void* stream = nullptr) {
@@ -165,12 +194,12 @@ inline int64_t count_nonfinite(const Tensor& t) {
   return n;
 }
 
-// Checks the baseline of `def` for `backend` on a device case: `row_tensor[i]` marks the
+// Checks the baseline of `def` for `backend` on a case whose tensors live there: `row_tensor[i]` marks the
 // tensors whose first dimension is the token dimension (the others are used whole). The
 // oracle runs on the sampled rows only, from inputs copied before the call (so inout
 // tensors work); every written tensor must be finite everywhere (outputs are poisoned).
 inline void check_sampled_rows(const OpDef& def, OpCase& device_case, const std::vector<bool>& row_tensor,
-                               const std::vector<int64_t>& rows) {
+                               const std::vector<int64_t>& rows, DeviceType backend = DeviceType::cuda) {
   OpCase host = device_case;
   for (size_t i = 0; i < host.tensors.size(); ++i) {
     const Tensor& t = device_case.tensors[i];
@@ -182,11 +211,11 @@ inline void check_sampled_rows(const OpDef& def, OpCase& device_case, const std:
   bench::run_oracle(def, oracle);
 
   bench::poison_outputs(def, device_case);
-  fk_op_fn fn = OpRegistry::global().baseline(def.name, DeviceType::cuda);
+  fk_op_fn fn = OpRegistry::global().baseline(def.name, backend);
   ASSERT_NE(fn, nullptr) << def.name;
   const fk_status s = fn(device_case.args_ptr(), nullptr);
   ASSERT_EQ(s, FK_OK) << def.name << ": " << last_error_message();
-  rt::device_synchronize();
+  if (backend == DeviceType::cuda) rt::device_synchronize();
 
   for (size_t i = 0; i < def.tensor_args.size(); ++i) {
     const TensorArg& arg = def.tensor_args[i];

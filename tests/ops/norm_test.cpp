@@ -220,5 +220,29 @@ TEST(NormErrors, CudaImplementationRejectsHostTensorsAndF64) {
   expect_invalid(DeviceType::cuda, RmsNormArgs{od64, xd, wd, 1e-6f}, "out must be bf16");
 }
 
+// The helpers the GPU tests rely on, exercised with the CPU implementation so that their
+// own logic (row sampling, oracle on a subset, views with padding) is tested everywhere.
+TEST(NormTestSupport, SampledRowCheckAndStridedCompareWorkOnCpu) {
+  for (const char* op : {"rms_norm", "fused_add_rms_norm", "layer_norm"}) {
+    const OpDef& def = OpRegistry::global().def(op);
+    OpCase c = def.make_case({{"tokens", 300}, {"hidden", 64}, {"bias", false}}, 17);
+    std::vector<bool> row_tensor;
+    for (const TensorArg& a : def.tensor_args) row_tensor.push_back(a.name != "weight" && a.name != "bias");
+    const auto rows = test::sample_rows(300);
+    ASSERT_GE(rows.size(), 20u);
+    EXPECT_EQ(rows.front(), 0);
+    EXPECT_EQ(rows.back(), 299);
+    test::check_sampled_rows(def, c, row_tensor, rows, DeviceType::cpu);
+  }
+  auto a = test::make_strided(3, 5, 8, 2, DType::bf16, 1, 1, -1.f, 1.f);
+  auto b = test::strided_to(a, Device::cpu());
+  Tensor w = Tensor::empty({5}, DType::bf16);
+  for (int h = 0; h < 5; ++h) set(w.view(), 1.0, h);
+  auto in = test::make_strided(3, 5, 5, 0, DType::bf16, 1, 2, -1.f, 1.f);
+  expect_ok(DeviceType::cpu, RmsNormArgs{a.view, in.view, w, 1e-6f});
+  expect_ok(DeviceType::cpu, RmsNormArgs{b.view, in.view, w, 1e-6f});
+  test::expect_strided_near(b, a, {0, 0}, "identical runs");
+}
+
 }  // namespace
 }  // namespace fk
