@@ -77,19 +77,7 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
-// ---- N elements of T as one access of N * sizeof(T) bytes (2, 4, 8 or 16) ------------------
-// VecN<T, 16 / sizeof(T)> is the 16-byte vector of the fast paths; VecN<T, 1> is one element,
-// which lets a kernel written over VecN also serve as the any-alignment fallback.
-template <class T, int kN>
-struct alignas(kN * sizeof(T)) VecN {
-  static constexpr int N = kN;
-  T v[kN];
-};
-
-// The 16-byte vector of T.
-template <class T>
-using Vec16Of = VecN<T, 16 / sizeof(T)>;
-
+// Unsigned integer of kBytes bytes: one global memory access of that width.
 namespace detail {
 template <int kBytes>
 struct RawWord;
@@ -103,30 +91,8 @@ template <>
 struct RawWord<2> { using type = unsigned short; };
 }  // namespace detail
 
-// Plain (coherent) load: for data the kernel may also write (in-place and inout tensors).
-template <int kN, class T>
-__device__ __forceinline__ VecN<T, kN> load_vec(const T* p) {
-  using W = typename detail::RawWord<kN * sizeof(T)>::type;
-  VecN<T, kN> r;
-  *reinterpret_cast<W*>(&r) = *reinterpret_cast<const W*>(p);
-  return r;
-}
-// Read-only path (ld.global.nc): only for data nothing writes while the kernel runs.
-template <int kN, class T>
-__device__ __forceinline__ VecN<T, kN> load_vec_ro(const T* p) {
-  using W = typename detail::RawWord<kN * sizeof(T)>::type;
-  VecN<T, kN> r;
-  *reinterpret_cast<W*>(&r) = __ldg(reinterpret_cast<const W*>(p));
-  return r;
-}
-template <int kN, class T>
-__device__ __forceinline__ void store_vec(T* p, const VecN<T, kN>& r) {
-  using W = typename detail::RawWord<kN * sizeof(T)>::type;
-  *reinterpret_cast<W*>(p) = *reinterpret_cast<const W*>(&r);
-}
-
 // ---- PackedVec: kN elements of T held in 32-bit words ---------------------------------------
-// What the row kernels keep in registers between loading and using data. VecN<bf16/f16>
+// What the row kernels keep in registers between loading and using data. A Vec16<bf16/f16>
 // gets split into one 32-bit register per 16-bit element as soon as it is loaded; a
 // PackedVec stays two elements per register until unpack() converts them at the point of
 // use (bf16: a shift or mask per element; f16: HADD2.F32 on the half). kN * sizeof(T) is
