@@ -30,6 +30,7 @@ uint64_t fnv1a(const void* p, size_t n) {
 }  // namespace
 
 uint64_t fingerprint(const Tensor& t) {
+  if (!t.defined()) return 0;  // an optional argument left out
   Tensor host = t.device().is_cpu() ? t : t.to(Device::cpu());
   return fnv1a(host.data(), host.nbytes()) ^ static_cast<uint64_t>(host.dtype());
 }
@@ -61,8 +62,11 @@ void run_oracle(const OpDef& def, OpCase& oracle_case) {
 
 OpCase case_to_device(const OpDef& def, const OpCase& c, Device device) {
   OpCase d = c;
-  for (size_t i = 0; i < d.tensors.size(); ++i)
-    if (!def.tensor_args[i].host_only) d.tensors[i] = d.tensors[i].to(device);
+  for (size_t i = 0; i < d.tensors.size(); ++i) {
+    Tensor& t = d.tensors[i];
+    // Undefined: an optional argument left out (data == nullptr). Host-only: plan inputs.
+    if (t.defined() && !def.tensor_args[i].host_only) t = t.to(device);
+  }
   d.bind(def.tensor_args);
   return d;
 }

@@ -1,6 +1,13 @@
 // Normalisation ops. Shapes are written beside each field: T tokens (packed), H hidden.
 // All math accumulates in fp32 (CUDA) or double (CPU reference); eps is added to the
 // mean of squares (RMSNorm) or variance (LayerNorm), as in HF transformers and vLLM.
+//
+// Common rules:
+// - Dtypes: f32, f16 or bf16; every tensor of one call has the same dtype (the model dtype).
+// - "rows contiguous": the last dimension has stride 1; the row stride is free (a slice of
+//   a wider matrix is fine).
+// - weight and bias are contiguous [H].
+// - Updated (in place) tensors must not overlap any other tensor of the call.
 #pragma once
 #include "fk/op.h"
 
@@ -12,6 +19,53 @@ struct RmsNormArgs {
   TensorView out;     // [T, H] written; dtype of input; rows contiguous
   TensorView input;   // [T, H] read; f32/f16/bf16; rows contiguous (row stride free)
   TensorView weight;  // [H]    read; dtype of input
+  float eps;
+};
+
+// Gemma's RMSNorm: the weight is stored as an offset from one.
+// out[t, :] = input[t, :] * rsqrt(mean(input[t, :]^2) + eps) * (1 + weight)
+struct GemmaRmsNormArgs {
+  static constexpr const char* kName = "gemma_rms_norm";
+  TensorView out;     // [T, H] written; dtype of input; rows contiguous
+  TensorView input;   // [T, H] read; f32/f16/bf16; rows contiguous (row stride free)
+  TensorView weight;  // [H]    read; dtype of input
+  float eps;
+};
+
+// The residual add before each decoder sub-layer fused with its norm (vLLM's
+// fused_add_rms_norm); both tensors are updated in place:
+//   residual[t, :] = round_to_dtype(input[t, :] + residual[t, :])
+//   input[t, :]    = residual[t, :] * rsqrt(mean(residual[t, :]^2) + eps) * weight
+// The norm reads the residual *after* it was rounded to the dtype, i.e. exactly the values
+// the next layer will add onto, so the two outputs are consistent with each other.
+struct FusedAddRmsNormArgs {
+  static constexpr const char* kName = "fused_add_rms_norm";
+  TensorView input;     // [T, H] updated: the sub-layer output in, the normalised residual out;
+                        //        f32/f16/bf16; rows contiguous (row stride free)
+  TensorView residual;  // [T, H] updated: += input; dtype of input; rows contiguous (row stride free)
+  TensorView weight;    // [H]    read; dtype of input
+  float eps;
+};
+
+// fused_add_rms_norm with Gemma's (1 + weight) scale.
+struct GemmaFusedAddRmsNormArgs {
+  static constexpr const char* kName = "gemma_fused_add_rms_norm";
+  TensorView input;     // [T, H] updated (see FusedAddRmsNormArgs)
+  TensorView residual;  // [T, H] updated: += input; dtype of input; rows contiguous (row stride free)
+  TensorView weight;    // [H]    read; dtype of input
+  float eps;
+};
+
+// out[t, :] = (input[t, :] - mean) * rsqrt(var + eps) * weight + bias, with mean and the
+// biased (population) variance over the row, as torch.nn.functional.layer_norm.
+// No bias: bias.data == nullptr (the rest of the bias view is then ignored). A bias with
+// data must be a contiguous [H] tensor of the input's dtype.
+struct LayerNormArgs {
+  static constexpr const char* kName = "layer_norm";
+  TensorView out;     // [T, H] written; dtype of input; rows contiguous
+  TensorView input;   // [T, H] read; f32/f16/bf16; rows contiguous (row stride free)
+  TensorView weight;  // [H]    read; dtype of input
+  TensorView bias;    // [H]    read; dtype of input; optional (data == nullptr: no bias)
   float eps;
 };
 

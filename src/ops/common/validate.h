@@ -47,3 +47,24 @@ inline void expect_rows_contiguous(const char* op, const char* arg, const Tensor
 }
 
 }  // namespace fk::ops
+
+namespace fk::ops {
+
+// A tensor an implementation writes has the model dtype; the CPU implementation, which is
+// also the oracle, may instead be handed f64 (the oracle's copies of out/inout tensors).
+inline void expect_written_dtype(const char* op, const char* arg, const TensorView& v, DType model,
+                                 DeviceType backend) {
+  if (backend == DeviceType::cpu && v.dtype == DType::f64) return;
+  expect_dtype(op, arg, v, model);
+}
+
+// Two tensors of one call whose bytes must not overlap (an output and another argument).
+inline void expect_no_overlap(const char* op, const char* arg, const TensorView& a, const char* other,
+                              const TensorView& b) {
+  if (a.data == nullptr || b.data == nullptr || a.span_bytes() == 0 || b.span_bytes() == 0) return;
+  const auto* a0 = static_cast<const char*>(a.data);
+  const auto* b0 = static_cast<const char*>(b.data);
+  FK_CHECK(a0 + a.span_bytes() <= b0 || b0 + b.span_bytes() <= a0, op, ": ", arg, " must not overlap ", other);
+}
+
+}  // namespace fk::ops

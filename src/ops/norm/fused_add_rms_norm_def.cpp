@@ -1,0 +1,28 @@
+// fused_add_rms_norm: definition and CPU reference (residual add, then rms_norm, in place).
+#include "fk/ops/norm.h"
+#include "ops/norm/norm_defs.h"
+#include "ops/norm/norm_reference.h"
+#include "ops/norm/norm_validate.h"
+
+namespace fk::ops {
+namespace {
+
+fk_status fused_add_rms_norm_cpu(const void* args, void*) {
+  return op_guard([&] {
+    const auto& a = *static_cast<const FusedAddRmsNormArgs*>(args);
+    validate_fused_add_rms_norm(a, DeviceType::cpu);
+    rms_norm_reference(a.input, a.input, &a.residual, a.weight, a.eps, NormScale::weight);
+  });
+}
+
+OpDef make_def() {
+  return fused_add_rms_norm_def<FusedAddRmsNormArgs>(
+      "residual += input (rounded); input = residual * rsqrt(mean(residual^2) + eps) * weight, in place",
+      {0.5f, 1.5f});
+}
+
+FK_REGISTER_OP(make_def);
+FK_REGISTER_IMPL("fused_add_rms_norm", cpu, fused_add_rms_norm_cpu);
+
+}  // namespace
+}  // namespace fk::ops

@@ -1,0 +1,29 @@
+// gemma_fused_add_rms_norm: definition and CPU reference (fused_add_rms_norm with 1 + weight).
+#include "fk/ops/norm.h"
+#include "ops/norm/norm_defs.h"
+#include "ops/norm/norm_reference.h"
+#include "ops/norm/norm_validate.h"
+
+namespace fk::ops {
+namespace {
+
+fk_status gemma_fused_add_rms_norm_cpu(const void* args, void*) {
+  return op_guard([&] {
+    const auto& a = *static_cast<const GemmaFusedAddRmsNormArgs*>(args);
+    validate_fused_add_rms_norm(a, DeviceType::cpu);
+    rms_norm_reference(a.input, a.input, &a.residual, a.weight, a.eps, NormScale::one_plus_weight);
+  });
+}
+
+OpDef make_def() {
+  return fused_add_rms_norm_def<GemmaFusedAddRmsNormArgs>(
+      "residual += input (rounded); input = residual * rsqrt(mean(residual^2) + eps) * (1 + weight), in place "
+      "(Gemma)",
+      {-0.5f, 0.5f});
+}
+
+FK_REGISTER_OP(make_def);
+FK_REGISTER_IMPL("gemma_fused_add_rms_norm", cpu, gemma_fused_add_rms_norm_cpu);
+
+}  // namespace
+}  // namespace fk::ops

@@ -1,0 +1,22 @@
+// gemma_rms_norm CUDA baseline (kernels: norm_kernels.cuh, scaled by 1 + w).
+// gemma_rms_norm 16384x4096 bf16 moves 268 MB: 89 us at 3.0 TB/s.
+#include "fk/op_registry.h"
+#include "ops/norm/norm_kernels.cuh"
+#include "ops/norm/norm_validate.h"
+
+namespace fk::ops {
+namespace {
+
+fk_status gemma_rms_norm_cuda(const void* args, void* stream) {
+  return op_guard([&] {
+    const auto& a = *static_cast<const GemmaRmsNormArgs*>(args);
+    validate_rms_norm(a, DeviceType::cuda);
+    norm_cuda::run_norm<norm_cuda::GemmaRmsNormSpec>(a.kName, a.out, a.input, nullptr, a.weight, nullptr, a.eps,
+                                                      stream);
+  });
+}
+
+FK_REGISTER_IMPL("gemma_rms_norm", cuda, gemma_rms_norm_cuda);
+
+}  // namespace
+}  // namespace fk::ops

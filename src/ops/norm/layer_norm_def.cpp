@@ -1,0 +1,74 @@
+// layer_norm: definition (workloads, inputs, cost) and CPU reference.
+#include "fk/ops/norm.h"
+#include "ops/norm/norm_defs.h"
+#include "ops/norm/norm_reference.h"
+#include "ops/norm/norm_validate.h"
+
+namespace fk::ops {
+namespace {
+
+constexpr const char* kOp = LayerNormArgs::kName;
+
+fk_status layer_norm_cpu(const void* args, void*) {
+  return op_guard([&] {
+    const auto& a = *static_cast<const LayerNormArgs*>(args);
+    validate_layer_norm(a, DeviceType::cpu);
+    layer_norm_reference(a.out, a.input, a.weight, a.bias.data ? &a.bias : nullptr, a.eps);
+  });
+}
+
+// Workload fields: tokens, hidden, dtype (bf16), eps (1e-5, torch's default), bias (true).
+OpDef make_def() {
+  OpDef d;
+  d.name = kOp;
+  d.family = "norm";
+  d.level = "L1";
+  d.summary = "out = (input - mean) * rsqrt(var + eps) * weight + bias (bias optional), per row";
+  d.args_size = sizeof(LayerNormArgs);
+  d.tensor_args = {{"out", ArgRole::out, offsetof(LayerNormArgs, out)},
+                   {"input", ArgRole::in, offsetof(LayerNormArgs, input)},
+                   {"weight", ArgRole::in, offsetof(LayerNormArgs, weight)},
+                   {"bias", ArgRole::in, offsetof(LayerNormArgs, bias)}};
+  d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) {
+    Json with_eps = w;
+    if (!with_eps.contains("eps")) with_eps["eps"] = 1e-5;
+    const NormShape s = norm_shape(with_eps, kOp);
+    OpCase c = begin_case<LayerNormArgs>(w, 4);
+    c.tensors[0] = Tensor::empty({s.tokens, s.hidden}, s.dtype);
+    // An offset, so that subtracting the mean matters.
+    c.tensors[1] = random_tensor({s.tokens, s.hidden}, s.dtype, seed, 1, -1.f, 3.f);
+    c.tensors[2] = random_tensor({s.hidden}, s.dtype, seed, 2, 0.5f, 1.5f);
+    // No bias: the tensor stays undefined, so the bound view has data == nullptr.
+    if (wl_bool(w, "bias", true)) c.tensors[3] = random_tensor({s.hidden}, s.dtype, seed, 3, -0.5f, 0.5f);
+    c.as<LayerNormArgs>().eps = s.eps;
+    c.bind(layout);
+    return c;
+  };
+  d.cost = [](const OpCase& c) {
+    const auto& a = c.as<LayerNormArgs>();
+    const double n = static_cast<double>(a.input.numel());
+    const double bias_bytes = a.bias.data ? static_cast<double>(a.bias.nbytes()) : 0.0;
+    return OpCost{2.0 * n * a.input.element_size() + a.weight.nbytes() + bias_bytes, 7.0 * n, DType::f32};
+  };
+  d.test_workloads = norm_test_workloads();
+  for (const Json& w : std::vector<Json>{
+           {{"tokens", 5}, {"hidden", 1000}, {"bias", false}},
+           {{"tokens", 3}, {"hidden", 4096}, {"bias", false}},
+           {{"tokens", 2}, {"hidden", 3}, {"bias", false}},
+           {{"tokens", 2}, {"hidden", 40000}, {"bias", false}, {"dtype", "f32"}},
+       })
+    d.test_workloads.push_back(w);
+  d.bench_workloads = {
+      {{"tokens", 16384}, {"hidden", 4096}},
+      {{"tokens", 16384}, {"hidden", 4096}, {"bias", false}},
+      {{"tokens", 256}, {"hidden", 4096}},
+      {{"tokens", 16384}, {"hidden", 1024}},  // ViT-L / BERT-large rows
+  };
+  return d;
+}
+
+FK_REGISTER_OP(make_def);
+FK_REGISTER_IMPL("layer_norm", cpu, layer_norm_cpu);
+
+}  // namespace
+}  // namespace fk::ops
