@@ -11,5 +11,5 @@ if [ -n "${FK_OFFLINE_DEPS:-}" ] && [ ! -d .deps/include/cutlass ]; then
 fi
 scripts/configure.sh "$build" -DFK_DEPS_PREFIX="$PWD/.deps" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j "$(nproc)"
-ctest --test-dir "$build" -j 4 --output-on-failure --timeout 900
+ctest --test-dir "$build" -j "${FK_TEST_JOBS:-4}" --output-on-failure --timeout 900 ${FK_CTEST_ARGS:-}
 "$build/bin/fk" ops check --backend cuda
