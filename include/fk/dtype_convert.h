@@ -139,7 +139,9 @@ FK_HD inline uint16_t double_to_f16(double d) {
   const uint64_t u = double_bits(d);
   const uint32_t sign = static_cast<uint32_t>(u >> 48) & 0x8000u;
   const uint64_t a = u & 0x7fffffffffffffffull;
-  if (a > 0x7ff0000000000000ull) return 0x7fff;
+  // NaN: the device instruction keeps the sign and the top payload bits, quieted (CUDA's
+  // host fallback returns 0x7fff instead; the device is what kernels run on).
+  if (a > 0x7ff0000000000000ull) return static_cast<uint16_t>(sign | 0x7e00u | ((a >> 42) & 0x3ffu));
   if (a == 0x7ff0000000000000ull) return static_cast<uint16_t>(sign | 0x7c00u);
   return static_cast<uint16_t>(sign | detail::min_u32(detail::round_double_to_narrow(a, 10, 15), 0x7c00u));
 }
@@ -157,7 +159,8 @@ FK_HD inline uint16_t double_to_bf16(double d) {
   const uint64_t u = double_bits(d);
   const uint32_t sign = static_cast<uint32_t>(u >> 48) & 0x8000u;
   const uint64_t a = u & 0x7fffffffffffffffull;
-  if (a > 0x7ff0000000000000ull) return 0x7fff;
+  // NaN: sign and top payload bits kept, quieted, as the device instruction does.
+  if (a > 0x7ff0000000000000ull) return static_cast<uint16_t>(sign | 0x7fc0u | ((a >> 45) & 0x7fu));
   if (a == 0x7ff0000000000000ull) return static_cast<uint16_t>(sign | 0x7f80u);
   return static_cast<uint16_t>(sign | detail::min_u32(detail::round_double_to_narrow(a, 7, 127), 0x7f80u));
 }

@@ -365,6 +365,7 @@ EvalResult evaluate(const Task& task, const Implementation& candidate, const Eva
   FK_CHECK(cfg.seeds.size() >= 3, "an evaluation needs at least 3 public seeds, got ", cfg.seeds.size());
   FK_CHECK(candidate.run != nullptr, "candidate has no run function");
   auto timer = cfg.backend == DeviceType::cpu ? make_cpu_timer() : make_cuda_timer();
+  if (cfg.backend == DeviceType::cuda) l2_guard_arm();
 
   Verdict verdict = Verdict::PASSED;
   auto worst = [&](Verdict v) { verdict = worse(verdict, v); };

@@ -5,7 +5,18 @@
 
 namespace fk::bench {
 
+namespace {
+size_t g_initial_set_aside = 0;
+bool g_armed = false;
+}  // namespace
+
+void l2_guard_arm() {
+  FK_CUDA_CHECK(cudaDeviceGetLimit(&g_initial_set_aside, cudaLimitPersistingL2CacheSize));
+  g_armed = true;
+}
+
 std::string l2_tampering(void* stream) {
+  FK_CHECK(g_armed, "l2_tampering before l2_guard_arm");
   cudaStreamAttrValue v{};
   FK_CUDA_CHECK(cudaStreamGetAttribute(static_cast<cudaStream_t>(stream), cudaStreamAttributeAccessPolicyWindow, &v));
   if (v.accessPolicyWindow.num_bytes > 0)
@@ -13,7 +24,9 @@ std::string l2_tampering(void* stream) {
                   " bytes on the harness's stream");
   size_t set_aside = 0;
   FK_CUDA_CHECK(cudaDeviceGetLimit(&set_aside, cudaLimitPersistingL2CacheSize));
-  if (set_aside > 0) return concat("the candidate reserved ", set_aside, " bytes of L2 for persisting accesses");
+  if (set_aside != g_initial_set_aside)
+    return concat("the candidate changed the L2 set-aside for persisting accesses from ", g_initial_set_aside, " to ",
+                  set_aside, " bytes");
   return "";
 }
 

@@ -3,6 +3,7 @@
 // __half2float, __nv_cvt_float_to_fp8 etc. for host code, written to give the device's
 // results. No GPU needed (CUDA builds only). The device instructions themselves are
 // compared over all 2^32 floats by dtype_convert_gpu_test.cu.
+#include <cmath>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -65,8 +66,12 @@ void compare_double(const std::vector<double>& xs) {
                 {"double_to_f8e4m3fn nosat"}, {"double_to_f8e5m2 satfinite"}, {"double_to_f8e5m2 nosat"}};
   for (double x : xs) {
     const uint64_t in = double_bits(x);
-    t[0].add(in, double_to_f16(x), bits16(__double2half(x)));
-    t[1].add(in, double_to_bf16(x), bits16(__double2bfloat16(x)));
+    // NaN: CUDA's host fallback returns 0x7fff while the device keeps sign and payload;
+    // fk follows the device (checked on the GPU by dtype_convert_gpu_test).
+    if (!std::isnan(x)) {
+      t[0].add(in, double_to_f16(x), bits16(__double2half(x)));
+      t[1].add(in, double_to_bf16(x), bits16(__double2bfloat16(x)));
+    }
     t[2].add(in, double_to_f8e4m3fn(x, Fp8Saturation::satfinite), __nv_cvt_double_to_fp8(x, __NV_SATFINITE, __NV_E4M3));
     t[3].add(in, double_to_f8e4m3fn(x, Fp8Saturation::nosat), __nv_cvt_double_to_fp8(x, __NV_NOSAT, __NV_E4M3));
     t[4].add(in, double_to_f8e5m2(x, Fp8Saturation::satfinite), __nv_cvt_double_to_fp8(x, __NV_SATFINITE, __NV_E5M2));

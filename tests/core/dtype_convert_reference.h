@@ -112,9 +112,15 @@ inline uint32_t reference_round(const NarrowFormat& f, double x, Fp8Mode mode = 
 // CUDA's NaN results.
 inline uint32_t nan_from_float(const NarrowFormat& f) { return f.total_bits == 16 ? 0x7fffu : 0x7fu; }
 inline uint32_t nan_from_double(const NarrowFormat& f, double x) {
-  if (f.total_bits == 16) return 0x7fffu;
   uint64_t b;
   std::memcpy(&b, &x, 8);
+  if (f.total_bits == 16) {  // sign, quiet bit and the top payload bits (measured on an H100)
+    const uint32_t sign16 = (b >> 63) ? 0x8000u : 0u;
+    const int man = f.man_bits;
+    const uint32_t exp_ones = ((1u << (15 - man)) - 1u) << man;
+    const uint32_t payload = static_cast<uint32_t>((b & 0xfffffffffffffull) >> (52 - man));
+    return sign16 | exp_ones | (1u << (man - 1)) | payload;
+  }
   const uint32_t sign = (b >> 63) ? 0x80u : 0u;
   if (!f.ieee_specials) return sign | 0x7fu;
   return sign | 0x7eu | static_cast<uint32_t>((b >> 50) & 3u);
