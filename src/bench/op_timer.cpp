@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bench/op_check.h"
 #include "fk/status.h"
 
 namespace fk::bench {
@@ -19,13 +20,13 @@ std::vector<OpCase> make_device_sets(const OpDef& def, const OpCase& host, Devic
   FK_CHECK(num_sets >= 1, "need at least one input set, got ", num_sets);
   std::vector<OpCase> sets;
   sets.reserve(static_cast<size_t>(num_sets));
-  OpCase first = host;
-  for (auto& t : first.tensors) t = t.to(device);
-  first.bind(def.tensor_args);
-  sets.push_back(std::move(first));
+  // The same placement rules as the checks: host-only plan inputs stay on the CPU and
+  // left-out optional arguments stay undefined.
+  sets.push_back(case_to_device(def, host, device));
   for (int i = 1; i < num_sets; ++i) {
     OpCase c = sets.front();
-    for (auto& t : c.tensors) t = t.clone();  // device-to-device
+    for (auto& t : c.tensors)
+      if (t.defined()) t = t.clone();  // device-to-device (host-only ones host-to-host)
     c.bind(def.tensor_args);
     sets.push_back(std::move(c));
   }
