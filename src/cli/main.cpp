@@ -13,6 +13,9 @@ std::vector<CommandSetup>& command_setups() {
 }  // namespace fk::cli
 
 int main(int argc, char** argv) {
+  // Line-buffered even into files and pipes: long evaluations report as they go, and a
+  // run stopped by a time limit keeps what it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App app{"fastkernels: a C++ kernel benchmark that is also the inference engine it measures", "fk"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("fk ") + FK_VERSION);
