@@ -1,10 +1,13 @@
+#include "bench/call_timer.h"
+
 #include <chrono>
 
-#include "bench/call_timer.h"
+#include "bench/op_timer.h"
 
 namespace fk::bench {
 
 namespace {
+
 class CpuTimer final : public CallTimer {
  public:
   double time_us(const std::function<void()>& call) override {
@@ -13,8 +16,23 @@ class CpuTimer final : public CallTimer {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   }
 };
+
+// The op benchmark's timer (L2 flush, persisting-L2 reset, events on its own stream),
+// one call at a time.
+class CudaTimer final : public CallTimer {
+ public:
+  double time_us(const std::function<void()>& call) override {
+    return timer_.time_once([&](void*) { call(); });
+  }
+  void* stream() const override { return timer_.stream(); }
+
+ private:
+  DeviceTimer timer_;
+};
+
 }  // namespace
 
 std::unique_ptr<CallTimer> make_cpu_timer() { return std::make_unique<CpuTimer>(); }
+std::unique_ptr<CallTimer> make_cuda_timer() { return std::make_unique<CudaTimer>(); }
 
 }  // namespace fk::bench

@@ -17,8 +17,8 @@ class CallTimer {
 };
 
 std::unique_ptr<CallTimer> make_cpu_timer();
-// CUDA builds only (CPU-only builds throw): a dedicated non-blocking stream, two events,
-// and an L2-sized scrub buffer.
+// The op benchmark's DeviceTimer one call at a time (CPU-only builds throw): its own
+// non-blocking stream, events, and the L2 flush before every call.
 std::unique_ptr<CallTimer> make_cuda_timer();
 
 }  // namespace fk::bench

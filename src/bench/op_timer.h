@@ -61,6 +61,9 @@ class DeviceTimer {
   // Round robin over `calls` (each sample with its own flush and events); samples[k]
   // belongs to calls[k]. Every callable gets the same number of samples.
   std::vector<std::vector<double>> time_interleaved(const std::vector<TimedCall>& calls, int num_sets = 1);
+  // One timed call (flush, events, wait): for callers that must act between calls, like
+  // the harness re-checking every timed output. No warm-up.
+  double time_once(const std::function<void(void* stream)>& call);
 
   struct Impl;
 

@@ -108,6 +108,19 @@ std::vector<std::vector<double>> DeviceTimer::time_interleaved(const std::vector
   }
 }
 
+double DeviceTimer::time_once(const std::function<void(void* stream)>& call) {
+  Impl& m = *impl_;
+  cuda::DeviceGuard guard(m.device);
+  cudaStream_t s = m.stream->get();
+  m.ensure_events(1);
+  m.prepare_call();
+  m.starts[0].record(s);
+  call(s);
+  m.ends[0].record(s);
+  FK_CUDA_CHECK(cudaStreamSynchronize(s));
+  return m.ends[0].elapsed_ms(m.starts[0]) * 1e3;
+}
+
 std::vector<std::vector<double>> DeviceTimer::Impl::run(const std::vector<TimedCall>& calls, int num_sets) {
   Impl& m = *this;
   const TimerOptions& o = m.opt;

@@ -19,6 +19,7 @@ const TimerOptions& DeviceTimer::options() const {
   return defaults;
 }
 std::vector<double> DeviceTimer::time(const TimedCall&, int) { return {}; }
+double DeviceTimer::time_once(const std::function<void(void*)>&) { return 0; }
 std::vector<std::vector<double>> DeviceTimer::time_interleaved(const std::vector<TimedCall>&, int) { return {}; }
 
 }  // namespace fk::bench
