@@ -17,6 +17,10 @@ MODELS = {
     "mistral-7b": dict(hidden=4096, layers=32, q=32, kv=8, d=128, inter=14336, vocab=32768),
 }
 
+# Gemma-2-9B: the models above use none of the Gemma ops (scale 1+w norms, tanh-GELU MLP,
+# logit soft-capping), so their tasks take its shapes.
+GEMMA = {"gemma-2-9b": dict(hidden=3584, layers=42, q=16, kv=8, d=256, inter=14336, vocab=256000)}
+
 # (label, tokens per step, steps in the mix, context length per sequence)
 SCENARIOS = [
     ("decode batch 1", 1, 1000, 4096),
@@ -41,9 +45,9 @@ def add(workloads, shape, calls, label):
     workloads.append({"shape": shape, "calls": calls, "label": label})
 
 
-def per_model(fn):
+def per_model(fn, models=None):
     workloads = []
-    for name, m in MODELS.items():
+    for name, m in (models or MODELS).items():
         for label, tokens, steps, ctx in SCENARIOS:
             for shape, per_step in fn(m, tokens, ctx, label):
                 add(workloads, shape, steps * per_step, f"{name} {label}")
@@ -57,6 +61,50 @@ def decode(label):
 def rms_norm(m, t, ctx, label):
     # One un-fused norm per step (the first layer's input); the rest fuse the residual add.
     yield {"tokens": t, "hidden": m["hidden"]}, 1
+
+
+def fused_add_rms_norm(m, t, ctx, label):
+    yield {"tokens": t, "hidden": m["hidden"]}, 2 * m["layers"]
+
+
+def silu_and_mul(m, t, ctx, label):
+    yield {"tokens": t, "d": m["inter"]}, m["layers"]
+
+
+def gelu_and_mul(m, t, ctx, label):
+    yield {"tokens": t, "d": m["inter"], "approximate": "tanh"}, m["layers"]
+
+
+def gemma_norm(m, t, ctx, label):
+    yield {"tokens": t, "hidden": m["hidden"]}, 1
+
+
+def gemma_fused_norm(m, t, ctx, label):
+    yield {"tokens": t, "hidden": m["hidden"]}, 4 * m["layers"]  # sandwich norms: 4 per layer
+
+
+def logit_softcap(m, t, ctx, label):
+    yield {"tokens": t if decode(label) else 1, "vocab": m["vocab"], "cap": 30.0}, 1
+
+
+def embedding(m, t, ctx, label):
+    yield {"tokens": t, "hidden": m["hidden"], "vocab": m["vocab"]}, 1
+
+
+def qk_norm_rope(m, t, ctx, label):
+    for shape, calls in rotary(m, t, ctx, label):
+        yield shape, calls
+
+
+def attention_decode(m, t, ctx, label):
+    if decode(label):
+        yield {"kv_lens": [ctx] * t, "num_qo_heads": m["q"], "num_kv_heads": m["kv"], "head_dim": m["d"]}, m["layers"]
+
+
+def attention_prefill(m, t, ctx, label):
+    if not decode(label):
+        yield {"qo_lens": [t], "kv_lens": [t], "num_qo_heads": m["q"], "num_kv_heads": m["kv"],
+               "head_dim": m["d"]}, m["layers"]
 
 
 def rotary(m, t, ctx, label):
@@ -100,6 +148,28 @@ TASKS = {
                               check=[{"tokens": 7, "kv_heads": 2, "head_dim": 64, "page_size": 4, "num_pages": 8}]),
     "sample": dict(op="sample", level="L1", gen=sample,
                    check=[{"batch": 3, "vocab": 1000, "temperature": 1.0, "top_k": 20}]),
+    "fused_add_rms_norm": dict(op="fused_add_rms_norm", level="L2", gen=fused_add_rms_norm,
+                               check=[{"tokens": 3, "hidden": 5120}, {"tokens": 5, "hidden": 1000, "dtype": "f16"}]),
+    "silu_and_mul": dict(op="silu_and_mul", level="L1", gen=silu_and_mul,
+                         check=[{"tokens": 3, "d": 1000}, {"tokens": 2, "d": 13, "dtype": "f16"}]),
+    "embedding": dict(op="embedding", level="L1", gen=embedding,
+                      check=[{"tokens": 5, "hidden": 100, "vocab": 1000}]),
+    "qk_norm_rope": dict(op="qk_norm_rope", level="L2", gen=qk_norm_rope, models={"qwen3-8b": MODELS["qwen3-8b"]},
+                         check=[{"tokens": 5, "q_heads": 4, "kv_heads": 2, "head_size": 64, "max_pos": 64}]),
+    "batch_decode_paged_attention": dict(op="batch_decode_paged_attention", level="L1", gen=attention_decode,
+                                         check=[{"kv_lens": [5, 17, 33], "num_qo_heads": 8, "num_kv_heads": 2,
+                                                 "head_dim": 64, "page_size": 4}]),
+    "batch_prefill_paged_attention": dict(op="batch_prefill_paged_attention", level="L1", gen=attention_prefill,
+                                          check=[{"qo_lens": [7, 3], "kv_lens": [7, 20], "num_qo_heads": 8,
+                                                  "num_kv_heads": 2, "head_dim": 64, "page_size": 4}]),
+    "gemma_rms_norm": dict(op="gemma_rms_norm", level="L1", gen=gemma_norm, models=GEMMA,
+                           check=[{"tokens": 3, "hidden": 1000}]),
+    "gemma_fused_add_rms_norm": dict(op="gemma_fused_add_rms_norm", level="L2", gen=gemma_fused_norm, models=GEMMA,
+                                     check=[{"tokens": 3, "hidden": 1000}]),
+    "gelu_and_mul": dict(op="gelu_and_mul", level="L1", gen=gelu_and_mul, models=GEMMA,
+                         check=[{"tokens": 3, "d": 1000, "approximate": "tanh"}]),
+    "logit_softcap": dict(op="logit_softcap", level="L1", gen=logit_softcap, models=GEMMA,
+                          check=[{"tokens": 2, "vocab": 1000, "cap": 30.0}]),
 }
 
 
@@ -107,15 +177,16 @@ def main():
     out_dir = os.path.join(HERE, "dense-llm")
     os.makedirs(out_dir, exist_ok=True)
     for task_id, spec in TASKS.items():
+        models = spec.get("models", MODELS)
         task = {
             "id": task_id,
             "op": spec["op"],
             "level": spec["level"],
             "category": "dense-llm",
-            "architectures": list(MODELS),
+            "architectures": list(models),
             "description": "Generated by tasks/generate.py from the serving shapes of "
-                           + ", ".join(MODELS) + ".",
-            "workloads": per_model(spec["gen"]),
+                           + ", ".join(models) + ".",
+            "workloads": per_model(spec["gen"], models),
         }
         if "check" in spec:
             task["check_workloads"] = spec["check"]

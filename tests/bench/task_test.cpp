@@ -1,5 +1,7 @@
 #include "bench/task.h"
 
+#include "bench/op_check.h"
+
 #include <gtest/gtest.h>
 
 namespace fk::bench {
@@ -51,6 +53,23 @@ TEST(Task, ShippedTasksLoad) {
   const auto tasks = load_tasks(std::filesystem::path(FK_SOURCE_DIR) / "tasks");
   EXPECT_FALSE(tasks.empty());
   for (const auto& t : tasks) EXPECT_TRUE(OpRegistry::global().has(t.op)) << t.id;
+}
+
+}  // namespace
+}  // namespace fk::bench
+
+namespace fk::bench {
+namespace {
+
+// Every shipped task's check-only shapes are valid workloads of its op, and the op's CPU
+// implementation passes the oracle on them (they are small by design).
+TEST(Task, ShippedCheckWorkloadsRunOnTheCpu) {
+  for (const auto& t : load_tasks(std::filesystem::path(FK_SOURCE_DIR) / "tasks")) {
+    for (const auto& shape : t.check_workloads) {
+      const auto r = check_op(t.op_def(), shape, 7, DeviceType::cpu);
+      EXPECT_TRUE(r.passed) << t.id << " " << shape.dump() << ": " << r.message;
+    }
+  }
 }
 
 }  // namespace
