@@ -9,6 +9,7 @@
 
 #include "bench/subprocess.h"
 #include "fk/op.h"
+#include "fk/safetensors.h"
 #include "fk/status.h"
 #include "fk/toolchain_config.h"
 
@@ -61,13 +62,10 @@ std::string Toolchain::describe() const {
 }
 
 std::string hash_hex(const std::string& bytes) {
-  // Two independent 64-bit FNV-1a lanes (different offsets and a byte permutation) give
-  // a 128-bit cache key; collisions would only cost a wrong cache hit, never a verdict.
-  uint64_t a = 1469598103934665603ull, b = 0x84222325cbf29ce4ull;
-  for (unsigned char c : bytes) {
-    a = (a ^ c) * 1099511628211ull;
-    b = (b ^ static_cast<unsigned char>(c * 167u + 13u)) * 1099511628211ull;
-  }
+  // Two XXH64 lanes with different seeds give a 128-bit cache key; a collision would only
+  // cost a wrong cache hit, never a verdict.
+  const uint64_t a = safetensors::content_hash64(bytes.data(), bytes.size(), 0);
+  const uint64_t b = safetensors::content_hash64(bytes.data(), bytes.size(), 0x9E3779B97F4A7C15ull);
   char out[33];
   std::snprintf(out, sizeof(out), "%016llx%016llx", static_cast<unsigned long long>(a),
                 static_cast<unsigned long long>(b));

@@ -5,6 +5,7 @@
 
 #include "fk/element.h"
 #include "fk/runtime.h"
+#include "fk/safetensors.h"
 
 namespace fk::bench {
 
@@ -20,19 +21,12 @@ Tensor to_f64(const Tensor& t) {
   return out;
 }
 
-uint64_t fnv1a(const void* p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  return h;
-}
-
 }  // namespace
 
 uint64_t fingerprint(const Tensor& t) {
   if (!t.defined()) return 0;  // an optional argument left out
   Tensor host = t.device().is_cpu() ? t : t.to(Device::cpu());
-  return fnv1a(host.data(), host.nbytes()) ^ static_cast<uint64_t>(host.dtype());
+  return safetensors::content_hash64(host.data(), host.nbytes(), static_cast<uint64_t>(host.dtype()));
 }
 
 OpCase make_oracle_case(const OpDef& def, const OpCase& host_case) {
