@@ -1,0 +1,62 @@
+// A generation request as the engine tracks it: its tokens, sampling parameters, stop
+// conditions and where it stands (how many of its tokens have KV in the cache, which
+// cache blocks hold them). Owned by the scheduler from `add` until it finishes.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fk::engine {
+
+// Per-request sampling (the semantics of the `sample` op, fk/ops/sampling.h) and stop rules.
+struct SamplingParams {
+  float temperature = 1.0f;  // 0 = greedy
+  int32_t top_k = 0;         // 0 = off
+  float top_p = 1.0f;        // 1 = off
+  float min_p = 0.0f;        // 0 = off
+  std::optional<uint64_t> seed;  // unset: the engine derives one from its own seed and the request's number
+  int64_t max_tokens = 16;       // output tokens at most (>= 1)
+  int64_t min_tokens = 0;        // EOS and stop tokens are ignored before this many outputs
+  std::vector<int64_t> stop_token_ids;  // finish (reason stop) after emitting any of these
+  bool ignore_eos = false;              // keep generating past the model's EOS tokens
+
+  // Throws fk::Error (FK_ERR_INVALID_ARGUMENT) naming the first field out of range.
+  void validate() const;
+};
+
+enum class RequestState : uint8_t { waiting, running, finished };
+enum class FinishReason : uint8_t { none, stop, length, abort };
+const char* finish_reason_name(FinishReason r);  // "stop", "length", "abort", "none"
+
+struct Request {
+  std::string id;
+  int64_t arrival = 0;  // admission order (FCFS), set by the scheduler
+  std::vector<int64_t> prompt_tokens;
+  std::vector<int64_t> output_tokens;
+  SamplingParams params;
+  uint64_t seed = 0;                  // Philox key for this request's draws (offset = output index)
+  std::vector<int64_t> eos_token_ids;  // the model's, unless params.ignore_eos
+  int64_t max_model_len = 0;           // 0 = no limit; else finish (length) at this many tokens
+
+  RequestState state = RequestState::waiting;
+  FinishReason finish_reason = FinishReason::none;
+  // Tokens (prompt then outputs) whose K/V are in the cache. Prefill and decode are the
+  // same thing: each step computes the next tokens until this catches up with
+  // total_tokens(); the step that computes the last token samples the next one.
+  int64_t num_computed_tokens = 0;
+  int64_t num_cached_tokens = 0;  // of those, found in the prefix cache at the last admission
+  std::vector<int32_t> block_ids;  // KV-cache blocks (pages), in token order
+  int64_t num_preemptions = 0;
+
+  int64_t total_tokens() const {
+    return static_cast<int64_t>(prompt_tokens.size() + output_tokens.size());
+  }
+  int64_t token_at(int64_t i) const {
+    const auto p = static_cast<int64_t>(prompt_tokens.size());
+    return i < p ? prompt_tokens[static_cast<size_t>(i)] : output_tokens[static_cast<size_t>(i - p)];
+  }
+  bool finished() const { return state == RequestState::finished; }
+};
+
+}  // namespace fk::engine
