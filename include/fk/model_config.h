@@ -19,12 +19,12 @@
 
 namespace fk {
 
-enum class RopeScalingType : uint8_t { none, linear, dynamic, llama3, yarn };
-std::string_view rope_scaling_type_name(RopeScalingType t);
+enum class RopeScalingKind : uint8_t { none, linear, dynamic, llama3, yarn };
+std::string_view rope_scaling_kind_name(RopeScalingKind t);
 
 // "rope_scaling" ("rope_type" or the older "type"). Only the fields of `type` are meaningful.
 struct RopeScaling {
-  RopeScalingType type = RopeScalingType::none;
+  RopeScalingKind type = RopeScalingKind::none;
   double factor = 1.0;  // linear, dynamic, llama3, yarn
   // llama3: wavelengths above original/low_freq_factor are scaled by 1/factor, below
   // original/high_freq_factor kept, smoothly interpolated between.

@@ -21,13 +21,13 @@ using model_config_detail::Family;
 using model_config_detail::MoeRule;
 using model_config_detail::SlidingRule;
 
-std::string_view rope_scaling_type_name(RopeScalingType t) {
+std::string_view rope_scaling_kind_name(RopeScalingKind t) {
   switch (t) {
-    case RopeScalingType::none: return "default";
-    case RopeScalingType::linear: return "linear";
-    case RopeScalingType::dynamic: return "dynamic";
-    case RopeScalingType::llama3: return "llama3";
-    case RopeScalingType::yarn: return "yarn";
+    case RopeScalingKind::none: return "default";
+    case RopeScalingKind::linear: return "linear";
+    case RopeScalingKind::dynamic: return "dynamic";
+    case RopeScalingKind::llama3: return "llama3";
+    case RopeScalingKind::yarn: return "yarn";
   }
   return "invalid";
 }
@@ -75,20 +75,20 @@ RopeScaling parse_rope_scaling(const json& j, const ConfigFields& outer, int64_t
   const std::string name = rope_type ? *rope_type : *type;
   if (name == "default") return r;
   if (name == "linear") {
-    r.type = RopeScalingType::linear;
+    r.type = RopeScalingKind::linear;
   } else if (name == "dynamic") {
-    r.type = RopeScalingType::dynamic;
+    r.type = RopeScalingKind::dynamic;
   } else if (name == "llama3") {
-    r.type = RopeScalingType::llama3;
+    r.type = RopeScalingKind::llama3;
   } else if (name == "yarn") {
-    r.type = RopeScalingType::yarn;
+    r.type = RopeScalingKind::yarn;
   } else {
     f.fail(concat("unsupported rope scaling type '", name, "' (supported: default, linear, dynamic, llama3, yarn)"));
   }
   r.factor = f.number("factor");
   f.require_positive("factor", r.factor);
   switch (r.type) {
-    case RopeScalingType::llama3:
+    case RopeScalingKind::llama3:
       r.low_freq_factor = f.number("low_freq_factor");
       r.high_freq_factor = f.number("high_freq_factor");
       r.original_max_position_embeddings = f.integer("original_max_position_embeddings");
@@ -97,7 +97,7 @@ RopeScaling parse_rope_scaling(const json& j, const ConfigFields& outer, int64_t
         f.fail(concat("'high_freq_factor' (", r.high_freq_factor, ") must exceed 'low_freq_factor' (",
                       r.low_freq_factor, ")"));
       break;
-    case RopeScalingType::yarn:
+    case RopeScalingKind::yarn:
       r.beta_fast = f.optional_number("beta_fast").value_or(32.0);
       r.beta_slow = f.optional_number("beta_slow").value_or(1.0);
       r.mscale = f.optional_number("mscale").value_or(1.0);
@@ -108,13 +108,13 @@ RopeScaling parse_rope_scaling(const json& j, const ConfigFields& outer, int64_t
       if (!(r.beta_fast > r.beta_slow))
         f.fail(concat("'beta_fast' (", r.beta_fast, ") must exceed 'beta_slow' (", r.beta_slow, ")"));
       break;
-    case RopeScalingType::dynamic:
+    case RopeScalingKind::dynamic:
       r.original_max_position_embeddings =
           f.optional_integer("original_max_position_embeddings").value_or(max_position_embeddings);
       break;
     default: break;
   }
-  if (r.type != RopeScalingType::linear)
+  if (r.type != RopeScalingKind::linear)
     f.require_positive("original_max_position_embeddings", r.original_max_position_embeddings);
   return r;
 }

@@ -31,15 +31,15 @@ std::string_view torch_dtype_name(DType t) {
 json optional_json(double v) { return v > 0 ? json(v) : json(nullptr); }
 
 json rope_scaling_json(const RopeScaling& r) {
-  if (r.type == RopeScalingType::none) return nullptr;
-  json j = {{"rope_type", rope_scaling_type_name(r.type)}, {"factor", r.factor}};
+  if (r.type == RopeScalingKind::none) return nullptr;
+  json j = {{"rope_type", rope_scaling_kind_name(r.type)}, {"factor", r.factor}};
   switch (r.type) {
-    case RopeScalingType::llama3:
+    case RopeScalingKind::llama3:
       j["low_freq_factor"] = r.low_freq_factor;
       j["high_freq_factor"] = r.high_freq_factor;
       j["original_max_position_embeddings"] = r.original_max_position_embeddings;
       break;
-    case RopeScalingType::yarn:
+    case RopeScalingKind::yarn:
       j["beta_fast"] = r.beta_fast;
       j["beta_slow"] = r.beta_slow;
       j["mscale"] = r.mscale;
@@ -47,7 +47,7 @@ json rope_scaling_json(const RopeScaling& r) {
       j["original_max_position_embeddings"] = r.original_max_position_embeddings;
       if (r.attention_factor) j["attention_factor"] = *r.attention_factor;
       break;
-    case RopeScalingType::dynamic:
+    case RopeScalingKind::dynamic:
       j["original_max_position_embeddings"] = r.original_max_position_embeddings;
       break;
     default: break;

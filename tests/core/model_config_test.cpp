@@ -70,7 +70,7 @@ TEST(ModelConfig, Llama31_8B) {
   EXPECT_EQ(c.max_position_embeddings, 131072);
   EXPECT_DOUBLE_EQ(c.rms_norm_eps, 1e-5);
   EXPECT_DOUBLE_EQ(c.rope_theta, 500000.0);
-  EXPECT_EQ(c.rope_scaling.type, RopeScalingType::llama3);
+  EXPECT_EQ(c.rope_scaling.type, RopeScalingKind::llama3);
   EXPECT_DOUBLE_EQ(c.rope_scaling.factor, 8.0);
   EXPECT_DOUBLE_EQ(c.rope_scaling.low_freq_factor, 1.0);
   EXPECT_DOUBLE_EQ(c.rope_scaling.high_freq_factor, 4.0);
@@ -97,7 +97,7 @@ TEST(ModelConfig, Qwen3_8B) {
   EXPECT_EQ(c.num_hidden_layers, 36);
   EXPECT_EQ(c.intermediate_size, 12288);
   EXPECT_EQ(c.qk_norm, QkNorm::per_head);
-  EXPECT_EQ(c.rope_scaling.type, RopeScalingType::none);
+  EXPECT_EQ(c.rope_scaling.type, RopeScalingKind::none);
   EXPECT_DOUBLE_EQ(c.rope_theta, 1e6);
   EXPECT_EQ(c.sliding_window, 0);
   EXPECT_FALSE(c.attention_bias);
@@ -200,7 +200,7 @@ TEST(ModelConfig, Gemma3NestedTextConfig) {
   EXPECT_EQ(c.vocab_size, 262208);
   EXPECT_EQ(c.sliding_window, 1024);
   EXPECT_EQ(c.qk_norm, QkNorm::per_head);
-  EXPECT_EQ(c.rope_scaling.type, RopeScalingType::linear);
+  EXPECT_EQ(c.rope_scaling.type, RopeScalingKind::linear);
   EXPECT_DOUBLE_EQ(c.rope_scaling.factor, 8.0);
   EXPECT_DOUBLE_EQ(c.rope_theta, 1e6);
   EXPECT_DOUBLE_EQ(c.rope_local_base_freq, 1e4);
@@ -267,16 +267,16 @@ TEST(ModelConfig, Olmoe1B7B) {
 
 TEST(ModelConfig, RopeScalingKinds) {
   auto rope = [](const std::string& scaling) { return parse_model_config(llama_with("rope_scaling", scaling)).rope_scaling; };
-  EXPECT_EQ(rope("null").type, RopeScalingType::none);
-  EXPECT_EQ(rope(R"({"rope_type": "default"})").type, RopeScalingType::none);
+  EXPECT_EQ(rope("null").type, RopeScalingKind::none);
+  EXPECT_EQ(rope(R"({"rope_type": "default"})").type, RopeScalingKind::none);
   const RopeScaling lin = rope(R"({"type": "linear", "factor": 2.0})");  // the older key
-  EXPECT_EQ(lin.type, RopeScalingType::linear);
+  EXPECT_EQ(lin.type, RopeScalingKind::linear);
   EXPECT_DOUBLE_EQ(lin.factor, 2.0);
   const RopeScaling dyn = rope(R"({"type": "dynamic", "factor": 4})");
-  EXPECT_EQ(dyn.type, RopeScalingType::dynamic);
+  EXPECT_EQ(dyn.type, RopeScalingKind::dynamic);
   EXPECT_EQ(dyn.original_max_position_embeddings, 8192);  // defaults to max_position_embeddings
   const RopeScaling yarn = rope(R"({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768})");
-  EXPECT_EQ(yarn.type, RopeScalingType::yarn);
+  EXPECT_EQ(yarn.type, RopeScalingKind::yarn);
   EXPECT_DOUBLE_EQ(yarn.beta_fast, 32);
   EXPECT_DOUBLE_EQ(yarn.beta_slow, 1);
   EXPECT_DOUBLE_EQ(yarn.mscale, 1);
@@ -289,7 +289,7 @@ TEST(ModelConfig, RopeScalingKinds) {
   // The newer single "rope_parameters" object.
   const ModelConfig v5 = parse_model_config(llama_with("rope_theta", "") .insert(1, R"("rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 250000.0}, )"));
   EXPECT_DOUBLE_EQ(v5.rope_theta, 250000.0);
-  EXPECT_EQ(v5.rope_scaling.type, RopeScalingType::linear);
+  EXPECT_EQ(v5.rope_scaling.type, RopeScalingKind::linear);
 }
 
 TEST(ModelConfig, PartialRotaryAndDefaults) {

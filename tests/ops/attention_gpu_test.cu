@@ -56,9 +56,9 @@ struct GpuCase {
   Tensor& t(const std::string& name) { return dev.tensors[arg_index(def, name)]; }
   void plan(cudaStream_t s = nullptr) { OpRegistry::global().plan(def.name, DeviceType::cuda, dev.args_ptr(), s); }
   void run(cudaStream_t s = nullptr) { OpRegistry::global().call(def.name, DeviceType::cuda, dev.args_ptr(), s); }
-  std::string run_error() {
+  std::string run_error(cudaStream_t s = nullptr) {
     try {
-      run();
+      run(s);
     } catch (const Error& e) {
       return e.what();
     }
@@ -155,7 +155,7 @@ void graph_replay_matches(const char* op, const Json& first, const Json& second)
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  std::string err = c.run_error();
+  std::string err = c.run_error(s);  // on the captured stream: the graph holds these launches
   CUDA_OK(cudaStreamEndCapture(s, &graph));
   ASSERT_EQ(err, "") << "run failed under stream capture";
   CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
