@@ -26,6 +26,11 @@ void memcpy_async(void* dst, Device dst_device, const void* src, Device src_devi
                   void* stream);
 void memset_async(void* ptr, int byte_value, size_t bytes, Device device, void* stream);
 void stream_synchronize(void* stream);
+// The CUDA runtime's pending (not yet reported) error of this thread, as "name: message",
+// cleared by the call; "" when there is none (and always in CPU-only builds). The op
+// registry asks before and after every CUDA op, so a failure is blamed on the call that
+// caused it rather than on the next one that checks.
+std::string take_pending_error();
 void device_synchronize(int device = 0);
 
 }  // namespace fk::rt

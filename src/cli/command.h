@@ -3,6 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace fk::cli {
@@ -11,6 +12,11 @@ namespace fk::cli {
 using CommandSetup = void (*)(CLI::App& app);
 
 std::vector<CommandSetup>& command_setups();
+
+// The command line `fk` was started with ("fk bench latency --batch-size 1"), for results
+// files that record how they were made.
+const std::string& invoked_command();
+void set_invoked_command(int argc, char** argv);
 
 struct CommandRegistrar {
   explicit CommandRegistrar(CommandSetup setup) { command_setups().push_back(setup); }

@@ -10,12 +10,25 @@ std::vector<CommandSetup>& command_setups() {
   static std::vector<CommandSetup> setups;
   return setups;
 }
+namespace {
+std::string& invoked() {
+  static std::string s;
+  return s;
+}
+}  // namespace
+const std::string& invoked_command() { return invoked(); }
+void set_invoked_command(int argc, char** argv) {
+  std::string s = "fk";
+  for (int i = 1; i < argc; ++i) s += std::string(" ") + argv[i];
+  invoked() = s;
+}
 }  // namespace fk::cli
 
 int main(int argc, char** argv) {
   // Line-buffered even into files and pipes: long evaluations report as they go, and a
   // run stopped by a time limit keeps what it printed.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  fk::cli::set_invoked_command(argc, argv);
   CLI::App app{"fastkernels: a C++ kernel benchmark that is also the inference engine it measures", "fk"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("fk ") + FK_VERSION);

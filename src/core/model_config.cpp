@@ -284,20 +284,36 @@ ModelConfig parse_text_model(const json& cfg, const json* outer, const std::stri
 
   // RoPE: "rope_theta" + "rope_scaling", or the newer single "rope_parameters" object.
   const json* rope_params = f.find("rope_parameters");
+  double local_theta_from_parameters = 0;
   if (rope_params && !rope_params->is_null()) {
-    if (!rope_params->is_object() || !rope_params->contains("rope_type"))
-      f.fail("'rope_parameters' is supported only as one object with 'rope_type' (not per layer type)");
+    if (!rope_params->is_object()) f.fail("'rope_parameters' must be an object");
     const json no_defaults = json::object();
-    const ConfigFields rp(*rope_params, no_defaults, source + ": rope_parameters", "rope_parameters");
+    // transformers >= 5 writes one object, or (Gemma 3) one per layer type: the full-attention
+    // layers' rope and the sliding layers' unscaled one (rope_local_base_freq before).
+    const bool per_layer_type = rope_params->contains("full_attention");
+    const json& global = per_layer_type ? rope_params->at("full_attention") : *rope_params;
+    if (!global.is_object() || !global.contains("rope_type"))
+      f.fail("'rope_parameters' needs 'rope_type' (in 'full_attention' when given per layer type)");
+    const ConfigFields rp(global, no_defaults, source + ": rope_parameters", "rope_parameters");
     c.rope_theta = rp.number("rope_theta");
-    c.rope_scaling = parse_rope_scaling(*rope_params, f, c.max_position_embeddings);
+    c.rope_scaling = parse_rope_scaling(global, f, c.max_position_embeddings);
+    if (per_layer_type && rope_params->contains("sliding_attention")) {
+      const json& local = rope_params->at("sliding_attention");
+      if (!local.is_object()) f.fail("'rope_parameters'.'sliding_attention' must be an object");
+      const ConfigFields lp(local, no_defaults, source + ": rope_parameters.sliding_attention", "rope_parameters");
+      if (parse_rope_scaling(local, f, c.max_position_embeddings).type != RopeScalingKind::none)
+        f.fail("'rope_parameters'.'sliding_attention' with a rope scaling is not supported (only 'default')");
+      local_theta_from_parameters = lp.number("rope_theta");
+    }
   } else {
     c.rope_theta = f.number("rope_theta");
     const json* rs = f.find("rope_scaling");
     if (rs) c.rope_scaling = parse_rope_scaling(*rs, f, c.max_position_embeddings);
   }
   f.require_positive("rope_theta", c.rope_theta);
-  c.rope_local_base_freq = f.optional_number("rope_local_base_freq").value_or(0.0);
+  c.rope_local_base_freq = local_theta_from_parameters > 0 && !f.in_config("rope_local_base_freq")
+                               ? local_theta_from_parameters
+                               : f.optional_number("rope_local_base_freq").value_or(0.0);
   if (c.rope_local_base_freq < 0) f.fail("'rope_local_base_freq' must be positive");
   c.partial_rotary_factor = f.optional_number("partial_rotary_factor").value_or(1.0);
   if (!(c.partial_rotary_factor > 0 && c.partial_rotary_factor <= 1))

@@ -1,6 +1,10 @@
 #include "fk/op_registry.h"
 
+#include "fk/runtime.h"
+
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace fk {
@@ -127,10 +131,17 @@ fk_op_fn OpRegistry::active_plan(std::string_view name, DeviceType backend) cons
 void OpRegistry::plan(std::string_view name, DeviceType backend, const void* args, void* stream) const {
   fk_op_fn fn = active_plan(name, backend);
   if (fn == nullptr) return;
+  const std::string pending = rt::take_pending_error();
+  if (!pending.empty())
+    FK_FAIL(FK_ERR_CUDA, "a CUDA error was pending before the plan of op '", name, "' (earlier work left it): ",
+            pending);
   const fk_status s = fn(args, stream);
   if (s != FK_OK)
     FK_FAIL(s, "plan of op '", name, "' (", active_origin(name, backend), ") failed with ", status_name(s), ": ",
             last_error_message());
+  const std::string left = rt::take_pending_error();
+  if (!left.empty())
+    FK_FAIL(FK_ERR_CUDA, "the plan of op '", name, "' returned success but left a CUDA error: ", left);
 }
 
 fk_op_fn OpRegistry::active(std::string_view name, DeviceType backend) const {
@@ -151,15 +162,52 @@ std::string OpRegistry::active_origin(std::string_view name, DeviceType backend)
   return it == impls_.end() ? "none" : it->second.origin[static_cast<int>(backend)];
 }
 
+namespace {
+
+// FK_OP_TRACE=1: every op call is printed to stderr with its tensors before it runs (with
+// CUDA_LAUNCH_BLOCKING=1, the last line names the call that failed).
+bool op_trace_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("FK_OP_TRACE");
+    return v && *v && std::string_view(v) != "0";
+  }();
+  return on;
+}
+
+void trace_call(const OpDef& def, DeviceType backend, const void* args) {
+  std::string line = concat("[fk op] ", def.name, " (", backend == DeviceType::cpu ? "cpu" : "cuda", ")");
+  for (const TensorArg& a : def.tensor_args) {
+    TensorView v;
+    std::memcpy(&v, static_cast<const std::byte*>(args) + a.offset, sizeof(v));
+    if (v.data == nullptr) continue;
+    line += concat(" ", a.name, "=", describe(v), " strides ", shape_to_string(v.strides, v.rank));
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+}  // namespace
+
 void OpRegistry::call(std::string_view name, DeviceType backend, const void* args, void* stream) const {
+  if (op_trace_enabled()) trace_call(def(name), backend, args);
   fk_op_fn fn = active(name, backend);
   if (fn == nullptr)
     FK_FAIL(FK_ERR_UNSUPPORTED, "op '", name, "' has no ", backend == DeviceType::cpu ? "cpu" : "cuda",
             " implementation");
+  if (backend == DeviceType::cuda) {
+    const std::string pending = rt::take_pending_error();
+    if (!pending.empty())
+      FK_FAIL(FK_ERR_CUDA, "a CUDA error was pending before op '", name, "' ran (earlier work left it): ", pending);
+  }
   const fk_status s = fn(args, stream);
   if (s != FK_OK)
     FK_FAIL(s, "op '", name, "' (", active_origin(name, backend), ") failed with ", status_name(s), ": ",
             last_error_message());
+  if (backend == DeviceType::cuda) {
+    const std::string left = rt::take_pending_error();
+    if (!left.empty())
+      FK_FAIL(FK_ERR_CUDA, "op '", name, "' (", active_origin(name, backend),
+              ") returned success but left a CUDA error: ", left);
+  }
 }
 
 }  // namespace fk

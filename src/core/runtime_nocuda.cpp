@@ -29,6 +29,7 @@ void memset_async(void* p, int v, size_t n, Device d, void*) {
   std::memset(p, v, n);
 }
 void stream_synchronize(void*) {}
+std::string take_pending_error() { return {}; }
 void device_synchronize(int) {}
 
 }  // namespace fk::rt

@@ -290,6 +290,17 @@ TEST(ModelConfig, RopeScalingKinds) {
   const ModelConfig v5 = parse_model_config(llama_with("rope_theta", "") .insert(1, R"("rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 250000.0}, )"));
   EXPECT_DOUBLE_EQ(v5.rope_theta, 250000.0);
   EXPECT_EQ(v5.rope_scaling.type, RopeScalingKind::linear);
+  // Per layer type (Gemma 3 as transformers 5 writes it): the sliding layers' theta.
+  const std::string gemma3 = R"({"model_type": "gemma3_text", "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 64, "vocab_size": 256,
+    "max_position_embeddings": 512, "sliding_window": 16, "layer_types": ["sliding_attention", "full_attention"],
+    "rope_parameters": {"full_attention": {"factor": 8.0, "rope_theta": 1000000.0, "rope_type": "linear"},
+                        "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}}})";
+  const ModelConfig g3 = parse_model_config(gemma3);
+  EXPECT_EQ(g3.rope_theta, 1000000.0);
+  EXPECT_EQ(g3.rope_scaling.type, RopeScalingKind::linear);
+  EXPECT_EQ(g3.rope_scaling.factor, 8.0);
+  EXPECT_EQ(g3.rope_local_base_freq, 10000.0);
 }
 
 TEST(ModelConfig, PartialRotaryAndDefaults) {

@@ -24,6 +24,12 @@ bool cuda_available() {
   return available;
 }
 
+std::string take_pending_error() {
+  const cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return {};
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
 void* device_malloc(size_t bytes, int device, void* stream) {
   return CachingDeviceAllocator::instance().allocate(bytes, device, static_cast<cudaStream_t>(stream));
 }

@@ -59,6 +59,9 @@ inline RowChunks row_chunks(int64_t rows, int64_t vecs) {
     g.vecs_per_thread = 1;
     g.chunks = std::min(cuda::ceil_div(vecs, 64), std::max(g.chunks, cuda::ceil_div(target_blocks, rows)));
   }
+  // Never more threads than the kernel's launch bounds: with one vector per thread a chunk
+  // covers at most kMaxThreads vectors (rows 76..131 of a 14336-wide row needed this).
+  g.chunks = std::max(g.chunks, cuda::ceil_div(vecs, static_cast<int64_t>(kMaxThreads) * g.vecs_per_thread));
   g.threads = cuda::round_up(static_cast<int>(cuda::ceil_div(vecs, g.chunks * g.vecs_per_thread)), 32);
   return g;
 }

@@ -22,6 +22,7 @@ std::vector<Json> activation_test_workloads(const char* cols_key) {
   return {
       {{"tokens", 1}, {c, 8}},                        // one 16-byte vector
       {{"tokens", 3}, {c, 14336}},                    // the production row, several blocks per row
+      {{"tokens", 100}, {c, 14336}},                  // a decode batch between the two launch shapes
       {{"tokens", 5}, {c, 1000}},                     // ragged last block
       {{"tokens", 1}, {c, 100000}},                   // one long row over many blocks
       {{"tokens", 33}, {c, 2048}, {"dtype", "f16"}},  // f16

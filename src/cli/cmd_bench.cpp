@@ -1,0 +1,213 @@
+// `fk bench latency | throughput`: the engine end to end on random prompts.
+//   latency:    one batch at a time (warm-up runs, then the median of several): time to
+//               the first token (the prefill), time per decode step, tokens/s.
+//   throughput: N requests submitted at once, run to completion (ignore-eos): requests/s,
+//               output tokens/s, total tokens/s.
+// Prompts are fresh random token ids per run, so the prefix cache cannot serve them.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "bench/device_info.h"
+#include "cli/command.h"
+#include "cli/engine_options.h"
+#include "fk/status.h"
+
+namespace fk::cli {
+namespace {
+
+using nlohmann::json;
+
+std::vector<int64_t> random_prompt(std::mt19937_64& rng, int64_t len, int64_t vocab) {
+  std::uniform_int_distribution<int64_t> tok(0, vocab - 1);
+  std::vector<int64_t> p(static_cast<size_t>(len));
+  for (auto& t : p) t = tok(rng);
+  return p;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+json environment(const engine::Engine& e, const EngineOptions& o) {
+  json j;
+  j["model"] = o.model;
+  j["dtype"] = o.dtype;
+  j["backend"] = e.config().backend == DeviceType::cuda ? "cuda" : "cpu";
+  if (e.config().backend == DeviceType::cuda) j["device"] = bench::to_json(bench::query_gpu(0));
+  else j["host"] = bench::to_json(bench::query_host());
+  j["timestamp"] = bench::utc_timestamp();
+  j["command"] = invoked_command();
+  const engine::EngineStats s = e.stats();
+  j["engine"] = {{"num_pages", s.num_pages},
+                 {"page_size", s.page_size},
+                 {"weight_bytes", s.weight_bytes},
+                 {"kv_bytes", s.kv_bytes},
+                 {"activation_bytes", s.activation_bytes},
+                 {"max_num_batched_tokens", e.config().max_num_batched_tokens},
+                 {"max_num_seqs", e.config().max_num_seqs},
+                 {"cuda_graphs", e.config().cuda_graphs && e.config().backend == DeviceType::cuda}};
+  return j;
+}
+
+void emit(const json& j, const std::string& path) {
+  std::printf("%s\n", j.dump(2).c_str());
+  if (path.empty()) return;
+  std::ofstream f(path);
+  FK_CHECK(f.good(), "cannot write ", path);
+  f << j.dump(2) << "\n";
+}
+
+struct LatencyCli {
+  EngineOptions engine;
+  int64_t batch_size = 1, input_len = 128, output_len = 32, warmup = 2, iters = 5;
+  std::string out;
+};
+
+void run_latency(const LatencyCli& o) {
+  FK_CHECK(o.batch_size > 0 && o.input_len > 0 && o.output_len > 0 && o.iters > 0 && o.warmup >= 0,
+           "bench latency: batch size, lengths and iterations must be positive");
+  engine::Engine e(o.engine.to_config());
+  const int64_t V = e.spec().config.vocab_size;
+  std::mt19937_64 rng(o.engine.seed + 1);
+  engine::SamplingParams p;
+  p.temperature = 0;
+  p.max_tokens = o.output_len;
+  p.ignore_eos = true;
+  std::vector<double> total, prefill, step;
+  for (int64_t it = 0; it < o.warmup + o.iters; ++it) {
+    for (int64_t b = 0; b < o.batch_size; ++b) e.add_request(random_prompt(rng, o.input_len, V), p);
+    const double t0 = e.now_s();
+    double t_first = -1;
+    int64_t steps_after_first = 0;
+    while (e.has_unfinished()) {
+      std::vector<engine::StepToken> toks;
+      e.step(&toks);
+      if (t_first < 0 && !toks.empty()) t_first = e.now_s();
+      else if (t_first >= 0 && !toks.empty()) ++steps_after_first;
+    }
+    const double t1 = e.now_s();
+    if (it < o.warmup) continue;
+    total.push_back(t1 - t0);
+    prefill.push_back(t_first - t0);
+    if (steps_after_first > 0) step.push_back((t1 - t_first) / static_cast<double>(steps_after_first));
+  }
+  json j = environment(e, o.engine);
+  j["bench"] = "latency";
+  j["batch_size"] = o.batch_size;
+  j["input_len"] = o.input_len;
+  j["output_len"] = o.output_len;
+  j["iters"] = o.iters;
+  j["median_latency_s"] = median(total);
+  j["median_prefill_s"] = median(prefill);
+  j["prefill_tokens_per_s"] = static_cast<double>(o.batch_size * o.input_len) / median(prefill);
+  if (!step.empty()) {
+    j["median_decode_step_ms"] = 1e3 * median(step);
+    j["decode_tokens_per_s"] = static_cast<double>(o.batch_size) / median(step);
+  }
+  j["latencies_s"] = total;
+  j["graph_replays"] = e.stats().graph_replays;
+  emit(j, o.out);
+}
+
+struct ThroughputCli {
+  EngineOptions engine;
+  int64_t num_prompts = 1000, input_len = 0, output_len = 0;
+  std::string input_range = "128:1024", output_range = "128:1024";
+  std::string out;
+};
+
+std::pair<int64_t, int64_t> parse_range(const std::string& s, const char* what) {
+  const auto colon = s.find(':');
+  FK_CHECK(colon != std::string::npos, what, " must be LO:HI, got '", s, "'");
+  const int64_t lo = std::stoll(s.substr(0, colon)), hi = std::stoll(s.substr(colon + 1));
+  FK_CHECK(lo > 0 && hi >= lo, what, " must satisfy 0 < LO <= HI, got '", s, "'");
+  return {lo, hi};
+}
+
+void run_throughput(const ThroughputCli& o) {
+  FK_CHECK(o.num_prompts > 0, "bench throughput: --num-prompts must be positive");
+  engine::Engine e(o.engine.to_config());
+  const int64_t V = e.spec().config.vocab_size;
+  std::mt19937_64 rng(o.engine.seed + 7);
+  const auto in_r = o.input_len > 0 ? std::pair{o.input_len, o.input_len} : parse_range(o.input_range, "--input-range");
+  const auto out_r =
+      o.output_len > 0 ? std::pair{o.output_len, o.output_len} : parse_range(o.output_range, "--output-range");
+  std::uniform_int_distribution<int64_t> in_len(in_r.first, in_r.second), out_len(out_r.first, out_r.second);
+  int64_t prompt_tokens = 0, expected_out = 0;
+  std::vector<std::pair<std::vector<int64_t>, int64_t>> reqs;
+  for (int64_t i = 0; i < o.num_prompts; ++i) {
+    const int64_t n = std::min(in_len(rng), e.max_model_len() - 1);
+    const int64_t m = std::min(out_len(rng), e.max_model_len() - n);
+    reqs.push_back({random_prompt(rng, n, V), m});
+    prompt_tokens += n;
+    expected_out += m;
+  }
+  const double t0 = e.now_s();
+  for (auto& [prompt, m] : reqs) {
+    engine::SamplingParams p;
+    p.temperature = 0;
+    p.max_tokens = m;
+    p.ignore_eos = true;
+    e.add_request(std::move(prompt), p);
+  }
+  int64_t out_tokens = 0, done = 0;
+  while (e.has_unfinished())
+    for (const auto& r : e.step()) {
+      out_tokens += static_cast<int64_t>(r.output_tokens.size());
+      ++done;
+    }
+  const double elapsed = e.now_s() - t0;
+  FK_CHECK(out_tokens == expected_out, "bench throughput: ", out_tokens, " output tokens, expected ", expected_out);
+  json j = environment(e, o.engine);
+  j["bench"] = "throughput";
+  j["num_prompts"] = o.num_prompts;
+  j["input_range"] = {in_r.first, in_r.second};
+  j["output_range"] = {out_r.first, out_r.second};
+  j["prompt_tokens"] = prompt_tokens;
+  j["output_tokens"] = out_tokens;
+  j["elapsed_s"] = elapsed;
+  j["requests_per_s"] = static_cast<double>(done) / elapsed;
+  j["output_tokens_per_s"] = static_cast<double>(out_tokens) / elapsed;
+  j["total_tokens_per_s"] = static_cast<double>(out_tokens + prompt_tokens) / elapsed;
+  const engine::EngineStats s = e.stats();
+  j["steps"] = s.steps;
+  j["preemptions"] = s.preemptions;
+  j["graph_replays"] = s.graph_replays;
+  emit(j, o.out);
+}
+
+void setup(CLI::App& app) {
+  auto* bench = app.add_subcommand("bench", "The engine end to end: latency of a batch, throughput of many requests");
+  bench->require_subcommand(1);
+
+  static LatencyCli l;
+  auto* lat = bench->add_subcommand("latency", "Prefill and per-step decode time of one batch (median of runs)");
+  l.engine.add_to(lat);
+  lat->add_option("--batch-size", l.batch_size)->capture_default_str();
+  lat->add_option("--input-len", l.input_len)->capture_default_str();
+  lat->add_option("--output-len", l.output_len)->capture_default_str();
+  lat->add_option("--warmup", l.warmup, "Runs not counted")->capture_default_str();
+  lat->add_option("--iters", l.iters, "Runs counted (median)")->capture_default_str();
+  lat->add_option("--json-out", l.out, "Also write the JSON result to this file");
+  lat->callback([] { run_latency(l); });
+
+  static ThroughputCli t;
+  auto* thr = bench->add_subcommand("throughput", "N random requests at once, ignore-eos, run to completion");
+  t.engine.add_to(thr);
+  thr->add_option("--num-prompts", t.num_prompts)->capture_default_str();
+  thr->add_option("--input-len", t.input_len, "Fixed prompt length (overrides --input-range)");
+  thr->add_option("--output-len", t.output_len, "Fixed output length (overrides --output-range)");
+  thr->add_option("--input-range", t.input_range, "Prompt lengths uniform in LO:HI")->capture_default_str();
+  thr->add_option("--output-range", t.output_range, "Output lengths uniform in LO:HI")->capture_default_str();
+  thr->add_option("--json-out", t.out, "Also write the JSON result to this file");
+  thr->callback([] { run_throughput(t); });
+}
+FK_CLI_COMMAND(setup);
+
+}  // namespace
+}  // namespace fk::cli

@@ -1,0 +1,58 @@
+#include "cli/engine_options.h"
+
+#include "fk/runtime.h"
+#include "fk/status.h"
+
+namespace fk::cli {
+
+void EngineOptions::add_to(CLI::App* cmd) {
+  cmd->add_option("--model", model,
+                  "A built-in config (random weights; see `fk env`/model_config_names) or an HF checkpoint folder")
+      ->capture_default_str();
+  cmd->add_flag("--dummy-weights", dummy_weights, "Random weights even for a checkpoint folder (its config only)");
+  cmd->add_option("--device", device, "cpu, cuda or auto (cuda when a device is visible)")->capture_default_str();
+  cmd->add_option("--dtype", dtype, "bf16 or f16")->capture_default_str();
+  cmd->add_option("--max-num-batched-tokens", max_num_batched_tokens, "Token budget of a step")->capture_default_str();
+  cmd->add_option("--max-num-seqs", max_num_seqs, "Requests running at once at most")->capture_default_str();
+  cmd->add_option("--max-model-len", max_model_len, "Tokens per request at most (0: the model's, at most 32768)");
+  cmd->add_option("--page-size", page_size, "KV-cache page size in tokens")->capture_default_str();
+  cmd->add_option("--num-pages", num_pages, "KV-cache pages (0: from free device memory; 2048 on the CPU)");
+  cmd->add_option("--gpu-memory-utilization", gpu_memory_utilization, "Fraction of device memory the engine may use")
+      ->capture_default_str();
+  cmd->add_flag("--no-prefix-caching", no_prefix_caching, "Do not reuse the KV of shared prompt prefixes");
+  cmd->add_flag("--no-chunked-prefill", no_chunked_prefill, "A prompt waits for a step with room for all of it");
+  cmd->add_flag("--enforce-eager", enforce_eager, "No CUDA graphs for decode steps");
+  cmd->add_option("--seed", seed, "Engine seed (weights and requests without their own seed)")->capture_default_str();
+}
+
+engine::EngineConfig EngineOptions::to_config() const {
+  engine::EngineConfig c;
+  c.model = model;
+  c.dummy_weights = dummy_weights;
+  if (device == "auto")
+    c.backend = rt::cuda_available() ? DeviceType::cuda : DeviceType::cpu;
+  else if (device == "cpu")
+    c.backend = DeviceType::cpu;
+  else if (device == "cuda")
+    c.backend = DeviceType::cuda;
+  else
+    FK_FAIL(FK_ERR_INVALID_ARGUMENT, "--device must be cpu, cuda or auto, got '", device, "'");
+  const auto t = dtype_from_name(dtype);
+  FK_CHECK(t && (*t == DType::bf16 || *t == DType::f16), "--dtype must be bf16 or f16, got '", dtype, "'");
+  c.dtype = *t;
+  c.max_num_batched_tokens = max_num_batched_tokens;
+  c.max_num_seqs = max_num_seqs;
+  c.max_model_len = max_model_len;
+  c.page_size = page_size;
+  c.num_pages = num_pages;
+  c.gpu_memory_utilization = gpu_memory_utilization;
+  c.prefix_caching = !no_prefix_caching;
+  c.chunked_prefill = !no_chunked_prefill;
+  c.cuda_graphs = !enforce_eager;
+  c.seed = seed;
+  c.weight_seed = seed;
+  c.validate();
+  return c;
+}
+
+}  // namespace fk::cli

@@ -1,0 +1,52 @@
+// What the engine needs from the device beyond tensors and ops: free memory (to size the
+// KV cache) and CUDA graphs (to replay decode steps without launch overhead). CPU builds
+// answer with clear "built without CUDA" errors.
+#pragma once
+#include <cstdint>
+#include <functional>
+
+namespace fk::engine {
+
+struct MemoryInfo {
+  int64_t free_bytes = 0;
+  int64_t total_bytes = 0;
+};
+// The device's free and total memory after the caching allocator gave its unused blocks back.
+MemoryInfo device_memory(int device);
+
+// A non-blocking CUDA stream for the engine's work (none on the CPU backend).
+class EngineStream {
+ public:
+  explicit EngineStream(bool cuda);
+  EngineStream(const EngineStream&) = delete;
+  EngineStream& operator=(const EngineStream&) = delete;
+  ~EngineStream();
+  void* get() const { return stream_; }
+
+ private:
+  void* stream_ = nullptr;
+};
+
+// One captured sequence of launches on a stream, replayed as a whole.
+class CudaGraph {
+ public:
+  CudaGraph() = default;
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+  CudaGraph(CudaGraph&& o) noexcept : graph_(o.graph_), exec_(o.exec_) { o.graph_ = o.exec_ = nullptr; }
+  CudaGraph& operator=(CudaGraph&& o) noexcept;
+  ~CudaGraph();
+
+  // Records what `launches` puts on `stream` (which must not be the legacy default stream).
+  // Anything but kernel launches and async copies fails the capture with a clear error.
+  void capture(void* stream, const std::function<void()>& launches);
+  void replay(void* stream) const;
+  bool captured() const { return exec_ != nullptr; }
+
+ private:
+  void reset();
+  void* graph_ = nullptr;
+  void* exec_ = nullptr;
+};
+
+}  // namespace fk::engine

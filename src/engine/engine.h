@@ -1,0 +1,110 @@
+// The inference engine: requests in, tokens out. Loads a model (HF checkpoint or random
+// weights of a config), sizes the paged KV cache from the device's free memory, and runs
+// scheduler steps (token budget, chunked prefill, decode-first, recompute preemption,
+// prefix caching) through the model runner (packed inputs, CUDA graphs for decode).
+// The same engine runs on the CPU backend (the ops' CPU implementations) for tests.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/device.h"
+#include "engine/kv_cache.h"
+#include "engine/kv_cache_manager.h"
+#include "engine/model/decoder_model.h"
+#include "engine/model_runner.h"
+#include "engine/request.h"
+#include "engine/scheduler.h"
+
+namespace fk::engine {
+
+struct EngineConfig {
+  // A built-in config name (fk::model_config_names(): random weights) or a folder holding
+  // config.json and safetensors (weights loaded unless dummy_weights).
+  std::string model = "tiny-llama";
+  bool dummy_weights = false;
+  uint64_t weight_seed = 0;
+  DType dtype = DType::bf16;
+  DeviceType backend = DeviceType::cpu;
+  int64_t max_num_batched_tokens = 8192;
+  int64_t max_num_seqs = 256;
+  int64_t max_model_len = 0;        // 0: the config's max_position_embeddings, at most 32768
+  int64_t page_size = 16;
+  int64_t num_pages = 0;            // 0: from free device memory (CUDA), 2048 (CPU)
+  double gpu_memory_utilization = 0.90;  // fraction of the device the engine may fill
+  bool prefix_caching = true;
+  bool chunked_prefill = true;
+  bool cuda_graphs = true;
+  uint64_t seed = 0;                // derives the sampling seed of requests that bring none
+
+  void validate() const;
+};
+
+struct GenerationResult {
+  std::string id;
+  std::vector<int64_t> prompt_tokens;
+  std::vector<int64_t> output_tokens;
+  FinishReason finish_reason = FinishReason::none;
+  int64_t num_cached_tokens = 0;  // prompt tokens served by the prefix cache
+  int64_t num_preemptions = 0;
+  double arrival_s = 0, first_token_s = 0, finished_s = 0;  // engine clock
+};
+
+// Tokens a step appended, for streaming.
+struct StepToken {
+  std::string id;
+  int64_t token = 0;
+  bool finished = false;
+};
+
+struct EngineStats {
+  int64_t steps = 0, prefill_tokens = 0, decode_tokens = 0, graph_replays = 0, preemptions = 0;
+  int64_t num_pages = 0, page_size = 0;
+  int64_t weight_bytes = 0, kv_bytes = 0, activation_bytes = 0;
+};
+
+class Engine {
+ public:
+  explicit Engine(EngineConfig config);
+  ~Engine();
+
+  // Queues a request; returns its id (`id`, or a fresh one). Throws for bad parameters, an
+  // empty prompt, token ids outside the vocabulary, or a prompt the cache can never hold.
+  std::string add_request(std::vector<int64_t> prompt, SamplingParams params, std::string id = "");
+  bool abort(const std::string& id);
+  bool has_unfinished() const;
+  // One scheduler step and model call. Returns the requests that finished in it;
+  // `tokens` (optional) receives every token the step produced.
+  std::vector<GenerationResult> step(std::vector<StepToken>* tokens = nullptr);
+  // Runs the prompts to completion; results in the order of the prompts.
+  std::vector<GenerationResult> generate(const std::vector<std::vector<int64_t>>& prompts,
+                                         const SamplingParams& params);
+
+  const ModelSpec& spec() const { return model_->spec(); }
+  const EngineConfig& config() const { return config_; }
+  int64_t max_model_len() const { return max_model_len_; }
+  EngineStats stats() const;
+  double now_s() const;
+
+ private:
+  void size_kv_cache(int64_t bytes_per_page);
+
+  EngineConfig config_;
+  std::unique_ptr<EngineStream> stream_;
+  std::unique_ptr<DecoderModel> model_;
+  std::unique_ptr<KvCache> kv_;
+  std::unique_ptr<KvCacheManager> blocks_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<ModelRunner> runner_;
+  int64_t max_model_len_ = 0;
+  int64_t next_request_ = 0;
+  EngineStats stats_;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<StepRequest> step_buffer_;
+  std::map<std::string, std::pair<double, double>> times_;  // id -> (arrival, first token)
+};
+
+}  // namespace fk::engine

@@ -1,0 +1,33 @@
+// The packed inputs of one model step, as views on the model's device: the tokens of every
+// scheduled request back to back, their positions and cache slots, the paged-attention
+// metadata (FlashInfer layout, fk/ops/attention.h) and the rows whose logits are needed.
+// The runner fills them from the scheduler's output; the model only reads them.
+#pragma once
+#include <cstdint>
+
+#include "fk/tensor_view.h"
+
+namespace fk::engine {
+
+struct ForwardBatch {
+  int64_t num_tokens = 0;  // T: packed query tokens
+  int64_t num_seqs = 0;    // B
+  int64_t num_logits = 0;  // R: rows of logits to compute
+  // Every sequence computes exactly one token: the decode attention kernel (and, on CUDA,
+  // a captured graph) serves the step.
+  bool decode_only = false;
+
+  TensorView input_ids;       // [T] i32
+  TensorView positions;       // [T] i64
+  TensorView slot_mapping;    // [T] i64: page * page_size + offset of each token's K/V
+  TensorView logits_indices;  // [R] i32: which of the T rows feed the head
+  TensorView qo_indptr;       // [B+1] i32 (device)
+  TensorView kv_indptr;       // [B+1] i32 (device)
+  TensorView kv_indices;      // [nnz] i32 (device)
+  TensorView kv_last_page_len;       // [B] i32 (device)
+  TensorView qo_indptr_host;         // [B+1] i32 on the CPU
+  TensorView kv_indptr_host;         // [B+1] i32 on the CPU
+  TensorView kv_last_page_len_host;  // [B] i32 on the CPU
+};
+
+}  // namespace fk::engine

@@ -1,0 +1,251 @@
+#include "engine/model/decoder_model.h"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "engine/views.h"
+#include "fk/op_registry.h"
+#include "fk/ops/activation.h"
+#include "fk/ops/attention.h"
+#include "fk/ops/embedding.h"
+#include "fk/ops/kv_cache.h"
+#include "fk/ops/linear.h"
+#include "fk/ops/norm.h"
+#include "fk/ops/rope.h"
+#include "fk/rope_cache.h"
+#include "fk/status.h"
+
+namespace fk::engine {
+
+namespace {
+
+TensorView opt(const Tensor& t) { return t.defined() ? t.view() : absent(); }
+
+}  // namespace
+
+DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, int64_t max_tokens, int64_t max_seqs,
+                           int64_t max_logits, int64_t max_position, void* stream)
+    : spec_(std::move(spec)), weights_(std::move(weights)), device_(device), dtype_(weights_.embed.dtype()),
+      backend_(device.type) {
+  FK_CHECK(max_tokens > 0 && max_seqs > 0 && max_logits > 0 && max_position > 0,
+           "DecoderModel: step limits must be positive");
+  const ModelConfig& c = spec_.config;
+  const int64_t H = c.hidden_size, I = c.intermediate_size, D = c.head_dim;
+  for (const RopeConfig& r : spec_.ropes)
+    rope_caches_.push_back(make_rope_cos_sin_cache(r, max_position, c.rotary_dim(), DType::f32, device, stream));
+
+  // Attention variants: layers with the same window and soft-cap share one plan per step.
+  std::vector<std::pair<int32_t, float>> variants;
+  for (const LayerAttention& la : spec_.layers) {
+    std::pair<int32_t, float> v{la.window_left, la.logits_soft_cap};
+    auto it = std::find(variants.begin(), variants.end(), v);
+    if (it == variants.end()) {
+      variants.push_back(v);
+      it = variants.end() - 1;
+    }
+    layer_plan_.push_back(static_cast<int>(it - variants.begin()));
+  }
+  const auto ws = ops::paged_attention_workspace_bytes(max_seqs, max_tokens, c.num_attention_heads,
+                                                      c.num_key_value_heads, D);
+  const bool cpu = device.is_cpu();  // the CPU implementation has no plan and needs no scratch
+  for (size_t i = 0; i < variants.size(); ++i) {
+    AttentionPlan p;
+    p.float_workspace = Tensor::empty({cpu ? 16 : ws.float_bytes}, DType::u8, device, stream);
+    p.int_workspace = Tensor::empty({cpu ? 16 : ws.int_bytes}, DType::u8, device, stream);
+    p.host_int_workspace = Tensor::empty({cpu ? 16 : ws.int_bytes}, DType::u8);
+    p.plan_info = Tensor::zeros({ops::kAttentionPlanInfoLen}, DType::i64);
+    plans_.push_back(std::move(p));
+  }
+
+  auto buffer = [&](int64_t rows, int64_t cols) { return Tensor::empty({rows, cols}, dtype_, device, stream); };
+  residual_ = buffer(max_tokens, H);
+  a_ = buffer(max_tokens, H);
+  b_ = buffer(max_tokens, H);
+  qkv_ = buffer(max_tokens, spec_.qkv_rows());
+  attn_out_ = buffer(max_tokens, c.q_size());
+  gate_up_ = buffer(max_tokens, 2 * I);
+  act_ = buffer(max_tokens, I);
+  head_in_ = buffer(max_logits, H);
+  logits_ = buffer(max_logits, c.vocab_size);
+}
+
+int64_t DecoderModel::activation_bytes() const {
+  int64_t b = 0;
+  for (const Tensor* t : {&residual_, &a_, &b_, &qkv_, &attn_out_, &gate_up_, &act_, &head_in_, &logits_})
+    b += static_cast<int64_t>(t->nbytes());
+  for (const AttentionPlan& p : plans_) b += static_cast<int64_t>(p.float_workspace.nbytes() + p.int_workspace.nbytes());
+  return b;
+}
+
+TensorView DecoderModel::rows(const Tensor& buffer, int64_t n) const { return first_rows(buffer.view(), n); }
+
+void DecoderModel::norm(const TensorView& out, const TensorView& in, const Tensor& w, void* stream) const {
+  if (spec_.norm == NormKind::gemma_rms)
+    call_op(ops::GemmaRmsNormArgs{out, in, w, spec_.rms_norm_eps}, backend_, stream);
+  else
+    call_op(ops::RmsNormArgs{out, in, w, spec_.rms_norm_eps}, backend_, stream);
+}
+
+void DecoderModel::add_norm(const TensorView& x, const TensorView& residual, const Tensor& w, void* stream) const {
+  if (spec_.norm == NormKind::gemma_rms)
+    call_op(ops::GemmaFusedAddRmsNormArgs{x, residual, w, spec_.rms_norm_eps}, backend_, stream);
+  else
+    call_op(ops::FusedAddRmsNormArgs{x, residual, w, spec_.rms_norm_eps}, backend_, stream);
+}
+
+void DecoderModel::linear(const TensorView& out, const TensorView& in, const Tensor& w, const Tensor& bias,
+                          void* stream) const {
+  call_op(ops::LinearArgs{out, in, w, opt(bias), absent(), absent()}, backend_, stream);
+}
+
+namespace {
+
+// The attention op's arguments for one layer; plan and run see exactly the same ones.
+template <class Args>
+Args attention_args(const ForwardBatch& b, const TensorView& q, const TensorView& out, const TensorView& k_cache,
+                    const TensorView& v_cache, const Tensor& float_ws, const Tensor& int_ws, const Tensor& host_int_ws,
+                    const Tensor& plan_info, float sm_scale, const LayerAttention& la, bool cuda_graph) {
+  Args a{};
+  a.out = out;
+  a.lse = absent();
+  a.q = q;
+  a.k_cache = k_cache;
+  a.v_cache = v_cache;
+  a.kv_indptr = b.kv_indptr;
+  a.kv_indices = b.kv_indices;
+  a.kv_last_page_len = b.kv_last_page_len;
+  a.kv_indptr_host = b.kv_indptr_host;
+  a.kv_last_page_len_host = b.kv_last_page_len_host;
+  a.float_workspace = float_ws;
+  a.int_workspace = int_ws;
+  a.host_int_workspace = host_int_ws;
+  a.plan_info = plan_info;
+  a.sm_scale = sm_scale;
+  a.logits_soft_cap = la.logits_soft_cap;
+  a.window_left = la.window_left;
+  a.cuda_graph = cuda_graph ? 1 : 0;
+  if constexpr (std::is_same_v<Args, ops::BatchPrefillPagedAttentionArgs>) {
+    a.qo_indptr = b.qo_indptr;
+    a.qo_indptr_host = b.qo_indptr_host;
+    a.causal = 1;
+  }
+  return a;
+}
+
+}  // namespace
+
+void DecoderModel::attention(const ForwardBatch& b, int64_t layer, const TensorView& q, const KvCache& kv,
+                             const TensorView& out, bool plan_only, void* stream) {
+  const LayerAttention& la = spec_.layers[static_cast<size_t>(layer)];
+  const AttentionPlan& p = plans_[static_cast<size_t>(layer_plan_[static_cast<size_t>(layer)])];
+  auto go = [&](const auto& args) {
+    using Args = std::decay_t<decltype(args)>;
+    if (plan_only)
+      OpRegistry::global().plan(Args::kName, backend_, &args, stream);
+    else
+      call_op(args, backend_, stream);
+  };
+  if (b.decode_only)
+    go(attention_args<ops::BatchDecodePagedAttentionArgs>(b, q, out, kv.k(layer), kv.v(layer), p.float_workspace,
+                                                          p.int_workspace, p.host_int_workspace, p.plan_info,
+                                                          spec_.sm_scale, la, cuda_graph_));
+  else
+    go(attention_args<ops::BatchPrefillPagedAttentionArgs>(b, q, out, kv.k(layer), kv.v(layer), p.float_workspace,
+                                                           p.int_workspace, p.host_int_workspace, p.plan_info,
+                                                           spec_.sm_scale, la, cuda_graph_));
+}
+
+TensorView DecoderModel::query_view(int64_t tokens) const {
+  const ModelConfig& c = spec_.config;
+  return as_heads(columns(rows(qkv_, tokens), 0, c.q_size()), c.num_attention_heads, c.head_dim);
+}
+
+void DecoderModel::plan(const ForwardBatch& b, const KvCache& kv, bool cuda_graph, void* stream) {
+  cuda_graph_ = cuda_graph;
+  if (backend_ == DeviceType::cpu) return;  // the CPU implementation has no plan
+  const ModelConfig& c = spec_.config;
+  const TensorView out = as_heads(rows(attn_out_, b.num_tokens), c.num_attention_heads, c.head_dim);
+  // One plan per variant, made with the arguments of the first layer that uses it (all its
+  // layers have the same shapes and attributes; only the caches differ).
+  for (size_t i = 0; i < plans_.size(); ++i) {
+    const auto first = std::find(layer_plan_.begin(), layer_plan_.end(), static_cast<int>(i)) - layer_plan_.begin();
+    attention(b, first, query_view(b.num_tokens), kv, out, /*plan_only=*/true, stream);
+  }
+}
+
+TensorView DecoderModel::forward(const ForwardBatch& b, const KvCache& kv, void* stream) {
+  const ModelConfig& c = spec_.config;
+  const int64_t T = b.num_tokens;
+  FK_CHECK(T > 0 && T <= residual_.size(0), "forward: ", T, " tokens; the model was sized for ", residual_.size(0));
+  FK_CHECK(b.num_logits > 0 && b.num_logits <= logits_.size(0), "forward: ", b.num_logits,
+           " logit rows; the model was sized for ", logits_.size(0));
+  const TensorView residual = rows(residual_, T), x = rows(a_, T), y = rows(b_, T);
+  const TensorView qkv = rows(qkv_, T), q = query_view(T);
+  const TensorView k = as_heads(columns(qkv, c.q_size(), c.kv_size()), c.num_key_value_heads, c.head_dim);
+  const TensorView v = as_heads(columns(qkv, c.q_size() + c.kv_size(), c.kv_size()), c.num_key_value_heads, c.head_dim);
+  const TensorView attn_out = rows(attn_out_, T);
+  const TensorView gate_up = rows(gate_up_, T), act = rows(act_, T);
+
+  call_op(ops::EmbeddingArgs{residual, b.input_ids, weights_.embed_input}, backend_, stream);
+  for (int64_t l = 0; l < spec_.num_layers(); ++l) {
+    const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
+    // x = norm(residual); from the second layer on, the previous layer's output (in x) is
+    // added to the residual first, in the same op.
+    if (l == 0)
+      norm(x, residual, w.input_norm, stream);
+    else
+      add_norm(x, residual, w.input_norm, stream);
+
+    // Attention: fused QKV GEMM, rope (with the q/k norms where the model has them), cache
+    // write, paged attention, output projection.
+    linear(qkv, x, w.qkv, w.qkv_bias, stream);
+    const LayerAttention& la = spec_.layers[static_cast<size_t>(l)];
+    const Tensor& cos_sin = rope_caches_[static_cast<size_t>(la.rope_index)];
+    if (spec_.qk_norm)
+      call_op(ops::QkNormRopeArgs{b.positions, q, k, w.q_norm, w.k_norm, cos_sin, static_cast<int32_t>(c.head_dim),
+                                  ops::RopeStyle::neox, spec_.rms_norm_eps},
+              backend_, stream);
+    else
+      call_op(ops::RotaryEmbeddingArgs{b.positions, q, k, cos_sin, static_cast<int32_t>(c.head_dim),
+                                       ops::RopeStyle::neox},
+              backend_, stream);
+    call_op(ops::ReshapeAndCacheArgs{k, v, kv.k(l), kv.v(l), b.slot_mapping, absent(), absent()}, backend_, stream);
+    attention(b, l, q, kv, as_heads(attn_out, c.num_attention_heads, c.head_dim), /*plan_only=*/false, stream);
+    linear(y, attn_out, w.o_proj, w.o_bias, stream);
+
+    // MLP, with Gemma's extra norms around it: the sub-layer outputs are normalised before
+    // they are added to the residual.
+    TensorView mlp_in = y;
+    if (spec_.sandwich_norm) {
+      norm(x, y, w.post_attn_norm, stream);
+      mlp_in = x;
+    }
+    add_norm(mlp_in, residual, w.pre_mlp_norm, stream);
+    linear(gate_up, mlp_in, w.gate_up, w.gate_up_bias, stream);
+    switch (spec_.activation) {
+      case MlpActivation::silu: call_op(ops::SiluAndMulArgs{act, gate_up}, backend_, stream); break;
+      case MlpActivation::gelu: call_op(ops::GeluAndMulArgs{act, gate_up, ops::GeluApprox::none}, backend_, stream); break;
+      case MlpActivation::gelu_tanh:
+        call_op(ops::GeluAndMulArgs{act, gate_up, ops::GeluApprox::tanh}, backend_, stream);
+        break;
+    }
+    const TensorView mlp_out = mlp_in.data == x.data ? y : x;
+    linear(mlp_out, act, w.down, w.down_bias, stream);
+    if (spec_.sandwich_norm)
+      norm(x, mlp_out, w.post_mlp_norm, stream);
+    else if (mlp_out.data != x.data)
+      FK_FAIL(FK_ERR_INTERNAL, "forward: the layer output must end in the x buffer");
+  }
+  add_norm(x, residual, weights_.final_norm, stream);
+
+  // The head only for the rows that need logits: gather them (an embedding lookup into the
+  // hidden states), then one GEMM.
+  const TensorView head_in = rows(head_in_, b.num_logits), logits = rows(logits_, b.num_logits);
+  call_op(ops::EmbeddingArgs{head_in, b.logits_indices, x}, backend_, stream);
+  linear(logits, head_in, weights_.lm_head, Tensor{}, stream);
+  if (spec_.final_logit_soft_cap > 0)
+    call_op(ops::LogitSoftcapArgs{logits, spec_.final_logit_soft_cap}, backend_, stream);
+  return logits;
+}
+
+}  // namespace fk::engine

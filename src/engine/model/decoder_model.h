@@ -1,0 +1,69 @@
+// A dense decoder LLM as a sequence of registry ops (every call goes through the op
+// registry, so an installed candidate kernel runs inside the engine). One forward pass
+// serves prefill, chunked prefill, decode and mixed batches: packed tokens in, logits of
+// the requested rows out. Activations live in buffers allocated once for the largest step.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "engine/forward_batch.h"
+#include "engine/kv_cache.h"
+#include "engine/model/model_spec.h"
+#include "engine/model/weights.h"
+#include "fk/tensor.h"
+
+namespace fk::engine {
+
+class DecoderModel {
+ public:
+  // max_tokens / max_seqs / max_logits: the largest step (token budget, batch, logit rows).
+  DecoderModel(ModelSpec spec, ModelWeights weights, Device device, int64_t max_tokens, int64_t max_seqs,
+               int64_t max_logits, int64_t max_position, void* stream = nullptr);
+
+  const ModelSpec& spec() const { return spec_; }
+  Device device() const { return device_; }
+  DType dtype() const { return dtype_; }
+  const ModelWeights& weights() const { return weights_; }
+  int64_t activation_bytes() const;
+  // The buffer forward writes logits into (a graph replay leaves them here too).
+  const Tensor& logits_buffer() const { return logits_; }
+
+  // Host-side attention scheduling for this batch's metadata (no device reads, no sync):
+  // call before forward, outside graph capture. cuda_graph keeps launch shapes fixed per
+  // batch size so that a graph captured after one plan replays correctly after the next.
+  void plan(const ForwardBatch& batch, const KvCache& kv, bool cuda_graph, void* stream);
+  // Launches the whole step (capturable when the batch is decode_only and planned with
+  // cuda_graph): returns the [R, V] logits (model dtype), valid once the stream reaches them.
+  TensorView forward(const ForwardBatch& batch, const KvCache& kv, void* stream);
+
+ private:
+  // One set of attention workspaces per distinct (window, soft-cap) kernel variant:
+  // layers of one variant share a plan (Gemma 2 alternates two).
+  struct AttentionPlan {
+    Tensor float_workspace, int_workspace, host_int_workspace, plan_info;
+  };
+  // Runs (or, with plan_only, plans) layer `layer`'s attention op.
+  void attention(const ForwardBatch& b, int64_t layer, const TensorView& q, const KvCache& kv, const TensorView& out,
+                 bool plan_only, void* stream);
+  TensorView query_view(int64_t tokens) const;  // q heads inside the fused QKV buffer
+  void norm(const TensorView& out, const TensorView& in, const Tensor& w, void* stream) const;
+  void add_norm(const TensorView& x, const TensorView& residual, const Tensor& w, void* stream) const;
+  void linear(const TensorView& out, const TensorView& in, const Tensor& w, const Tensor& bias, void* stream) const;
+  TensorView rows(const Tensor& buffer, int64_t n) const;
+
+  ModelSpec spec_;
+  ModelWeights weights_;
+  Device device_;
+  DType dtype_;
+  DeviceType backend_;
+  std::vector<Tensor> rope_caches_;  // one per spec_.ropes
+  std::vector<AttentionPlan> plans_;
+  std::vector<int> layer_plan_;      // which of plans_ each layer uses
+  bool cuda_graph_ = false;          // what the last plan was made with
+  // Activations, sized for the largest step.
+  Tensor residual_, a_, b_, qkv_, attn_out_, gate_up_, act_, head_in_, logits_;
+};
+
+}  // namespace fk::engine

@@ -1,0 +1,99 @@
+#include "engine/model/model_spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "fk/status.h"
+
+namespace fk::engine {
+
+namespace {
+
+std::vector<ModelFamily>& families() {
+  static std::vector<ModelFamily> f;
+  return f;
+}
+
+}  // namespace
+
+ModelFamilyRegistrar::ModelFamilyRegistrar(ModelFamily family) { families().push_back(std::move(family)); }
+
+RopeConfig rope_config_of(const ModelConfig& c, double theta) {
+  RopeConfig r;
+  r.theta = theta;
+  const RopeScaling& s = c.rope_scaling;
+  switch (s.type) {
+    case RopeScalingKind::none: r.scaling = RopeScalingType::none; break;
+    case RopeScalingKind::linear:
+      r.scaling = RopeScalingType::linear;
+      r.factor = s.factor;
+      break;
+    case RopeScalingKind::llama3:
+      r.scaling = RopeScalingType::llama3;
+      r.factor = s.factor;
+      r.low_freq_factor = s.low_freq_factor;
+      r.high_freq_factor = s.high_freq_factor;
+      r.original_max_position_embeddings = static_cast<double>(s.original_max_position_embeddings);
+      break;
+    case RopeScalingKind::yarn:
+      r.scaling = RopeScalingType::yarn;
+      r.factor = s.factor;
+      r.original_max_position_embeddings = static_cast<double>(s.original_max_position_embeddings);
+      r.beta_fast = s.beta_fast;
+      r.beta_slow = s.beta_slow;
+      r.mscale = s.mscale;
+      r.mscale_all_dim = s.mscale_all_dim;
+      r.attention_factor = s.attention_factor.value_or(0.0);
+      break;
+    case RopeScalingKind::dynamic:
+      // Dynamic NTK changes the frequencies with the sequence length: one cache per length,
+      // which the paged engine (positions of many sequences in one batch) does not build.
+      FK_FAIL(FK_ERR_UNSUPPORTED, "model_type '", c.model_type,
+              "': rope_scaling 'dynamic' is not supported by the engine (default, linear, llama3 and yarn are)");
+  }
+  return r;
+}
+
+MlpActivation activation_of(const std::string& act) {
+  if (act == "silu") return MlpActivation::silu;
+  if (act == "gelu") return MlpActivation::gelu;
+  if (act == "gelu_pytorch_tanh" || act == "gelu_new" || act == "gelu_fast") return MlpActivation::gelu_tanh;
+  FK_FAIL(FK_ERR_UNSUPPORTED, "hidden activation '", act, "' is not supported by the engine's gated MLP");
+}
+
+ModelSpec model_spec_for(const ModelConfig& config) {
+  if (config.is_moe())
+    FK_FAIL(FK_ERR_UNSUPPORTED, "model_type '", config.model_type,
+            "' has mixture-of-experts layers, which the dense engine does not run");
+  ModelSpec s;
+  s.config = config;
+  s.activation = activation_of(config.hidden_act);
+  s.qkv_bias = config.attention_bias;
+  s.o_bias = config.attention_out_bias;
+  s.mlp_bias = config.mlp_bias;
+  s.tie_word_embeddings = config.tie_word_embeddings;
+  s.final_logit_soft_cap = static_cast<float>(config.final_logit_softcapping);
+  s.rms_norm_eps = static_cast<float>(config.rms_norm_eps);
+  s.sm_scale = static_cast<float>(config.attention_scale());
+  s.ropes = {rope_config_of(config, config.rope_theta)};
+  for (int64_t l = 0; l < config.num_hidden_layers; ++l) {
+    LayerAttention a;
+    a.logits_soft_cap = static_cast<float>(config.attn_logit_softcapping);
+    if (config.layer_types[static_cast<size_t>(l)] == AttentionKind::sliding && config.sliding_window > 0)
+      a.window_left = static_cast<int32_t>(config.sliding_window - 1);  // HF: q - k < sliding_window
+    s.layers.push_back(a);
+  }
+  for (const ModelFamily& f : families()) {
+    if (std::find(f.model_types.begin(), f.model_types.end(), config.model_type) == f.model_types.end()) continue;
+    s.family = f.name;
+    f.resolve(s);
+    return s;
+  }
+  std::string known;
+  for (const ModelFamily& f : families())
+    for (const auto& t : f.model_types) known += (known.empty() ? "" : ", ") + t;
+  FK_FAIL(FK_ERR_UNSUPPORTED, "model_type '", config.model_type, "' has no model in the engine (it runs: ", known, ")");
+}
+
+}  // namespace fk::engine

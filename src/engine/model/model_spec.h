@@ -1,0 +1,83 @@
+// What a decoder model computes, resolved once from its ModelConfig by the family's file
+// (llama.cpp, qwen.cpp, gemma.cpp): which norm, activation, projections, biases and
+// attention settings each layer uses, and where each weight sits in an HF checkpoint.
+// The forward pass (decoder_model.cpp) reads only this struct, never config.json fields.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fk/model_config.h"
+#include "fk/ops/activation.h"
+#include "fk/rope_cache.h"
+
+namespace fk::engine {
+
+enum class NormKind : uint8_t {
+  rms,        // x * rsqrt(mean(x^2) + eps) * w        (Llama, Mistral, Qwen)
+  gemma_rms,  // x * rsqrt(mean(x^2) + eps) * (1 + w)  (Gemma)
+};
+enum class MlpActivation : uint8_t { silu, gelu, gelu_tanh };
+
+// Attention of one layer: what the attention op needs besides tensors.
+struct LayerAttention {
+  int32_t window_left = -1;    // -1: full attention; else the kv positions [p - window_left, p]
+  float logits_soft_cap = 0;   // 0: none
+  int rope_index = 0;          // which of ModelSpec::ropes this layer's q/k use
+  friend bool operator==(const LayerAttention&, const LayerAttention&) = default;
+};
+
+struct ModelSpec {
+  ModelConfig config;
+  std::string family;  // "llama", "qwen", "gemma": the file that resolved it
+
+  NormKind norm = NormKind::rms;
+  MlpActivation activation = MlpActivation::silu;
+  bool qkv_bias = false;
+  bool o_bias = false;
+  bool mlp_bias = false;
+  // Per-head RMSNorm of q and k before rope (Qwen3, Gemma3). Gemma3 stores those weights
+  // as offsets from one too: the loader adds the one so the fused qk_norm_rope op applies.
+  bool qk_norm = false;
+  bool qk_norm_weight_offset = false;
+  // Gemma 2/3: norms after attention and after the MLP, before each residual add.
+  bool sandwich_norm = false;
+  // Gemma: embeddings multiplied by sqrt(hidden), rounded to the model dtype first as HF does.
+  bool scale_embeddings = false;
+  bool tie_word_embeddings = false;
+  float final_logit_soft_cap = 0;
+  float rms_norm_eps = 1e-6f;
+  float sm_scale = 0;  // attention logit scale
+
+  std::vector<RopeConfig> ropes;       // one per distinct rope (Gemma3: global and local)
+  std::vector<LayerAttention> layers;  // one per decoder layer
+
+  // HF checkpoint names. `prefix` is what precedes "layers.N." and "embed_tokens"
+  // ("model." or, for multimodal wrappers, "language_model.model.").
+  std::string prefix = "model.";
+  std::string pre_mlp_norm_name = "post_attention_layernorm";  // Gemma2/3: pre_feedforward_layernorm
+  std::string post_attn_norm_name;                             // sandwich only: post_attention_layernorm
+  std::string post_mlp_norm_name;                              // sandwich only: post_feedforward_layernorm
+
+  int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }
+  int64_t qkv_rows() const { return config.q_size() + 2 * config.kv_size(); }
+};
+
+// The spec of a config, by its model_type (throws naming the type when no family claims it,
+// or naming the setting the engine does not run, e.g. MoE layers or dynamic rope scaling).
+ModelSpec model_spec_for(const ModelConfig& config);
+
+// ---- for the family files -----------------------------------------------------------
+struct ModelFamily {
+  const char* name;
+  std::vector<std::string> model_types;
+  void (*resolve)(ModelSpec& spec);  // fills the family's choices into a spec whose common fields are set
+};
+struct ModelFamilyRegistrar {
+  explicit ModelFamilyRegistrar(ModelFamily family);
+};
+// The RopeConfig of a config's rope_theta and rope_scaling (theta overridable: Gemma3's local layers).
+RopeConfig rope_config_of(const ModelConfig& config, double theta);
+MlpActivation activation_of(const std::string& hidden_act);
+
+}  // namespace fk::engine

@@ -1,0 +1,47 @@
+// A decoder model's weights on one device, in the layout the forward pass wants: q, k and v
+// projections fused into one [q + 2 kv, hidden] matrix (one GEMM), gate and up fused into
+// one [2 * intermediate, hidden] matrix ([gate | up] rows, what silu_and_mul reads), norm
+// weights as the norm ops take them. Filled from an HF checkpoint or at random.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/model/model_spec.h"
+#include "fk/safetensors.h"
+#include "fk/tensor.h"
+
+namespace fk::engine {
+
+struct LayerWeights {
+  Tensor input_norm;               // [H]
+  Tensor qkv, qkv_bias;            // [Hq*D + 2*Hk*D, H], [Hq*D + 2*Hk*D] (qkv_bias: optional)
+  Tensor q_norm, k_norm;           // [D] (qk_norm only; offset already added for Gemma3)
+  Tensor o_proj, o_bias;           // [H, Hq*D], [H] (optional)
+  Tensor post_attn_norm;           // [H] (sandwich only)
+  Tensor pre_mlp_norm;             // [H]
+  Tensor gate_up, gate_up_bias;    // [2I, H], [2I] (optional)
+  Tensor down, down_bias;          // [H, I], [H] (optional)
+  Tensor post_mlp_norm;            // [H] (sandwich only)
+};
+
+struct ModelWeights {
+  Tensor embed;         // [V, H]: the token table (and the head when tied)
+  Tensor embed_input;   // [V, H]: what the input lookup reads: embed, or embed * sqrt(H) (Gemma)
+  Tensor final_norm;    // [H]
+  Tensor lm_head;       // [V, H]: embed when tied
+  std::vector<LayerWeights> layers;
+  int64_t bytes = 0;    // device memory held
+};
+
+// Reads every weight the spec needs from an HF checkpoint (config.json's model), converting
+// to `dtype` (bf16 or f16) where the checkpoint differs. Throws naming the missing tensor or
+// the tensor whose shape does not match the config.
+ModelWeights load_checkpoint_weights(const ModelSpec& spec, const safetensors::Checkpoint& ckpt, DType dtype,
+                                     Device device, void* stream = nullptr);
+
+// Random weights of the spec's shapes (the --dummy-weights of the benchmark): projections
+// N(0, 1/sqrt(fan_in)), embeddings N(0, 1), norms at their identity (1, or 0 for Gemma's
+// offset weights), biases N(0, 0.02); drawn on the device from Philox(seed).
+ModelWeights dummy_weights(const ModelSpec& spec, DType dtype, Device device, uint64_t seed, void* stream = nullptr);
+
+}  // namespace fk::engine

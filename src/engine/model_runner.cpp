@@ -1,0 +1,241 @@
+#include "engine/model_runner.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/views.h"
+#include "fk/op_registry.h"
+#include "fk/ops/sampling.h"
+#include "fk/runtime.h"
+#include "fk/status.h"
+
+namespace fk::engine {
+
+namespace {
+
+std::vector<int64_t> default_graph_sizes(int64_t max_seqs) {
+  std::vector<int64_t> s;
+  for (int64_t b : {1, 2, 4, 8})
+    if (b <= max_seqs) s.push_back(b);
+  for (int64_t b = 16; b <= max_seqs; b += 16) s.push_back(b);
+  return s;
+}
+
+template <class T>
+void put(const Tensor& dst, const std::vector<T>& src, void* stream) {
+  FK_CHECK(static_cast<int64_t>(src.size()) <= dst.numel(), "model runner: ", src.size(),
+           " entries do not fit a buffer of ", dst.numel());
+  if (src.empty()) return;
+  rt::memcpy_async(dst.data(), dst.device(), src.data(), Device::cpu(), src.size() * sizeof(T), stream);
+}
+
+}  // namespace
+
+void ModelRunner::HostBatch::clear() {
+  for (auto* v : {&input_ids, &qo_indptr, &kv_indptr, &kv_indices, &kv_last_page_len, &logits_indices, &top_k})
+    v->clear();
+  for (auto* v : {&positions, &slot_mapping, &seed, &offset}) v->clear();
+  for (auto* v : {&temperature, &top_p, &min_p}) v->clear();
+}
+
+ModelRunner::ModelRunner(DecoderModel& model, KvCache& kv, RunnerConfig config, void* stream)
+    : model_(model), kv_(kv), config_(std::move(config)), stream_(stream), backend_(model.device().type) {
+  FK_CHECK(config_.max_tokens > 0 && config_.max_seqs > 0 && config_.max_pages_per_seq > 0,
+           "model runner: max_tokens, max_seqs and max_pages_per_seq must be positive");
+  if (backend_ == DeviceType::cuda && config_.cuda_graphs) {
+    graph_sizes_ = config_.graph_batch_sizes.empty() ? default_graph_sizes(config_.max_seqs) : config_.graph_batch_sizes;
+    std::sort(graph_sizes_.begin(), graph_sizes_.end());
+    for (int64_t b : graph_sizes_)
+      FK_CHECK(b > 0 && b <= config_.max_seqs && b <= config_.max_tokens, "graph batch size ", b,
+               " must be in [1, min(max_seqs, max_tokens)]");
+  }
+  const Device dev = model.device();
+  const int64_t T = config_.max_tokens, B = config_.max_seqs;
+  auto dev_buf = [&](int64_t n, DType t) { return Tensor::zeros({n}, t, dev, stream); };
+  auto host_buf = [&](int64_t n, DType t) { return Tensor::zeros({n}, t); };
+  input_ids_ = dev_buf(T, DType::i32);
+  positions_ = dev_buf(T, DType::i64);
+  slot_mapping_ = dev_buf(T, DType::i64);
+  logits_indices_ = dev_buf(B, DType::i32);
+  qo_indptr_ = dev_buf(B + 1, DType::i32);
+  kv_indptr_ = dev_buf(B + 1, DType::i32);
+  kv_indices_ = dev_buf(B * config_.max_pages_per_seq, DType::i32);
+  kv_last_page_len_ = dev_buf(B, DType::i32);
+  qo_indptr_host_ = host_buf(B + 1, DType::i32);
+  kv_indptr_host_ = host_buf(B + 1, DType::i32);
+  kv_last_page_len_host_ = host_buf(B, DType::i32);
+  temperature_ = dev_buf(B, DType::f32);
+  top_k_ = dev_buf(B, DType::i32);
+  top_p_ = dev_buf(B, DType::f32);
+  min_p_ = dev_buf(B, DType::f32);
+  seed_ = dev_buf(B, DType::i64);
+  offset_ = dev_buf(B, DType::i64);
+  sampled_ = dev_buf(B, DType::i64);
+}
+
+int64_t ModelRunner::graph_size_for(int64_t seqs) const {
+  for (int64_t b : graph_sizes_)
+    if (b >= seqs && graphs_.count(b)) return b;
+  return 0;
+}
+
+void ModelRunner::pack(std::span<const StepRequest> step, int64_t padded_seqs) {
+  HostBatch& h = host_;
+  h.clear();
+  const int64_t S = kv_.page_size();
+  h.qo_indptr.push_back(0);
+  h.kv_indptr.push_back(0);
+  auto add_logit_row = [&](int64_t row, const Request* r) {
+    h.logits_indices.push_back(static_cast<int32_t>(row));
+    const SamplingParams* p = r ? &r->params : nullptr;
+    h.temperature.push_back(p ? p->temperature : 0.0f);  // padding rows: greedy, ignored
+    h.top_k.push_back(p ? p->top_k : 0);
+    h.top_p.push_back(p ? p->top_p : 1.0f);
+    h.min_p.push_back(p ? p->min_p : 0.0f);
+    h.seed.push_back(r ? static_cast<int64_t>(r->seed) : 0);
+    // The request's step: its n-th output token uses Philox offset n, so a request draws
+    // the same tokens alone, in any batch and after a preemption.
+    h.offset.push_back(r ? static_cast<int64_t>(r->output_tokens.size()) : 0);
+  };
+  for (const StepRequest& sr : step) {
+    const Request& r = *sr.request;
+    FK_CHECK(sr.count > 0 && sr.start >= 0 && sr.start + sr.count <= r.total_tokens(), "model runner: request ",
+             r.id, " schedules tokens [", sr.start, ", ", sr.start + sr.count, ") of ", r.total_tokens());
+    const int64_t kv_len = sr.start + sr.count;
+    const int64_t pages = (kv_len + S - 1) / S;
+    FK_CHECK(static_cast<int64_t>(r.block_ids.size()) >= pages, "model runner: request ", r.id, " has ",
+             r.block_ids.size(), " KV blocks for ", kv_len, " tokens");
+    FK_CHECK(pages <= config_.max_pages_per_seq, "model runner: request ", r.id, " needs ", pages,
+             " pages, more than max_pages_per_seq ", config_.max_pages_per_seq);
+    for (int64_t i = sr.start; i < kv_len; ++i) {
+      h.input_ids.push_back(static_cast<int32_t>(r.token_at(i)));
+      h.positions.push_back(i);
+      h.slot_mapping.push_back(int64_t{r.block_ids[static_cast<size_t>(i / S)]} * S + i % S);
+    }
+    for (int64_t p = 0; p < pages; ++p) h.kv_indices.push_back(r.block_ids[static_cast<size_t>(p)]);
+    h.kv_indptr.push_back(static_cast<int32_t>(h.kv_indices.size()));
+    h.kv_last_page_len.push_back(static_cast<int32_t>(kv_len - (pages - 1) * S));
+    h.qo_indptr.push_back(static_cast<int32_t>(h.input_ids.size()));
+  }
+  // Padding sequences of a captured graph: one token on the spare page, written nowhere.
+  for (int64_t i = static_cast<int64_t>(step.size()); i < padded_seqs; ++i) {
+    h.input_ids.push_back(0);
+    h.positions.push_back(0);
+    h.slot_mapping.push_back(-1);
+    h.kv_indices.push_back(static_cast<int32_t>(padding_page()));
+    h.kv_indptr.push_back(static_cast<int32_t>(h.kv_indices.size()));
+    h.kv_last_page_len.push_back(1);
+    h.qo_indptr.push_back(static_cast<int32_t>(h.input_ids.size()));
+  }
+  if (padded_seqs > 0) {
+    // A graph computes a logit row for every (padded) sequence; only the wanted ones are sampled.
+    for (int64_t i = 0; i < padded_seqs; ++i)
+      add_logit_row(h.qo_indptr[static_cast<size_t>(i) + 1] - 1,
+                    i < static_cast<int64_t>(step.size()) && step[static_cast<size_t>(i)].needs_logits
+                        ? step[static_cast<size_t>(i)].request
+                        : nullptr);
+  } else {
+    for (size_t i = 0; i < step.size(); ++i)
+      if (step[i].needs_logits) add_logit_row(h.qo_indptr[i + 1] - 1, step[i].request);
+    if (h.logits_indices.empty()) add_logit_row(0, nullptr);  // a step of partial prefills: one unused row
+  }
+}
+
+ForwardBatch ModelRunner::upload(bool decode_only) {
+  const HostBatch& h = host_;
+  const int64_t T = static_cast<int64_t>(h.input_ids.size()), B = static_cast<int64_t>(h.kv_last_page_len.size());
+  FK_CHECK(T <= config_.max_tokens && B <= config_.max_seqs, "model runner: a step of ", T, " tokens and ", B,
+           " requests exceeds the limits (", config_.max_tokens, " tokens, ", config_.max_seqs, " requests)");
+  put(input_ids_, h.input_ids, stream_);
+  put(positions_, h.positions, stream_);
+  put(slot_mapping_, h.slot_mapping, stream_);
+  put(logits_indices_, h.logits_indices, stream_);
+  put(qo_indptr_, h.qo_indptr, stream_);
+  put(kv_indptr_, h.kv_indptr, stream_);
+  put(kv_indices_, h.kv_indices, stream_);
+  put(kv_last_page_len_, h.kv_last_page_len, stream_);
+  std::memcpy(qo_indptr_host_.data(), h.qo_indptr.data(), h.qo_indptr.size() * sizeof(int32_t));
+  std::memcpy(kv_indptr_host_.data(), h.kv_indptr.data(), h.kv_indptr.size() * sizeof(int32_t));
+  std::memcpy(kv_last_page_len_host_.data(), h.kv_last_page_len.data(), h.kv_last_page_len.size() * sizeof(int32_t));
+  put(temperature_, h.temperature, stream_);
+  put(top_k_, h.top_k, stream_);
+  put(top_p_, h.top_p, stream_);
+  put(min_p_, h.min_p, stream_);
+  put(seed_, h.seed, stream_);
+  put(offset_, h.offset, stream_);
+
+  ForwardBatch b;
+  b.num_tokens = T;
+  b.num_seqs = B;
+  b.num_logits = static_cast<int64_t>(h.logits_indices.size());
+  b.decode_only = decode_only;
+  b.input_ids = first_rows(input_ids_, T);
+  b.positions = first_rows(positions_, T);
+  b.slot_mapping = first_rows(slot_mapping_, T);
+  b.logits_indices = first_rows(logits_indices_, b.num_logits);
+  b.qo_indptr = first_rows(qo_indptr_, B + 1);
+  b.kv_indptr = first_rows(kv_indptr_, B + 1);
+  b.kv_indices = kv_indices_;  // the whole buffer: a captured graph keeps its address and length
+  b.kv_last_page_len = first_rows(kv_last_page_len_, B);
+  b.qo_indptr_host = first_rows(qo_indptr_host_, B + 1);
+  b.kv_indptr_host = first_rows(kv_indptr_host_, B + 1);
+  b.kv_last_page_len_host = first_rows(kv_last_page_len_host_, B);
+  return b;
+}
+
+std::vector<int64_t> ModelRunner::sample(const TensorView& logits) {
+  const int64_t R = logits.shape[0];
+  call_op(ops::SampleArgs{first_rows(sampled_, R), logits, first_rows(temperature_, R), first_rows(top_k_, R),
+                          first_rows(top_p_, R), first_rows(min_p_, R), first_rows(seed_, R), first_rows(offset_, R)},
+          backend_, stream_);
+  std::vector<int64_t> tokens(static_cast<size_t>(R));
+  rt::memcpy_async(tokens.data(), Device::cpu(), sampled_.data(), sampled_.device(), tokens.size() * sizeof(int64_t),
+                   stream_);
+  rt::stream_synchronize(stream_);
+  return tokens;
+}
+
+std::vector<int64_t> ModelRunner::execute(std::span<const StepRequest> step) {
+  FK_CHECK(!step.empty(), "model runner: an empty step");
+  const bool decode_only = std::all_of(step.begin(), step.end(), [](const StepRequest& s) { return s.count == 1; });
+  const int64_t graph = decode_only ? graph_size_for(static_cast<int64_t>(step.size())) : 0;
+  pack(step, graph);
+  const ForwardBatch batch = upload(decode_only);
+  model_.plan(batch, kv_, graph > 0, stream_);
+  TensorView logits;
+  if (graph > 0) {
+    graphs_.at(graph).replay(stream_);
+    ++graph_replays_;
+    logits = first_rows(model_.logits_buffer(), graph);
+  } else {
+    logits = model_.forward(batch, kv_, stream_);
+  }
+  const std::vector<int64_t> drawn = sample(logits);
+  // Row k of the logits belongs to the k-th request that wanted one (eager), or to
+  // sequence k (graph: one row per padded sequence).
+  std::vector<int64_t> out;
+  for (size_t i = 0, row = 0; i < step.size(); ++i) {
+    if (graph > 0) row = i;
+    if (step[i].needs_logits) out.push_back(drawn[graph > 0 ? i : row++]);
+  }
+  return out;
+}
+
+void ModelRunner::capture_graphs() {
+  if (graph_sizes_.empty()) return;
+  // Largest first, as the scheduler's batches grow and shrink through them.
+  for (auto it = graph_sizes_.rbegin(); it != graph_sizes_.rend(); ++it) {
+    const int64_t b = *it;
+    pack({}, b);  // all padding: writes nothing to the cache
+    const ForwardBatch batch = upload(/*decode_only=*/true);
+    model_.plan(batch, kv_, /*cuda_graph=*/true, stream_);
+    model_.forward(batch, kv_, stream_);  // warm-up: first-call setup (GEMM algorithms) outside the capture
+    rt::stream_synchronize(stream_);
+    CudaGraph g;
+    g.capture(stream_, [&] { model_.forward(batch, kv_, stream_); });
+    graphs_[b] = std::move(g);
+  }
+  rt::stream_synchronize(stream_);
+}
+
+}  // namespace fk::engine

@@ -1,0 +1,84 @@
+// Turns one scheduled step into a model call: packs the requests' tokens, positions, cache
+// slots and page tables into persistent buffers on the model's device, plans attention,
+// runs the forward pass (replaying a captured CUDA graph for decode steps whose batch fits
+// a captured size), samples one token per request that needs one, and returns them.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "engine/device.h"
+#include "engine/forward_batch.h"
+#include "engine/kv_cache.h"
+#include "engine/model/decoder_model.h"
+#include "engine/request.h"
+
+namespace fk::engine {
+
+// One request's part of a step: its tokens [start, start + count) are computed; when
+// needs_logits, the step samples its next token.
+struct StepRequest {
+  const Request* request = nullptr;
+  int64_t start = 0;
+  int64_t count = 0;
+  bool needs_logits = false;
+};
+
+struct RunnerConfig {
+  int64_t max_tokens = 8192;        // tokens per step at most
+  int64_t max_seqs = 256;           // requests per step at most
+  int64_t max_pages_per_seq = 0;    // page-table length at most (max_model_len / page_size, rounded up)
+  bool cuda_graphs = true;          // capture decode steps (CUDA backend only)
+  std::vector<int64_t> graph_batch_sizes;  // empty: 1, 2, 4, 8, then multiples of 16 up to max_seqs
+};
+
+class ModelRunner {
+ public:
+  // The KV cache must hold one page more than the block pool hands out: the last page
+  // (kv.num_pages() - 1) takes the padding sequences of captured decode graphs.
+  ModelRunner(DecoderModel& model, KvCache& kv, RunnerConfig config, void* stream);
+
+  // Runs the step; returns the sampled tokens of the requests with needs_logits, in order.
+  std::vector<int64_t> execute(std::span<const StepRequest> step);
+
+  // Captures decode graphs for every configured batch size (after the weights and the
+  // cache exist; a no-op on the CPU backend or with cuda_graphs off).
+  void capture_graphs();
+  const std::vector<int64_t>& graph_batch_sizes() const { return graph_sizes_; }
+  int64_t graph_replays() const { return graph_replays_; }
+  int64_t padding_page() const { return kv_.num_pages() - 1; }
+
+ private:
+  // Host-side arrays of one step, written by pack() and copied to the device by upload().
+  struct HostBatch {
+    std::vector<int32_t> input_ids, qo_indptr, kv_indptr, kv_indices, kv_last_page_len, logits_indices;
+    std::vector<int64_t> positions, slot_mapping;
+    std::vector<float> temperature, top_p, min_p;
+    std::vector<int32_t> top_k;
+    std::vector<int64_t> seed, offset;
+    void clear();
+  };
+  // padded_seqs > 0: a captured graph's batch size (padding sequences appended, one logit row each).
+  void pack(std::span<const StepRequest> step, int64_t padded_seqs);
+  ForwardBatch upload(bool decode_only);
+  std::vector<int64_t> sample(const TensorView& logits);  // one token per row, to the host
+  int64_t graph_size_for(int64_t seqs) const;  // 0: no captured size fits
+
+  DecoderModel& model_;
+  KvCache& kv_;
+  RunnerConfig config_;
+  void* stream_;
+  DeviceType backend_;
+  HostBatch host_;
+  // Persistent device buffers (on the CPU backend, the same memory as the host mirrors).
+  Tensor input_ids_, positions_, slot_mapping_, logits_indices_, qo_indptr_, kv_indptr_, kv_indices_,
+      kv_last_page_len_;
+  Tensor qo_indptr_host_, kv_indptr_host_, kv_last_page_len_host_;  // the plan's host mirrors
+  Tensor temperature_, top_k_, top_p_, min_p_, seed_, offset_, sampled_;
+  std::vector<int64_t> graph_sizes_;
+  std::map<int64_t, CudaGraph> graphs_;
+  int64_t graph_replays_ = 0;
+};
+
+}  // namespace fk::engine

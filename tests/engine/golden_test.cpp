@@ -1,0 +1,15 @@
+// The engine on the CPU backend against HF transformers goldens of every dense family.
+#include "engine/golden_check.h"  // tests/engine/
+
+namespace fk::engine::test {
+namespace {
+
+class GoldenCpu : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenCpu, LogitsAndGreedyTokensMatchTransformers) { check_family(GetParam(), DeviceType::cpu); }
+
+INSTANTIATE_TEST_SUITE_P(Families, GoldenCpu,
+                         ::testing::Values("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3"));
+
+}  // namespace
+}  // namespace fk::engine::test
