@@ -20,6 +20,13 @@ fk_require_header(FK_JSON_INCLUDE_DIR nlohmann/json.hpp "${_setup_hint}")
 fk_require_header(FK_CLI11_INCLUDE_DIR CLI/CLI.hpp "${_setup_hint}")
 fk_require_header(FK_HTTPLIB_INCLUDE_DIR httplib.h "${_setup_hint}")
 
+# Debian builds cpp-httplib as a library (the header declares, libcpp-httplib defines);
+# upstream's single header defines everything inline and needs no library.
+find_library(FK_HTTPLIB_LIBRARY NAMES cpp-httplib libcpp-httplib.so.0.11 HINTS "${FK_DEPS_PREFIX}/lib")
+if(FK_HTTPLIB_LIBRARY)
+  target_link_libraries(fk_deps INTERFACE ${FK_HTTPLIB_LIBRARY})
+endif()
+
 # SQLite: the system library if there is one; the offline pack carries header + library.
 find_path(FK_SQLITE_INCLUDE_DIR sqlite3.h HINTS "${FK_DEPS_PREFIX}/include")
 find_library(FK_SQLITE_LIBRARY NAMES sqlite3 libsqlite3.so.0 HINTS "${FK_DEPS_PREFIX}/lib")

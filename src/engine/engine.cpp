@@ -240,6 +240,7 @@ EngineStats Engine::stats() const {
   EngineStats s = stats_;
   s.graph_replays = runner_->graph_replays();
   s.preemptions = scheduler_->num_preemptions();
+  s.free_pages = blocks_->num_free_blocks();
   return s;
 }
 

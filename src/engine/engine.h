@@ -62,7 +62,7 @@ struct StepToken {
 
 struct EngineStats {
   int64_t steps = 0, prefill_tokens = 0, decode_tokens = 0, graph_replays = 0, preemptions = 0;
-  int64_t num_pages = 0, page_size = 0;
+  int64_t num_pages = 0, page_size = 0, free_pages = 0;
   int64_t weight_bytes = 0, kv_bytes = 0, activation_bytes = 0;
 };
 

@@ -1,0 +1,84 @@
+// Runs an Engine on its own thread for a server: HTTP threads submit requests and read their
+// tokens from per-request streams; the loop thread owns the engine (which is not
+// thread-safe), adds submitted requests between steps, applies aborts (a client that went
+// away frees its request and KV blocks) and steps while anything is unfinished.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace fk::serve {
+
+// What one request produced so far; filled by the loop thread, read by its HTTP thread.
+class TokenStream {
+ public:
+  // Blocks until new tokens arrived or the request finished; moves the new tokens into
+  // `out`. Returns false once the request is finished and every token was taken.
+  bool wait_next(std::vector<int64_t>& out);
+  engine::FinishReason finish_reason() const;
+  std::string error() const;  // set when the request failed inside the engine
+  int64_t num_cached_tokens() const;
+
+  void push(int64_t token);                                                   // loop thread
+  void finish(engine::FinishReason why, int64_t cached, std::string error = {});  // loop thread
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<int64_t> pending_;
+  bool finished_ = false;
+  engine::FinishReason reason_ = engine::FinishReason::none;
+  std::string error_;
+  int64_t cached_ = 0;
+};
+
+struct LoopStats {
+  int64_t running = 0;  // submitted and not finished
+  int64_t queued = 0;   // submitted, not yet handed to the engine
+  int64_t requests_finished = 0;
+  int64_t prompt_tokens = 0, generation_tokens = 0;
+  double kv_usage = 0;  // fraction of KV pages in use (0 when unknown)
+};
+
+class EngineLoop {
+ public:
+  explicit EngineLoop(std::unique_ptr<engine::Engine> engine);
+  ~EngineLoop();  // stops the thread; unfinished requests end with reason abort
+
+  // Queues a request (validated here, on the caller's thread, so bad input is the caller's
+  // error and never reaches the loop). Throws fk::Error naming the problem.
+  std::shared_ptr<TokenStream> submit(const std::string& id, std::vector<int64_t> prompt,
+                                      const engine::SamplingParams& params);
+  void abort(const std::string& id);  // the client went away
+  const engine::Engine& engine() const { return *engine_; }
+  LoopStats stats() const;
+
+ private:
+  void run();
+
+  std::unique_ptr<engine::Engine> engine_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  struct Submission {
+    std::string id;
+    std::vector<int64_t> prompt;
+    engine::SamplingParams params;
+    std::shared_ptr<TokenStream> stream;
+  };
+  std::deque<Submission> queue_;
+  std::vector<std::string> aborts_;
+  std::map<std::string, std::shared_ptr<TokenStream>> live_;  // loop thread only
+  LoopStats stats_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace fk::serve

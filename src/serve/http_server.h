@@ -1,0 +1,39 @@
+// `fk serve`: the OpenAI-compatible HTTP front of an engine (cpp-httplib). Routes:
+//   POST /v1/completions   token-id prompts, n, stream (server-sent events), sampling, seed
+//   GET  /v1/models, /health, /metrics (Prometheus text)
+//   POST /v1/chat/completions, /tokenize, /detokenize: answered 501 until the tokenizer and
+//        chat templates are loaded by the server
+// HTTP threads only parse, submit and wait; the engine runs on its own thread (EngineLoop).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/engine.h"
+
+namespace fk::serve {
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";
+  int port = 8000;                 // 0: any free port (see HttpServer::port)
+  std::string served_model_name;   // what /v1/models lists and requests must name
+  int64_t max_pending = 4096;      // requests in the server at once; more get 503
+  int threads = 64;                // HTTP worker threads
+};
+
+class HttpServer {
+ public:
+  HttpServer(ServerConfig config, std::unique_ptr<engine::Engine> engine);
+  ~HttpServer();
+  // Binds the socket (throws naming host:port when it cannot); returns the port.
+  int bind();
+  void serve();  // blocks until stop()
+  void stop();
+  int port() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fk::serve

@@ -1,0 +1,156 @@
+#include "serve/openai_api.h"
+
+#include <cmath>
+
+#include "fk/status.h"
+
+namespace fk::serve {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& param, const std::string& message) {
+  throw ApiError(400, "invalid_request_error", message, param);
+}
+
+const char* type_name(const json& v) { return v.type_name(); }
+
+int64_t get_int(const json& body, const char* key, int64_t fallback, int64_t lo, int64_t hi) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_number_integer()) bad(key, concat("'", key, "' must be an integer, got ", type_name(*it)));
+  const int64_t v = it->get<int64_t>();
+  if (v < lo || v > hi) bad(key, concat("'", key, "' must be in [", lo, ", ", hi, "], got ", v));
+  return v;
+}
+
+double get_number(const json& body, const char* key, double fallback, double lo, double hi) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_number()) bad(key, concat("'", key, "' must be a number, got ", type_name(*it)));
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < lo || v > hi) bad(key, concat("'", key, "' must be in [", lo, ", ", hi, "], got ", v));
+  return v;
+}
+
+bool get_bool(const json& body, const char* key, bool fallback) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) bad(key, concat("'", key, "' must be a boolean, got ", type_name(*it)));
+  return it->get<bool>();
+}
+
+std::vector<int64_t> token_list(const json& v, const char* param) {
+  std::vector<int64_t> ids;
+  for (const json& t : v) {
+    if (!t.is_number_integer()) bad(param, concat("'", param, "' token ids must be integers, got ", type_name(t)));
+    ids.push_back(t.get<int64_t>());
+  }
+  return ids;
+}
+
+}  // namespace
+
+json error_body(const ApiError& e) {
+  json err = {{"message", e.what()}, {"type", e.type}, {"code", e.status}};
+  err["param"] = e.param.empty() ? json(nullptr) : json(e.param);
+  return {{"error", err}};
+}
+
+CompletionRequest parse_completion_request(const std::string& text, const std::string& served_model) {
+  json body;
+  try {
+    body = json::parse(text);
+  } catch (const json::parse_error& e) {
+    bad("", concat("the request body is not valid JSON: ", e.what()));
+  }
+  if (!body.is_object()) bad("", concat("the request body must be a JSON object, got ", type_name(body)));
+  if (auto m = body.find("model"); m != body.end() && !m->is_null()) {
+    if (!m->is_string()) bad("model", "'model' must be a string");
+    if (m->get<std::string>() != served_model)
+      throw ApiError(404, "not_found_error",
+                     concat("the model '", m->get<std::string>(), "' does not exist; this server serves '",
+                            served_model, "'"),
+                     "model");
+  }
+  CompletionRequest r;
+  auto p = body.find("prompt");
+  if (p == body.end() || p->is_null()) bad("prompt", "'prompt' is required");
+  if (p->is_string() || (p->is_array() && !p->empty() && (*p)[0].is_string()))
+    bad("prompt", "text prompts need the model's tokenizer, which this server does not load yet: send token ids "
+                  "(a list of integers, or a list of such lists)");
+  if (!p->is_array() || p->empty()) bad("prompt", "'prompt' must be a non-empty list of token ids");
+  if ((*p)[0].is_array()) {
+    for (const json& one : *p) {
+      if (!one.is_array() || one.empty()) bad("prompt", "every prompt of a batch must be a non-empty list of token ids");
+      r.prompts.push_back(token_list(one, "prompt"));
+    }
+  } else {
+    r.prompts.push_back(token_list(*p, "prompt"));
+  }
+  r.n = get_int(body, "n", 1, 1, 16);
+  r.stream = get_bool(body, "stream", false);
+  if (auto so = body.find("stream_options"); so != body.end() && so->is_object())
+    r.include_usage = get_bool(*so, "include_usage", false);
+  engine::SamplingParams& sp = r.params;
+  sp.max_tokens = get_int(body, "max_tokens", 16, 1, int64_t{1} << 30);
+  sp.min_tokens = get_int(body, "min_tokens", 0, 0, sp.max_tokens);
+  sp.temperature = static_cast<float>(get_number(body, "temperature", 1.0, 0.0, 100.0));
+  sp.top_p = static_cast<float>(get_number(body, "top_p", 1.0, 0.0, 1.0));
+  if (sp.top_p <= 0) bad("top_p", "'top_p' must be in (0, 1]");
+  const int64_t top_k = get_int(body, "top_k", 0, -1, int64_t{1} << 31);
+  sp.top_k = top_k < 0 ? 0 : static_cast<int32_t>(top_k);  // -1 means off, as in vLLM
+  sp.min_p = static_cast<float>(get_number(body, "min_p", 0.0, 0.0, 1.0));
+  sp.ignore_eos = get_bool(body, "ignore_eos", false);
+  if (auto s = body.find("seed"); s != body.end() && !s->is_null()) {
+    if (!s->is_number_integer()) bad("seed", "'seed' must be an integer");
+    sp.seed = static_cast<uint64_t>(s->get<int64_t>());
+  }
+  if (auto st = body.find("stop_token_ids"); st != body.end() && !st->is_null()) {
+    if (!st->is_array()) bad("stop_token_ids", "'stop_token_ids' must be a list of integers");
+    sp.stop_token_ids = token_list(*st, "stop_token_ids");
+  }
+  if (auto st = body.find("stop"); st != body.end() && !st->is_null() && !(st->is_array() && st->empty()))
+    bad("stop", "'stop' strings need the model's tokenizer, which this server does not load yet; use stop_token_ids");
+  if (auto lp = body.find("logprobs"); lp != body.end() && !lp->is_null() && !(lp->is_number_integer() && *lp == 0))
+    bad("logprobs", "'logprobs' is not supported yet");
+  if (get_bool(body, "echo", false)) bad("echo", "'echo' is not supported");
+  try {
+    sp.validate();
+  } catch (const Error& e) {
+    bad("", e.what());
+  }
+  return r;
+}
+
+json completion_response(const std::string& id, const std::string& model, int64_t created,
+                         const std::vector<ChoiceResult>& choices, int64_t prompt_tokens) {
+  json out = {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", model}};
+  json arr = json::array();
+  int64_t completion_tokens = 0;
+  for (const ChoiceResult& c : choices) {
+    arr.push_back({{"index", c.index},
+                   {"text", ""},
+                   {"token_ids", c.tokens},
+                   {"logprobs", nullptr},
+                   {"finish_reason", engine::finish_reason_name(c.finish_reason)}});
+    completion_tokens += static_cast<int64_t>(c.tokens.size());
+  }
+  out["choices"] = arr;
+  out["usage"] = {{"prompt_tokens", prompt_tokens},
+                  {"completion_tokens", completion_tokens},
+                  {"total_tokens", prompt_tokens + completion_tokens}};
+  return out;
+}
+
+json completion_chunk(const std::string& id, const std::string& model, int64_t created, int64_t index,
+                      const std::vector<int64_t>& tokens, engine::FinishReason finish) {
+  json choice = {{"index", index}, {"text", ""}, {"token_ids", tokens}, {"logprobs", nullptr}};
+  choice["finish_reason"] =
+      finish == engine::FinishReason::none ? json(nullptr) : json(engine::finish_reason_name(finish));
+  return {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", model},
+          {"choices", json::array({choice})}};
+}
+
+}  // namespace fk::serve
