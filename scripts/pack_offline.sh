@@ -3,7 +3,7 @@
 # fastkernels into one archive: the project's sources (tracked and new, not ignored
 # files of the working tree) and every third-party build dependency:
 #   .deps/include: CUTLASS/CuTe, FlashInfer, nlohmann-json, CLI11, cpp-httplib, sqlite3.h
-#   .deps/lib:     libsqlite3
+#   .deps/lib:     libsqlite3, libcpp-httplib (Debian's build of cpp-httplib is a library)
 #   .deps/src:     GoogleTest sources
 # Usage: scripts/pack_offline.sh [OUT.tar.gz] [--deps-only]
 # On the GPU host (needs only cmake >= 3.25, ninja or make, a C++20 compiler, CUDA 13):
@@ -31,6 +31,11 @@ lib=$(ldconfig -p | awk '/libsqlite3\.so\.0 .*x86-64/ {print $NF; exit}')
 [ -n "$lib" ] || { echo "pack: libsqlite3.so.0 not found" >&2; exit 1; }
 cp -L "$lib" "$root/.deps/lib/libsqlite3.so.0"
 ln -s libsqlite3.so.0 "$root/.deps/lib/libsqlite3.so"
+httplib=$(ldconfig -p | awk '/libcpp-httplib\.so\.0\.11 .*x86-64/ {print $NF; exit}')
+if [ -n "$httplib" ]; then
+  cp -L "$httplib" "$root/.deps/lib/libcpp-httplib.so.0.11"
+  ln -s libcpp-httplib.so.0.11 "$root/.deps/lib/libcpp-httplib.so"
+fi
 cp -r /usr/src/googletest "$root/.deps/src/googletest"
 mkdir -p "$(dirname "$out")"
 tar -C "$stage" -czf "$out" fastkernels
