@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/engine_options.h"
 #include "fk/status.h"
+#include "serve/serving_bench.h"
 
 namespace fk::cli {
 namespace {
@@ -181,6 +182,34 @@ void run_throughput(const ThroughputCli& o) {
   emit(j, o.out);
 }
 
+struct ServeBenchCli {
+  serve::ServingBenchConfig config;
+  int64_t num_prompts = 200, vocab = 32000;
+  std::string input_range = "128:1024", output_range = "128:1024";
+  std::string out;
+};
+
+void run_serve_bench(const ServeBenchCli& o) {
+  const auto in_r = parse_range(o.input_range, "--input-range");
+  const auto out_r = parse_range(o.output_range, "--output-range");
+  const auto reqs = serve::random_requests(o.num_prompts, in_r.first, in_r.second, out_r.first, out_r.second, o.vocab,
+                                           o.config.seed + 11);
+  double duration = 0;
+  const auto outcomes = serve::run_serving_bench(o.config, reqs, &duration);
+  json j = serve::summarize(outcomes, duration);
+  j["bench"] = "serve";
+  j["command"] = invoked_command();
+  j["timestamp"] = bench::utc_timestamp();
+  j["server"] = concat(o.config.host, ":", o.config.port);
+  j["num_prompts"] = o.num_prompts;
+  j["request_rate"] = o.config.request_rate > 0 ? json(o.config.request_rate) : json("inf");
+  j["max_concurrency"] = o.config.max_concurrency;
+  j["input_range"] = {in_r.first, in_r.second};
+  j["output_range"] = {out_r.first, out_r.second};
+  emit(j, o.out);
+  FK_CHECK(j["failed"] == 0, "bench serve: ", j["failed"].get<int64_t>(), " requests failed");
+}
+
 void setup(CLI::App& app) {
   auto* bench = app.add_subcommand("bench", "The engine end to end: latency of a batch, throughput of many requests");
   bench->require_subcommand(1);
@@ -206,6 +235,21 @@ void setup(CLI::App& app) {
   thr->add_option("--output-range", t.output_range, "Output lengths uniform in LO:HI")->capture_default_str();
   thr->add_option("--json-out", t.out, "Also write the JSON result to this file");
   thr->callback([] { run_throughput(t); });
+
+  static ServeBenchCli sv;
+  auto* srv = bench->add_subcommand("serve", "Replay random requests against an OpenAI-compatible server (streamed)");
+  srv->add_option("--host", sv.config.host)->capture_default_str();
+  srv->add_option("--port", sv.config.port)->capture_default_str();
+  srv->add_option("--model", sv.config.model, "Model name sent with each request (default: none)");
+  srv->add_option("--num-prompts", sv.num_prompts)->capture_default_str();
+  srv->add_option("--input-range", sv.input_range, "Prompt lengths uniform in LO:HI")->capture_default_str();
+  srv->add_option("--output-range", sv.output_range, "Output lengths uniform in LO:HI")->capture_default_str();
+  srv->add_option("--vocab", sv.vocab, "Prompt token ids are drawn from [0, vocab)")->capture_default_str();
+  srv->add_option("--request-rate", sv.config.request_rate, "Poisson arrivals per second (0: all at once)");
+  srv->add_option("--max-concurrency", sv.config.max_concurrency, "Requests in flight at most (0: no cap)");
+  srv->add_option("--seed", sv.config.seed)->capture_default_str();
+  srv->add_option("--json-out", sv.out, "Also write the JSON result to this file");
+  srv->callback([] { run_serve_bench(sv); });
 }
 FK_CLI_COMMAND(setup);
 
