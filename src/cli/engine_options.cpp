@@ -55,4 +55,20 @@ engine::EngineConfig EngineOptions::to_config() const {
   return c;
 }
 
+std::vector<std::string> EngineOptions::to_args() const {
+  std::vector<std::string> a = {"--model", model, "--device", device, "--dtype", dtype,
+                                "--max-num-batched-tokens", std::to_string(max_num_batched_tokens),
+                                "--max-num-seqs", std::to_string(max_num_seqs),
+                                "--max-model-len", std::to_string(max_model_len),
+                                "--page-size", std::to_string(page_size),
+                                "--num-pages", std::to_string(num_pages),
+                                "--gpu-memory-utilization", std::to_string(gpu_memory_utilization),
+                                "--seed", std::to_string(seed)};
+  if (dummy_weights) a.push_back("--dummy-weights");
+  if (no_prefix_caching) a.push_back("--no-prefix-caching");
+  if (no_chunked_prefill) a.push_back("--no-chunked-prefill");
+  if (enforce_eager) a.push_back("--enforce-eager");
+  return a;
+}
+
 }  // namespace fk::cli

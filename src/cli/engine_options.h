@@ -3,6 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "engine/engine.h"
 
@@ -26,6 +27,8 @@ struct EngineOptions {
 
   void add_to(CLI::App* cmd);
   engine::EngineConfig to_config() const;  // throws naming the bad option
+  // The options as command-line arguments (to start a worker process with the same engine).
+  std::vector<std::string> to_args() const;
 };
 
 }  // namespace fk::cli

@@ -236,6 +236,26 @@ std::vector<GenerationResult> Engine::generate(const std::vector<std::vector<int
   return results;
 }
 
+std::vector<float> Engine::prefill_logits(const std::vector<int64_t>& tokens, int64_t last_n) {
+  FK_CHECK(!has_unfinished(), "engine: prefill_logits needs an idle engine (requests are running)");
+  FK_CHECK(!tokens.empty() && static_cast<int64_t>(tokens.size()) <= std::min(max_model_len_, config_.max_num_batched_tokens),
+           "engine: prefill_logits takes 1 to min(max_model_len, max_num_batched_tokens) tokens, got ", tokens.size());
+  Request r;
+  r.id = "teacher-forced";
+  r.prompt_tokens = tokens;
+  FK_CHECK(blocks_->allocate(r, static_cast<int64_t>(tokens.size())), "engine: the KV cache has no room for ",
+           tokens.size(), " tokens");
+  std::vector<float> logits;
+  try {
+    logits = runner_->prefill_logits({&r, 0, static_cast<int64_t>(tokens.size()), true}, last_n);
+  } catch (...) {
+    blocks_->free(r);
+    throw;
+  }
+  blocks_->free(r);
+  return logits;
+}
+
 EngineStats Engine::stats() const {
   EngineStats s = stats_;
   s.graph_replays = runner_->graph_replays();

@@ -83,6 +83,11 @@ class Engine {
   std::vector<GenerationResult> generate(const std::vector<std::vector<int64_t>>& prompts,
                                          const SamplingParams& params);
 
+  // Teacher forcing: the logits of the last `last_n` positions of `tokens` computed in one
+  // prefill, as floats [last_n, V]. Only while no request is in the engine (it borrows KV
+  // blocks from the pool and gives them back).
+  std::vector<float> prefill_logits(const std::vector<int64_t>& tokens, int64_t last_n);
+
   const ModelSpec& spec() const { return model_->spec(); }
   const EngineConfig& config() const { return config_; }
   int64_t max_model_len() const { return max_model_len_; }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "engine/views.h"
+#include "fk/element.h"
 #include "fk/op_registry.h"
 #include "fk/ops/sampling.h"
 #include "fk/runtime.h"
@@ -218,6 +219,27 @@ std::vector<int64_t> ModelRunner::execute(std::span<const StepRequest> step) {
     if (graph > 0) row = i;
     if (step[i].needs_logits) out.push_back(drawn[graph > 0 ? i : row++]);
   }
+  return out;
+}
+
+std::vector<float> ModelRunner::prefill_logits(const StepRequest& request, int64_t last_n) {
+  FK_CHECK(last_n > 0 && last_n <= request.count && last_n <= config_.max_seqs, "prefill_logits: last_n ", last_n,
+           " must be in [1, min(tokens ", request.count, ", max_seqs ", config_.max_seqs, ")]");
+  pack({&request, 1}, 0);
+  // Replace the sampled row by the last `last_n` rows (their sampling parameters are unused).
+  HostBatch& h = host_;
+  const int64_t T = static_cast<int64_t>(h.input_ids.size());
+  h.logits_indices.clear();
+  for (int64_t r = T - last_n; r < T; ++r) h.logits_indices.push_back(static_cast<int32_t>(r));
+  const ForwardBatch batch = upload(/*decode_only=*/false);
+  model_.plan(batch, kv_, /*cuda_graph=*/false, stream_);
+  const TensorView logits = model_.forward(batch, kv_, stream_);
+  std::vector<uint8_t> bytes(static_cast<size_t>(logits.nbytes()));
+  rt::memcpy_async(bytes.data(), Device::cpu(), logits.data, logits.device, bytes.size(), stream_);
+  rt::stream_synchronize(stream_);
+  std::vector<float> out(static_cast<size_t>(logits.numel()));
+  const size_t es = dtype_size(logits.dtype);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(load_element(bytes.data() + i * es, logits.dtype));
   return out;
 }
 

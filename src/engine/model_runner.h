@@ -42,6 +42,11 @@ class ModelRunner {
   // Runs the step; returns the sampled tokens of the requests with needs_logits, in order.
   std::vector<int64_t> execute(std::span<const StepRequest> step);
 
+  // Teacher forcing: one request's tokens [0, count) computed in one prefill (its KV
+  // blocks must cover them); returns the logits of its last `last_n` positions as floats,
+  // row-major [last_n, V]. No sampling, no graph.
+  std::vector<float> prefill_logits(const StepRequest& request, int64_t last_n);
+
   // Captures decode graphs for every configured batch size (after the weights and the
   // cache exist; a no-op on the CPU backend or with cuda_graphs off).
   void capture_graphs();
