@@ -54,9 +54,10 @@ class Tokenizer {
 
 // Streaming decode: feed ids one at a time and get the newly completed text. Chunks never end
 // inside a UTF-8 sequence (an incomplete byte sequence is held back until it completes or
-// flush()), and the chunks joined equal Tokenizer::decode of all ids. Each step decodes only a
-// short window (the ids since the previous emission plus those before it, as context for
-// decoders that look at the first token).
+// flush()), and the chunks joined equal Tokenizer::decode of all ids. Each step decodes all ids
+// since the start (or the last flush), which keeps that equality exact for every decoder but
+// costs O(n) per step (a windowed variant is future work). Runs of <0xXX> byte tokens are held
+// until a non-byte token or flush(), because ByteFallback decodes such a run as a whole.
 class IncrementalDecoder {
  public:
   explicit IncrementalDecoder(const Tokenizer& tokenizer, bool skip_special_tokens = false);
@@ -67,9 +68,9 @@ class IncrementalDecoder {
  private:
   const Tokenizer* tok_;
   bool skip_special_;
-  std::vector<int64_t> window_;  // context ids then pending ids
-  size_t context_ = 0;           // window_[0, context_) were already emitted
-  std::string context_text_;     // decode of window_[0, context_)
+  std::vector<int64_t> ids_;  // since the start or the last flush
+  std::string emitted_text_;  // what add() has returned so far
+  size_t emitted_ = 0;
 };
 
 }  // namespace fk::tokenizer

@@ -213,28 +213,30 @@ IncrementalDecoder::IncrementalDecoder(const Tokenizer& tokenizer, bool skip_spe
     : tok_(&tokenizer), skip_special_(skip_special_tokens) {}
 
 std::string IncrementalDecoder::add(int64_t id) {
-  window_.push_back(id);
-  const std::string text = tok_->decode(window_, skip_special_);
-  // Hold back while the text ends in U+FFFD (an unfinished byte sequence) or the context
-  // decodes differently once more ids follow it.
-  if (text.size() <= context_text_.size() || text.ends_with("\xEF\xBF\xBD") || !text.starts_with(context_text_))
+  ids_.push_back(id);
+  // ByteFallback decodes a run of <0xXX> tokens as a whole (one U+FFFD per byte when the run is
+  // not valid UTF-8, even bytes that were valid so far): wait for the run to end.
+  const std::string piece = tok_->id_to_token(id);
+  if (piece.size() == 6 && piece.starts_with("<0x") && piece.back() == '>') return {};
+  const std::string text = tok_->decode(ids_, skip_special_);
+  // Hold back while the text ends in U+FFFD (an unfinished byte sequence) or the text so far
+  // would change (decoders that look at neighbours); only whole code points go out.
+  if (text.size() <= emitted_ || text.ends_with("\xEF\xBF\xBD") || text.compare(0, emitted_, emitted_text_) != 0)
     return {};
-  std::string fresh = text.substr(context_text_.size());
-  // The ids just emitted become the context of the next step.
-  window_.erase(window_.begin(), window_.begin() + static_cast<std::ptrdiff_t>(context_));
-  context_ = window_.size();
-  context_text_ = tok_->decode(window_, skip_special_);
+  std::string fresh = text.substr(emitted_);
+  emitted_text_ = text;
+  emitted_ = text.size();
   return fresh;
 }
 
 std::string IncrementalDecoder::flush() {
-  const std::string text = tok_->decode(window_, skip_special_);
-  std::string rest = text.size() > context_text_.size() && text.starts_with(context_text_)
-                         ? text.substr(context_text_.size())
+  const std::string text = tok_->decode(ids_, skip_special_);
+  std::string rest = text.size() > emitted_ && text.compare(0, emitted_, emitted_text_) == 0
+                         ? text.substr(emitted_)
                          : std::string();
-  window_.clear();
-  context_ = 0;
-  context_text_.clear();
+  ids_.clear();
+  emitted_ = 0;
+  emitted_text_.clear();
   return rest;
 }
 
