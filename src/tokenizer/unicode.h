@@ -1,0 +1,36 @@
+// UTF-8 and Unicode helpers of the tokenizer: code point decoding, the character classes
+// the pre-tokenizer patterns use, NFC, and lossy UTF-8 repair with Rust's rules (HF decoders
+// produce text through String::from_utf8_lossy, so U+FFFD counts must match it).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fk::tokenizer::unicode {
+
+enum : uint8_t { kLetter = 1, kNumber = 2, kPunctuation = 4, kMark = 8 };
+
+// Category class bits of a code point (0 for anything else).
+uint8_t category(char32_t c);
+inline bool is_letter(char32_t c) { return c < 0x80 ? ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') : (category(c) & kLetter) != 0; }
+inline bool is_number(char32_t c) { return c < 0x80 ? (c >= '0' && c <= '9') : (category(c) & kNumber) != 0; }
+// The Unicode White_Space property (what \s matches in the HF regexes and Rust's is_whitespace).
+bool is_whitespace(char32_t c);
+uint8_t combining_class(char32_t c);
+
+// Decodes valid UTF-8 into code points and the byte offset of each (plus a final offset).
+// Throws fk::Error on invalid UTF-8, naming `what`.
+void decode_utf8(std::string_view s, std::u32string& cps, std::vector<size_t>& offsets, const char* what);
+bool is_valid_utf8(std::string_view s);
+void append_utf8(std::string& out, char32_t c);
+// Length of the UTF-8 sequence starting with lead byte b (1 for invalid lead bytes).
+int utf8_length(unsigned char b);
+
+// Valid UTF-8 where every maximal invalid subpart becomes U+FFFD (Rust from_utf8_lossy).
+std::string from_utf8_lossy(std::string_view bytes);
+
+// Canonical composition (Unicode NFC); a pure-ASCII string is returned unchanged at once.
+std::string nfc(std::string_view s);
+
+}  // namespace fk::tokenizer::unicode
