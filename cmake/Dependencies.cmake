@@ -20,10 +20,22 @@ fk_require_header(FK_JSON_INCLUDE_DIR nlohmann/json.hpp "${_setup_hint}")
 fk_require_header(FK_CLI11_INCLUDE_DIR CLI/CLI.hpp "${_setup_hint}")
 fk_require_header(FK_HTTPLIB_INCLUDE_DIR httplib.h "${_setup_hint}")
 
-# Debian builds cpp-httplib as a library (the header declares, libcpp-httplib defines);
-# upstream's single header defines everything inline and needs no library.
+# Debian builds cpp-httplib as a library (the header declares, libcpp-httplib defines). Its
+# classes change layout with the CPPHTTPLIB_*_SUPPORT switches, so every user must compile
+# with exactly the switches the library was built with (its pkg-config Cflags), or objects
+# are corrupted. Upstream's single header defines everything inline and needs neither.
 find_library(FK_HTTPLIB_LIBRARY NAMES cpp-httplib libcpp-httplib.so.0.11 HINTS "${FK_DEPS_PREFIX}/lib")
 if(FK_HTTPLIB_LIBRARY)
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(FK_HTTPLIB_PC QUIET cpp-httplib)
+  endif()
+  if(FK_HTTPLIB_PC_FOUND)
+    target_compile_options(fk_deps INTERFACE ${FK_HTTPLIB_PC_CFLAGS_OTHER})
+  else()  # what Debian's package is built with
+    target_compile_definitions(fk_deps INTERFACE CPPHTTPLIB_OPENSSL_SUPPORT CPPHTTPLIB_ZLIB_SUPPORT
+                                                 CPPHTTPLIB_BROTLI_SUPPORT)
+  endif()
   target_link_libraries(fk_deps INTERFACE ${FK_HTTPLIB_LIBRARY})
 endif()
 

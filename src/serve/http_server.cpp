@@ -1,12 +1,16 @@
 #include "serve/http_server.h"
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 
 #include "fk/status.h"
+#include "serve/choice_stream.h"
 #include "serve/engine_loop.h"
 #include "serve/metrics.h"
 #include "serve/openai_api.h"
@@ -20,15 +24,15 @@ namespace {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// One (prompt, sample) pair of a completion request.
-struct Choice {
-  int64_t index = 0;
-  std::string id;
-  int64_t prompt_tokens = 0;
-  std::shared_ptr<TokenStream> stream;
-  std::vector<int64_t> tokens;
-  double first_token_s = -1;
-};
+using Choice = ChoiceStream;
+
+std::unique_ptr<tokenizer::Tokenizer> load_tokenizer(const ServerConfig& c, const std::string& model) {
+  namespace fs = std::filesystem;
+  fs::path path = c.tokenizer;
+  if (path.empty() && fs::is_directory(model) && fs::exists(fs::path(model) / "tokenizer.json")) path = model;
+  if (path.empty()) return nullptr;
+  return std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_file(path));
+}
 
 }  // namespace
 
@@ -37,10 +41,12 @@ struct HttpServer::Impl {
   EngineLoop loop;
   ServerMetrics metrics;
   httplib::Server http;
+  std::unique_ptr<tokenizer::Tokenizer> tok;
   std::atomic<int64_t> next_id{0};
   int bound_port = -1;
 
   Impl(ServerConfig c, std::unique_ptr<engine::Engine> e) : config(std::move(c)), loop(std::move(e)) {
+    tok = load_tokenizer(config, loop.engine().config().model);
     http.new_task_queue = [n = config.threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
     routes();
   }
@@ -51,28 +57,27 @@ struct HttpServer::Impl {
   }
 
   // Submits every choice; on a refused one, aborts those already submitted.
-  std::vector<Choice> submit_all(const CompletionRequest& cr, const std::string& id) {
+  std::vector<std::unique_ptr<Choice>> submit_all(const CompletionRequest& cr, const std::string& id) {
     const LoopStats s = loop.stats();
     const int64_t wanted = static_cast<int64_t>(cr.prompts.size()) * cr.n;
     if (s.running + s.queued + wanted > config.max_pending)
       throw ApiError(503, "server_error",
                      concat("the server is overloaded (", s.running + s.queued, " requests in flight, at most ",
                             config.max_pending, "); retry later"));
-    std::vector<Choice> choices;
+    std::vector<std::unique_ptr<Choice>> choices;
     try {
       for (size_t p = 0; p < cr.prompts.size(); ++p)
         for (int64_t j = 0; j < cr.n; ++j) {
-          Choice c;
-          c.index = static_cast<int64_t>(p) * cr.n + j;
-          c.id = concat(id, "-", c.index);
-          c.prompt_tokens = static_cast<int64_t>(cr.prompts[p].size());
+          const int64_t index = static_cast<int64_t>(p) * cr.n + j;
+          const std::string cid = concat(id, "-", index);
           engine::SamplingParams sp = cr.params;
           if (sp.seed) sp.seed = *sp.seed + static_cast<uint64_t>(j);  // n samples of one seed differ
-          c.stream = loop.submit(c.id, cr.prompts[p], sp);
-          choices.push_back(std::move(c));
+          auto stream = loop.submit(cid, cr.prompts[p], sp);
+          choices.push_back(std::make_unique<Choice>(index, cid, static_cast<int64_t>(cr.prompts[p].size()), stream,
+                                                     tok.get(), cr.stop));
         }
     } catch (const Error& e) {
-      for (const Choice& c : choices) loop.abort(c.id);
+      for (const auto& c : choices) loop.abort(c->id());
       throw ApiError(400, "invalid_request_error", e.what(), "prompt");
     }
     return choices;
@@ -81,42 +86,35 @@ struct HttpServer::Impl {
   void observe(const Choice& c, Clock::time_point t0) {
     const double end = seconds_since(t0);
     metrics.e2e.observe(end);
-    if (c.first_token_s >= 0) {
-      metrics.ttft.observe(c.first_token_s);
-      if (c.tokens.size() > 1) metrics.tpot.observe((end - c.first_token_s) / static_cast<double>(c.tokens.size() - 1));
+    if (c.first_token_s() >= 0) {
+      metrics.ttft.observe(c.first_token_s());
+      if (c.tokens().size() > 1)
+        metrics.tpot.observe((end - c.first_token_s()) / static_cast<double>(c.tokens().size() - 1));
     }
-  }
-
-  // Waits for the next tokens of a choice; false when it has finished.
-  bool next(Choice& c, std::vector<int64_t>& fresh, Clock::time_point t0) {
-    fresh.clear();
-    const bool more = c.stream->wait_next(fresh);
-    if (!fresh.empty() && c.first_token_s < 0) c.first_token_s = seconds_since(t0);
-    c.tokens.insert(c.tokens.end(), fresh.begin(), fresh.end());
-    return more;
   }
 
   void completions(const httplib::Request& req, httplib::Response& res) {
     const Clock::time_point t0 = Clock::now();
     try {
-      const CompletionRequest cr = parse_completion_request(req.body, config.served_model_name);
+      const CompletionRequest cr = parse_completion_request(req.body, config.served_model_name, tok.get());
       const std::string id = concat("cmpl-", next_id++);
       const int64_t created = static_cast<int64_t>(std::time(nullptr));
-      auto choices = std::make_shared<std::vector<Choice>>(submit_all(cr, id));
+      auto choices = std::make_shared<std::vector<std::unique_ptr<Choice>>>(submit_all(cr, id));
       if (!cr.stream) {
         std::vector<ChoiceResult> results;
         int64_t prompt_tokens = 0;
         std::vector<int64_t> fresh;
-        for (Choice& c : *choices) {
-          while (next(c, fresh, t0)) {
+        std::string text;
+        for (auto& c : *choices) {
+          while (c->next(fresh, text, t0, [&] { loop.abort(c->id()); })) {
           }
-          if (!c.stream->error().empty()) throw ApiError(500, "server_error", c.stream->error());
-          observe(c, t0);
-          results.push_back({c.index, c.tokens, c.stream->finish_reason()});
-          prompt_tokens += c.prompt_tokens;
+          if (!c->error().empty()) throw ApiError(500, "server_error", c->error());
+          observe(*c, t0);
+          results.push_back({c->index(), c->tokens(), c->text(), c->finish_reason()});
+          prompt_tokens += c->prompt_tokens();
         }
         res.set_content(completion_response(id, config.served_model_name, created, results, prompt_tokens).dump(),
-                         "application/json");
+                        "application/json");
         metrics.count_http(200);
         return;
       }
@@ -128,22 +126,23 @@ struct HttpServer::Impl {
           return sink.write(event.data(), event.size());
         };
         std::vector<int64_t> fresh;
+        std::string text;
         int64_t prompt_tokens = 0, completion_tokens = 0;
-        for (Choice& c : *choices) {
+        for (auto& c : *choices) {
           bool more = true;
           while (more) {
-            more = next(c, fresh, t0);
-            const engine::FinishReason fin = more ? engine::FinishReason::none : c.stream->finish_reason();
-            if (fresh.empty() && more) continue;
-            if (!send(completion_chunk(id, config.served_model_name, created, c.index, fresh, fin))) {
+            more = c->next(fresh, text, t0, [&] { loop.abort(c->id()); });
+            const engine::FinishReason fin = more ? engine::FinishReason::none : c->finish_reason();
+            if (fresh.empty() && text.empty() && more) continue;
+            if (!send(completion_chunk(id, config.served_model_name, created, c->index(), fresh, text, fin))) {
               // The client went away: free its requests (and their KV blocks) now.
-              for (const Choice& other : *choices) loop.abort(other.id);
+              for (const auto& other : *choices) loop.abort(other->id());
               return false;
             }
           }
-          observe(c, t0);
-          prompt_tokens += c.prompt_tokens;
-          completion_tokens += static_cast<int64_t>(c.tokens.size());
+          observe(*c, t0);
+          prompt_tokens += c->prompt_tokens();
+          completion_tokens += static_cast<int64_t>(c->tokens().size());
         }
         if (usage)
           send({{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", config.served_model_name},
@@ -165,6 +164,47 @@ struct HttpServer::Impl {
     }
   }
 
+  void tokenize(const httplib::Request& req, httplib::Response& res) {
+    try {
+      if (!tok) throw ApiError(501, "not_implemented_error", "the model has no tokenizer (no tokenizer.json found)");
+      const json body = parse_body(req.body);
+      check_model(body, config.served_model_name);
+      const auto p = body.find("prompt");
+      if (p == body.end() || !p->is_string()) throw ApiError(400, "invalid_request_error", "'prompt' must be a string", "prompt");
+      const bool special = body.value("add_special_tokens", true);
+      const std::vector<int64_t> ids = tok->encode(p->get<std::string>(), special);
+      res.set_content(json{{"tokens", ids}, {"count", ids.size()}, {"max_model_len", loop.engine().max_model_len()}}.dump(),
+                      "application/json");
+      metrics.count_http(200);
+    } catch (const ApiError& e) {
+      send_error(res, e);
+      metrics.count_http(e.status);
+    } catch (const std::exception& e) {
+      send_error(res, ApiError(400, "invalid_request_error", e.what()));
+      metrics.count_http(400);
+    }
+  }
+
+  void detokenize(const httplib::Request& req, httplib::Response& res) {
+    try {
+      if (!tok) throw ApiError(501, "not_implemented_error", "the model has no tokenizer (no tokenizer.json found)");
+      const json body = parse_body(req.body);
+      check_model(body, config.served_model_name);
+      const auto t = body.find("tokens");
+      if (t == body.end() || !t->is_array()) throw ApiError(400, "invalid_request_error", "'tokens' must be a list of integers", "tokens");
+      std::vector<int64_t> ids;
+      for (const json& x : *t) {
+        if (!x.is_number_integer()) throw ApiError(400, "invalid_request_error", "'tokens' must be a list of integers", "tokens");
+        ids.push_back(x.get<int64_t>());
+      }
+      res.set_content(json{{"prompt", tok->decode(ids)}}.dump(), "application/json");
+      metrics.count_http(200);
+    } catch (const ApiError& e) {
+      send_error(res, e);
+      metrics.count_http(e.status);
+    }
+  }
+
   void routes() {
     http.Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& r) { completions(q, r); });
     http.Get("/health", [](const httplib::Request&, httplib::Response& r) { r.set_content("ok\n", "text/plain"); });
@@ -179,13 +219,14 @@ struct HttpServer::Impl {
     http.Get("/metrics", [this](const httplib::Request&, httplib::Response& r) {
       r.set_content(metrics.render(loop.stats()), "text/plain; version=0.0.4");
     });
-    for (const char* path : {"/v1/chat/completions", "/tokenize", "/detokenize"})
-      http.Post(path, [this, path](const httplib::Request&, httplib::Response& r) {
-        send_error(r, ApiError(501, "not_implemented_error",
-                               concat(path, " needs the model's tokenizer and chat template, which this server does "
-                                            "not load yet; use /v1/completions with token ids")));
-        metrics.count_http(501);
-      });
+    http.Post("/tokenize", [this](const httplib::Request& q, httplib::Response& r) { tokenize(q, r); });
+    http.Post("/detokenize", [this](const httplib::Request& q, httplib::Response& r) { detokenize(q, r); });
+    http.Post("/v1/chat/completions", [this](const httplib::Request&, httplib::Response& r) {
+      send_error(r, ApiError(501, "not_implemented_error",
+                             "/v1/chat/completions needs the model's chat template, which this server does not load "
+                             "yet; use /v1/completions"));
+      metrics.count_http(501);
+    });
     // Unknown routes and oversized bodies get OpenAI-style bodies too.
     http.set_error_handler([](const httplib::Request& q, httplib::Response& r) {
       if (!r.body.empty()) return;
@@ -204,11 +245,34 @@ HttpServer::HttpServer(ServerConfig config, std::unique_ptr<engine::Engine> engi
 
 HttpServer::~HttpServer() { stop(); }
 
+namespace {
+
+// cpp-httplib 0.11 listens with a backlog of 5 and does not expose its socket: a burst of
+// connections overflows the accept queue and clients see their connections dropped. Find the
+// listening socket bound to `port` and raise its backlog (listen() again updates it).
+void raise_listen_backlog(int port) {
+  for (int fd = 0; fd < 4096; ++fd) {
+    int listening = 0;
+    socklen_t len = sizeof(listening);
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
+    sockaddr_storage addr{};
+    socklen_t alen = sizeof(addr);
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) continue;
+    int bound = -1;
+    if (addr.ss_family == AF_INET) bound = ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    if (addr.ss_family == AF_INET6) bound = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+    if (bound == port) ::listen(fd, SOMAXCONN);
+  }
+}
+
+}  // namespace
+
 int HttpServer::bind() {
   Impl& s = *impl_;
   s.bound_port = s.config.port == 0 ? s.http.bind_to_any_port(s.config.host)
                                     : (s.http.bind_to_port(s.config.host, s.config.port) ? s.config.port : -1);
   FK_CHECK(s.bound_port > 0, "fk serve: cannot listen on ", s.config.host, ":", s.config.port);
+  raise_listen_backlog(s.bound_port);
   return s.bound_port;
 }
 

@@ -1,8 +1,9 @@
 // `fk serve`: the OpenAI-compatible HTTP front of an engine (cpp-httplib). Routes:
-//   POST /v1/completions   token-id prompts, n, stream (server-sent events), sampling, seed
+//   POST /v1/completions   text or token-id prompts, n, stream (server-sent events),
+//                          sampling, seed, stop strings and token ids
+//   POST /tokenize, /detokenize (with the model's tokenizer.json)
 //   GET  /v1/models, /health, /metrics (Prometheus text)
-//   POST /v1/chat/completions, /tokenize, /detokenize: answered 501 until the tokenizer and
-//        chat templates are loaded by the server
+//   POST /v1/chat/completions: answered 501 until chat templates are loaded by the server
 // HTTP threads only parse, submit and wait; the engine runs on its own thread (EngineLoop).
 #pragma once
 #include <cstdint>
@@ -19,6 +20,7 @@ struct ServerConfig {
   std::string served_model_name;   // what /v1/models lists and requests must name
   int64_t max_pending = 4096;      // requests in the server at once; more get 503
   int threads = 64;                // HTTP worker threads
+  std::string tokenizer;           // tokenizer.json or its folder; empty: the model folder's, if any
 };
 
 class HttpServer {

@@ -58,7 +58,7 @@ json error_body(const ApiError& e) {
   return {{"error", err}};
 }
 
-CompletionRequest parse_completion_request(const std::string& text, const std::string& served_model) {
+json parse_body(const std::string& text) {
   json body;
   try {
     body = json::parse(text);
@@ -66,6 +66,10 @@ CompletionRequest parse_completion_request(const std::string& text, const std::s
     bad("", concat("the request body is not valid JSON: ", e.what()));
   }
   if (!body.is_object()) bad("", concat("the request body must be a JSON object, got ", type_name(body)));
+  return body;
+}
+
+void check_model(const json& body, const std::string& served_model) {
   if (auto m = body.find("model"); m != body.end() && !m->is_null()) {
     if (!m->is_string()) bad("model", "'model' must be a string");
     if (m->get<std::string>() != served_model)
@@ -74,27 +78,16 @@ CompletionRequest parse_completion_request(const std::string& text, const std::s
                             served_model, "'"),
                      "model");
   }
-  CompletionRequest r;
-  auto p = body.find("prompt");
-  if (p == body.end() || p->is_null()) bad("prompt", "'prompt' is required");
-  if (p->is_string() || (p->is_array() && !p->empty() && (*p)[0].is_string()))
-    bad("prompt", "text prompts need the model's tokenizer, which this server does not load yet: send token ids "
-                  "(a list of integers, or a list of such lists)");
-  if (!p->is_array() || p->empty()) bad("prompt", "'prompt' must be a non-empty list of token ids");
-  if ((*p)[0].is_array()) {
-    for (const json& one : *p) {
-      if (!one.is_array() || one.empty()) bad("prompt", "every prompt of a batch must be a non-empty list of token ids");
-      r.prompts.push_back(token_list(one, "prompt"));
-    }
-  } else {
-    r.prompts.push_back(token_list(*p, "prompt"));
-  }
+}
+
+void parse_sampling(const json& body, CompletionRequest& r, const tokenizer::Tokenizer* tok) {
   r.n = get_int(body, "n", 1, 1, 16);
   r.stream = get_bool(body, "stream", false);
   if (auto so = body.find("stream_options"); so != body.end() && so->is_object())
     r.include_usage = get_bool(*so, "include_usage", false);
   engine::SamplingParams& sp = r.params;
-  sp.max_tokens = get_int(body, "max_tokens", 16, 1, int64_t{1} << 30);
+  const int64_t max_tokens = get_int(body, "max_completion_tokens", 16, 1, int64_t{1} << 30);
+  sp.max_tokens = get_int(body, "max_tokens", max_tokens, 1, int64_t{1} << 30);
   sp.min_tokens = get_int(body, "min_tokens", 0, 0, sp.max_tokens);
   sp.temperature = static_cast<float>(get_number(body, "temperature", 1.0, 0.0, 100.0));
   sp.top_p = static_cast<float>(get_number(body, "top_p", 1.0, 0.0, 1.0));
@@ -111,9 +104,25 @@ CompletionRequest parse_completion_request(const std::string& text, const std::s
     if (!st->is_array()) bad("stop_token_ids", "'stop_token_ids' must be a list of integers");
     sp.stop_token_ids = token_list(*st, "stop_token_ids");
   }
-  if (auto st = body.find("stop"); st != body.end() && !st->is_null() && !(st->is_array() && st->empty()))
-    bad("stop", "'stop' strings need the model's tokenizer, which this server does not load yet; use stop_token_ids");
-  if (auto lp = body.find("logprobs"); lp != body.end() && !lp->is_null() && !(lp->is_number_integer() && *lp == 0))
+  if (auto st = body.find("stop"); st != body.end() && !st->is_null()) {
+    if (st->is_string()) {
+      r.stop.push_back(st->get<std::string>());
+    } else if (st->is_array()) {
+      for (const json& x : *st) {
+        if (!x.is_string()) bad("stop", "'stop' must be a string or a list of strings");
+        r.stop.push_back(x.get<std::string>());
+      }
+    } else {
+      bad("stop", "'stop' must be a string or a list of strings");
+    }
+    if (r.stop.size() > 4) bad("stop", "'stop' takes at most 4 strings");
+    for (const std::string& x : r.stop)
+      if (x.empty()) bad("stop", "'stop' strings must not be empty");
+    if (!r.stop.empty() && tok == nullptr)
+      bad("stop", "'stop' strings need the model's tokenizer (none was found with the model); use stop_token_ids");
+  }
+  if (auto lp = body.find("logprobs"); lp != body.end() && !lp->is_null() && !(lp->is_number_integer() && *lp == 0) &&
+                                       !(lp->is_boolean() && !lp->get<bool>()))
     bad("logprobs", "'logprobs' is not supported yet");
   if (get_bool(body, "echo", false)) bad("echo", "'echo' is not supported");
   try {
@@ -121,6 +130,45 @@ CompletionRequest parse_completion_request(const std::string& text, const std::s
   } catch (const Error& e) {
     bad("", e.what());
   }
+}
+
+CompletionRequest parse_completion_request(const std::string& text, const std::string& served_model,
+                                           const tokenizer::Tokenizer* tok) {
+  const json body = parse_body(text);
+  check_model(body, served_model);
+  CompletionRequest r;
+  auto p = body.find("prompt");
+  if (p == body.end() || p->is_null()) bad("prompt", "'prompt' is required");
+  auto encode = [&](const json& s) {
+    if (tok == nullptr)
+      bad("prompt", "text prompts need the model's tokenizer (none was found with the model): send token ids "
+                    "(a list of integers, or a list of such lists)");
+    try {
+      return tok->encode(s.get<std::string>(), /*add_special_tokens=*/true);
+    } catch (const Error& e) {
+      bad("prompt", e.what());
+    }
+  };
+  if (p->is_string()) {
+    r.prompts.push_back(encode(*p));
+  } else if (!p->is_array() || p->empty()) {
+    bad("prompt", "'prompt' must be a string, a list of strings, or token ids");
+  } else if ((*p)[0].is_string()) {
+    for (const json& one : *p) {
+      if (!one.is_string()) bad("prompt", "a batch of prompts must be all strings or all token-id lists");
+      r.prompts.push_back(encode(one));
+    }
+  } else if ((*p)[0].is_array()) {
+    for (const json& one : *p) {
+      if (!one.is_array() || one.empty()) bad("prompt", "every prompt of a batch must be a non-empty list of token ids");
+      r.prompts.push_back(token_list(one, "prompt"));
+    }
+  } else {
+    r.prompts.push_back(token_list(*p, "prompt"));
+  }
+  for (const auto& pr : r.prompts)
+    if (pr.empty()) bad("prompt", "a prompt encodes to no tokens");
+  parse_sampling(body, r, tok);
   return r;
 }
 
@@ -131,7 +179,7 @@ json completion_response(const std::string& id, const std::string& model, int64_
   int64_t completion_tokens = 0;
   for (const ChoiceResult& c : choices) {
     arr.push_back({{"index", c.index},
-                   {"text", ""},
+                   {"text", c.text},
                    {"token_ids", c.tokens},
                    {"logprobs", nullptr},
                    {"finish_reason", engine::finish_reason_name(c.finish_reason)}});
@@ -145,8 +193,8 @@ json completion_response(const std::string& id, const std::string& model, int64_
 }
 
 json completion_chunk(const std::string& id, const std::string& model, int64_t created, int64_t index,
-                      const std::vector<int64_t>& tokens, engine::FinishReason finish) {
-  json choice = {{"index", index}, {"text", ""}, {"token_ids", tokens}, {"logprobs", nullptr}};
+                      const std::vector<int64_t>& tokens, const std::string& text, engine::FinishReason finish) {
+  json choice = {{"index", index}, {"text", text}, {"token_ids", tokens}, {"logprobs", nullptr}};
   choice["finish_reason"] =
       finish == engine::FinishReason::none ? json(nullptr) : json(engine::finish_reason_name(finish));
   return {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", model},

@@ -1,7 +1,7 @@
 // The OpenAI completions API as fk serve speaks it: request parsing with OpenAI-style
 // errors (type, message, param, HTTP status), and response / stream-chunk bodies.
-// Prompts are token ids (a list of ints, or a list of such lists): text prompts, `stop`
-// strings and chat messages need the model's tokenizer, which the server does not load yet.
+// Prompts are text (a string or a list of strings) when the model has a tokenizer, or token
+// ids (a list of ints, or a list of such lists) always.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/request.h"
+#include "fk/tokenizer.h"
 
 namespace fk::serve {
 
@@ -28,21 +29,32 @@ struct CompletionRequest {
   int64_t n = 1;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  std::vector<std::string> stop;  // stop strings (need a tokenizer): the text ends before them
   engine::SamplingParams params;
 };
 
 // `served_model`: the name the server answers to (a request naming another model is a 404).
-CompletionRequest parse_completion_request(const std::string& body, const std::string& served_model);
+// `tokenizer`: the model's, or null (then only token-id prompts and no stop strings).
+CompletionRequest parse_completion_request(const std::string& body, const std::string& served_model,
+                                           const tokenizer::Tokenizer* tokenizer = nullptr);
+
+// The parts of a request body every endpoint checks the same way.
+nlohmann::json parse_body(const std::string& text);
+void check_model(const nlohmann::json& body, const std::string& served_model);
+// Fills sampling parameters, n, stream and stop from a completions or chat body.
+void parse_sampling(const nlohmann::json& body, CompletionRequest& r, const tokenizer::Tokenizer* tokenizer);
 
 struct ChoiceResult {
   int64_t index = 0;
   std::vector<int64_t> tokens;
+  std::string text;
   engine::FinishReason finish_reason = engine::FinishReason::none;
 };
 nlohmann::json completion_response(const std::string& id, const std::string& model, int64_t created,
                                    const std::vector<ChoiceResult>& choices, int64_t prompt_tokens);
 // One server-sent event's JSON: new tokens of one choice, and its finish reason once finished.
 nlohmann::json completion_chunk(const std::string& id, const std::string& model, int64_t created, int64_t index,
-                                const std::vector<int64_t>& tokens, engine::FinishReason finish);
+                                const std::vector<int64_t>& tokens, const std::string& text,
+                                engine::FinishReason finish);
 
 }  // namespace fk::serve

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
 #include <random>
 #include <semaphore>
 #include <thread>
@@ -92,6 +93,8 @@ TEST(ServeSoak, HundredsOfRequestsWithHangUpsLeakNothing) {
   const auto reqs = random_requests(300, 2, 60, 1, 40, 256, seed);
   std::vector<std::thread> clients;
   std::atomic<int> completed{0}, hung_up{0};
+  std::mutex failure_mu;
+  std::vector<std::string> failures;
   std::counting_semaphore<> slots(32);
   for (size_t i = 0; i < reqs.size(); ++i) {
     slots.acquire();
@@ -99,6 +102,7 @@ TEST(ServeSoak, HundredsOfRequestsWithHangUpsLeakNothing) {
       std::mt19937_64 rng(seed + i);
       const bool hang_up = rng() % 3 == 0;
       httplib::Client cli("127.0.0.1", s.port);
+      cli.set_decompress(false);
       httplib::Request req;
       req.method = "POST";
       req.path = "/v1/completions";
@@ -109,13 +113,22 @@ TEST(ServeSoak, HundredsOfRequestsWithHangUpsLeakNothing) {
       int events = 0;
       req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) { return !(hang_up && ++events >= 2); };
       const auto res = cli.send(req);
-      if (hang_up) hung_up++;
-      else if (res && res->status == 200) completed++;
+      if (hang_up) {
+        hung_up++;
+      } else if (res && res->status == 200) {
+        completed++;
+      } else {
+        std::lock_guard lk(failure_mu);
+        failures.push_back(res ? "HTTP " + std::to_string(res->status) + ": " + res->body.substr(0, 200)
+                               : "client error " + httplib::to_string(res.error()) + " (prompt " +
+                                     std::to_string(reqs[i].prompt.size()) + ", max_tokens " +
+                                     std::to_string(reqs[i].output_len) + ", events " + std::to_string(events) + ")");
+      }
       slots.release();
     });
   }
   for (auto& t : clients) t.join();
-  EXPECT_EQ(completed + hung_up, 300) << "seed " << seed;
+  EXPECT_EQ(completed + hung_up, 300) << "seed " << seed << "; first failure: " << (failures.empty() ? "" : failures[0]);
   // Every request is gone from the engine and every KV page is free again.
   for (int i = 0; i < 300; ++i) {
     const std::string m = s.metrics();
