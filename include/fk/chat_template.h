@@ -1,0 +1,55 @@
+// Chat templates: a Jinja2 subset that renders the `chat_template` of a Hugging Face
+// tokenizer_config.json in C++, so the engine turns a conversation into a prompt with no
+// Python at run time. The subset is what real chat templates use (Llama, Qwen, Mistral,
+// Gemma...); anything else is a parse or render error that names the place.
+#pragma once
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace fk::chat {
+
+namespace detail {
+struct Program;
+}
+
+struct TemplateOptions {
+  // Hugging Face renders with trim_blocks=True and lstrip_blocks=True; so do we by default.
+  bool trim_blocks = true;
+  bool lstrip_blocks = true;
+  // Bounds against hostile templates: rendering stops with an fk::Error past these.
+  std::size_t max_output_bytes = 64u << 20;  // also caps every string built on the way
+  int max_call_depth = 200;                  // nested macro calls
+  std::size_t max_loop_iterations = 10'000'000;  // all loops of one render together
+  // strftime_now() reads this clock (local time); tests inject a fixed instant.
+  std::function<std::chrono::system_clock::time_point()> clock;
+};
+
+class Template {
+ public:
+  // Throws fk::Error naming "<name>:<line>:<column>" on a syntax error.
+  static Template parse(std::string_view source, std::string_view name = "chat_template",
+                        const TemplateOptions& options = {});
+  // Renders with the context's top-level keys as variables. Throws fk::Error for
+  // raise_exception (carrying its message) and for runtime errors.
+  std::string render(const nlohmann::json& context) const;
+
+  const TemplateOptions& options() const;
+
+ private:
+  std::shared_ptr<const detail::Program> program_;
+};
+
+// The chat template of a tokenizer_config.json ("chat_template" as a string, or a list of
+// {name, template} where "default" is picked), rendered with messages,
+// add_generation_prompt, bos_token/eos_token from the config and tools=None.
+std::string apply_chat_template(const nlohmann::json& tokenizer_config,
+                                const nlohmann::json& messages, bool add_generation_prompt,
+                                const TemplateOptions& options = {});
+
+}  // namespace fk::chat

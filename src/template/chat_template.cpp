@@ -1,0 +1,84 @@
+// The public face: Template::parse/render and apply_chat_template over a
+// tokenizer_config.json, with the variables HF's apply_chat_template passes.
+#include "fk/chat_template.h"
+
+#include "fk/status.h"
+#include "template/lexer.h"
+#include "template/parser.h"
+#include "template/render.h"
+
+namespace fk::chat {
+
+namespace detail {
+// Holds the options next to the tree so a Template is one shared, immutable object.
+struct ProgramWithOptions : Program {
+  TemplateOptions options;
+};
+}  // namespace detail
+
+Template Template::parse(std::string_view source, std::string_view name, const TemplateOptions& options) {
+  auto p = std::make_shared<detail::ProgramWithOptions>();
+  p->name = std::string(name);
+  p->options = options;
+  auto tokens = detail::lex(source, name, {options.trim_blocks, options.lstrip_blocks});
+  p->body = detail::parse_tokens(tokens, name);
+  Template t;
+  t.program_ = std::move(p);
+  return t;
+}
+
+const TemplateOptions& Template::options() const {
+  return static_cast<const detail::ProgramWithOptions&>(*program_).options;
+}
+
+std::string Template::render(const nlohmann::json& context) const {
+  FK_CHECK(program_, "render() of a template that was never parsed");
+  return detail::Renderer(*program_, options(), context).run();
+}
+
+namespace {
+
+// Special tokens are strings, or AddedToken objects {"content": ...} in older configs.
+nlohmann::json token_text(const nlohmann::json& v) {
+  if (v.is_string()) return v;
+  if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"];
+  return nullptr;
+}
+
+}  // namespace
+
+std::string apply_chat_template(const nlohmann::json& tokenizer_config,
+                                const nlohmann::json& messages, bool add_generation_prompt,
+                                const TemplateOptions& options) {
+  FK_CHECK(tokenizer_config.is_object(), "tokenizer_config must be a JSON object");
+  FK_CHECK(tokenizer_config.contains("chat_template"), "tokenizer_config has no chat_template");
+  const auto& ct = tokenizer_config["chat_template"];
+  std::string source;
+  if (ct.is_string()) {
+    source = ct.get<std::string>();
+  } else if (ct.is_array()) {
+    // Named templates (e.g. "default", "tool_use", "rag"): the plain chat uses "default".
+    bool found = false;
+    for (const auto& entry : ct)
+      if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template")) {
+        source = entry["template"].get<std::string>();
+        found = true;
+      }
+    FK_CHECK(found, "chat_template list has no template named 'default'");
+  } else {
+    FK_FAIL(FK_ERR_INVALID_ARGUMENT, "chat_template must be a string or a list of {name, template}");
+  }
+  nlohmann::json context = nlohmann::json::object();
+  context["messages"] = messages;
+  context["add_generation_prompt"] = add_generation_prompt;
+  context["tools"] = nullptr;
+  context["documents"] = nullptr;
+  for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"})
+    if (tokenizer_config.contains(key)) {
+      auto t = token_text(tokenizer_config[key]);
+      if (!t.is_null()) context[key] = t;
+    }
+  return Template::parse(source, "chat_template", options).render(context);
+}
+
+}  // namespace fk::chat

@@ -1,0 +1,582 @@
+#!/usr/bin/env python3
+"""Writes the chat-template goldens of tests/template/: the chat templates of the model
+families the engine supports (written here after the public structure of those models'
+templates), each rendered over a set of conversations, and small expression/statement
+cases. Rendering uses Jinja2 configured as Hugging Face's apply_chat_template configures it
+(immutable sandbox, trim_blocks, lstrip_blocks, loopcontrols, raise_exception,
+strftime_now, a tojson without HTML escaping). Run from anywhere:
+    python3 tests/data/chat_templates/make_goldens.py
+"""
+import datetime
+import json
+import os
+
+import jinja2
+import jinja2.ext
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# strftime_now() reads this instant (UTC); the C++ tests inject the same one.
+FIXED_NOW = datetime.datetime(2024, 7, 26, 12, 30, 45)
+
+
+def make_env(trim_blocks=True, lstrip_blocks=True):
+    def raise_exception(message):
+        raise jinja2.exceptions.TemplateError(message)
+
+    def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
+                          sort_keys=sort_keys)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=trim_blocks, lstrip_blocks=lstrip_blocks,
+                                        extensions=[jinja2.ext.loopcontrols])
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = lambda fmt: FIXED_NOW.strftime(fmt)
+    return env
+
+
+def render(env, source, context):
+    try:
+        return {"expected": env.from_string(source).render(**context)}
+    except jinja2.exceptions.TemplateSyntaxError as e:
+        return {"error": str(e), "error_kind": "syntax", "error_line": e.lineno}
+    except Exception as e:  # noqa: BLE001 - any render error is a golden "error"
+        return {"error": str(e), "error_kind": type(e).__name__}
+
+
+# ---------------------------------------------------------------------------------------
+# Chat templates (one per family), written after the structure of the public ones.
+TEMPLATES = {}
+
+TEMPLATES["llama2"] = """{% if messages[0]['role'] == 'system' %}
+{% set loop_messages = messages[1:] %}
+{% set system_message = messages[0]['content'] %}
+{% else %}
+{% set loop_messages = messages %}
+{% set system_message = false %}
+{% endif %}
+{% for message in loop_messages %}
+{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}
+{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}
+{% endif %}
+{% if loop.index0 == 0 and system_message != false %}
+{% set content = '<<SYS>>\\n' + system_message + '\\n<</SYS>>\\n\\n' + message['content'] %}
+{% else %}
+{% set content = message['content'] %}
+{% endif %}
+{% if message['role'] == 'user' %}
+{{ bos_token + '[INST] ' + content.strip() + ' [/INST]' }}
+{% elif message['role'] == 'assistant' %}
+{{ ' '  + content.strip() + ' ' + eos_token }}
+{% endif %}
+{% endfor %}"""
+
+TEMPLATES["llama3"] = """{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}{{ content }}{% endfor %}{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}"""
+
+TEMPLATES["llama3_1"] = """{{- bos_token }}
+{%- if custom_tools is defined %}
+    {%- set tools = custom_tools %}
+{%- endif %}
+{%- if not tools_in_user_message is defined %}
+    {%- set tools_in_user_message = true %}
+{%- endif %}
+{%- if not date_string is defined %}
+    {%- set date_string = strftime_now("%d %b %Y") %}
+{%- endif %}
+{%- if not tools is defined %}
+    {%- set tools = none %}
+{%- endif %}
+
+{#- Pull the system message out of the turns, if there is one #}
+{%- if messages[0]['role'] == 'system' %}
+    {%- set system_message = messages[0]['content']|trim %}
+    {%- set messages = messages[1:] %}
+{%- else %}
+    {%- set system_message = "" %}
+{%- endif %}
+
+{{- "<|start_header_id|>system<|end_header_id|>\\n\\n" }}
+{%- if tools is not none %}
+    {{- "Environment: ipython\\n" }}
+{%- endif %}
+{{- "Cutting Knowledge Date: December 2023\\n" }}
+{{- "Today Date: " + date_string + "\\n\\n" }}
+{%- if tools is not none and not tools_in_user_message %}
+    {{- "You have access to the following functions.\\n\\n" }}
+    {%- for t in tools %}
+        {{- t | tojson(indent=4) }}
+        {{- "\\n\\n" }}
+    {%- endfor %}
+{%- endif %}
+{{- system_message }}
+{{- "<|eot_id|>" }}
+
+{%- for message in messages %}
+    {%- if not (message.role == 'ipython' or message.role == 'tool' or 'tool_calls' in message) %}
+        {{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim + '<|eot_id|>' }}
+    {%- elif 'tool_calls' in message %}
+        {%- if not message.tool_calls|length == 1 %}
+            {{- raise_exception("This model only supports single tool-calls at once!") }}
+        {%- endif %}
+        {%- set tool_call = message.tool_calls[0].function %}
+        {{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' -}}
+        {{- '{"name": "' + tool_call.name + '", ' }}
+        {{- '"parameters": ' }}
+        {{- tool_call.arguments | tojson }}
+        {{- "}" }}
+        {{- "<|eot_id|>" }}
+    {%- elif message.role == "tool" or message.role == "ipython" %}
+        {{- "<|start_header_id|>ipython<|end_header_id|>\\n\\n" }}
+        {%- if message.content is mapping or message.content is iterable and message.content is not string %}
+            {{- message.content | tojson }}
+        {%- else %}
+            {{- message.content }}
+        {%- endif %}
+        {{- "<|eot_id|>" }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}
+{%- endif %}
+"""
+
+TEMPLATES["qwen2_5"] = """{%- if tools %}
+    {{- '<|im_start|>system\\n' }}
+    {%- if messages[0]['role'] == 'system' %}
+        {{- messages[0]['content'] }}
+    {%- else %}
+        {{- 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' }}
+    {%- endif %}
+    {{- "\\n\\n# Tools\\n\\n<tools>" }}
+    {%- for tool in tools %}
+        {{- "\\n" }}
+        {{- tool | tojson }}
+    {%- endfor %}
+    {{- "\\n</tools><|im_end|>\\n" }}
+{%- else %}
+    {%- if messages[0]['role'] == 'system' %}
+        {{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}
+    {%- else %}
+        {{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}
+    {%- endif %}
+{%- endif %}
+{%- for message in messages %}
+    {%- if (message.role == "user") or (message.role == "system" and not loop.first) or (message.role == "assistant" and not message.tool_calls) %}
+        {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}
+    {%- elif message.role == "assistant" %}
+        {{- '<|im_start|>' + message.role }}
+        {%- if message.content %}
+            {{- '\\n' + message.content }}
+        {%- endif %}
+        {%- for tool_call in message.tool_calls %}
+            {%- if tool_call.function is defined %}
+                {%- set tool_call = tool_call.function %}
+            {%- endif %}
+            {{- '\\n<tool_call>\\n{"name": "' }}
+            {{- tool_call.name }}
+            {{- '", "arguments": ' }}
+            {{- tool_call.arguments | tojson }}
+            {{- '}\\n</tool_call>' }}
+        {%- endfor %}
+        {{- '<|im_end|>\\n' }}
+    {%- elif message.role == "tool" %}
+        {%- if (loop.index0 == 0) or (messages[loop.index0 - 1].role != "tool") %}
+            {{- '<|im_start|>user' }}
+        {%- endif %}
+        {{- '\\n<tool_response>\\n' }}
+        {{- message.content }}
+        {{- '\\n</tool_response>' }}
+        {%- if loop.last or (messages[loop.index0 + 1].role != "tool") %}
+            {{- '<|im_end|>\\n' }}
+        {%- endif %}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\\n' }}
+{%- endif %}
+"""
+
+TEMPLATES["qwen3"] = """{%- if tools %}
+    {{- '<|im_start|>system\\n' }}
+    {%- if messages[0].role == 'system' %}
+        {{- messages[0].content + '\\n\\n' }}
+    {%- endif %}
+    {{- "# Tools\\n\\n<tools>" }}
+    {%- for tool in tools %}
+        {{- "\\n" }}
+        {{- tool | tojson }}
+    {%- endfor %}
+    {{- "\\n</tools><|im_end|>\\n" }}
+{%- else %}
+    {%- if messages[0].role == 'system' %}
+        {{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' }}
+    {%- endif %}
+{%- endif %}
+{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}
+{%- for message in messages[::-1] %}
+    {%- set index = (messages|length - 1) - loop.index0 %}
+    {%- if ns.multi_step_tool and message.role == "user" and message.content is string and not(message.content.startswith('<tool_response>') and message.content.endswith('</tool_response>')) %}
+        {%- set ns.multi_step_tool = false %}
+        {%- set ns.last_query_index = index %}
+    {%- endif %}
+{%- endfor %}
+{%- for message in messages %}
+    {%- if message.content is string %}
+        {%- set content = message.content %}
+    {%- else %}
+        {%- set content = '' %}
+    {%- endif %}
+    {%- if (message.role == "user") or (message.role == "system" and not loop.first) %}
+        {{- '<|im_start|>' + message.role + '\\n' + content + '<|im_end|>' + '\\n' }}
+    {%- elif message.role == "assistant" %}
+        {%- set reasoning_content = '' %}
+        {%- if message.reasoning_content is string %}
+            {%- set reasoning_content = message.reasoning_content %}
+        {%- else %}
+            {%- if '</think>' in content %}
+                {%- set reasoning_content = content.split('</think>')[0].rstrip('\\n').split('<think>')[-1].lstrip('\\n') %}
+                {%- set content = content.split('</think>')[-1].lstrip('\\n') %}
+            {%- endif %}
+        {%- endif %}
+        {%- if loop.index0 > ns.last_query_index %}
+            {%- if loop.last or (not loop.last and reasoning_content) %}
+                {{- '<|im_start|>' + message.role + '\\n<think>\\n' + reasoning_content.strip('\\n') + '\\n</think>\\n\\n' + content.lstrip('\\n') }}
+            {%- else %}
+                {{- '<|im_start|>' + message.role + '\\n' + content }}
+            {%- endif %}
+        {%- else %}
+            {{- '<|im_start|>' + message.role + '\\n' + content }}
+        {%- endif %}
+        {%- if message.tool_calls %}
+            {%- for tool_call in message.tool_calls %}
+                {%- if (loop.first and content) or (not loop.first) %}
+                    {{- '\\n' }}
+                {%- endif %}
+                {%- if tool_call.function %}
+                    {%- set tool_call = tool_call.function %}
+                {%- endif %}
+                {{- '<tool_call>\\n{"name": "' }}
+                {{- tool_call.name }}
+                {{- '", "arguments": ' }}
+                {%- if tool_call.arguments is string %}
+                    {{- tool_call.arguments }}
+                {%- else %}
+                    {{- tool_call.arguments | tojson }}
+                {%- endif %}
+                {{- '}\\n</tool_call>' }}
+            {%- endfor %}
+        {%- endif %}
+        {{- '<|im_end|>\\n' }}
+    {%- elif message.role == "tool" %}
+        {%- if loop.first or (messages[loop.index0 - 1].role != "tool") %}
+            {{- '<|im_start|>user' }}
+        {%- endif %}
+        {{- '\\n<tool_response>\\n' }}
+        {{- content }}
+        {{- '\\n</tool_response>' }}
+        {%- if loop.last or (messages[loop.index0 + 1].role != "tool") %}
+            {{- '<|im_end|>\\n' }}
+        {%- endif %}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\\n' }}
+    {%- if enable_thinking is defined and enable_thinking is false %}
+        {{- '<think>\\n\\n</think>\\n\\n' }}
+    {%- endif %}
+{%- endif %}"""
+
+TEMPLATES["mistral_v0_3"] = """{%- if messages[0]["role"] == "system" %}
+    {%- set system_message = messages[0]["content"] %}
+    {%- set loop_messages = messages[1:] %}
+{%- else %}
+    {%- set loop_messages = messages %}
+{%- endif %}
+{%- if not tools is defined %}
+    {%- set tools = none %}
+{%- endif %}
+{%- set user_messages = loop_messages | selectattr("role", "equalto", "user") | list %}
+
+{#- This block checks for alternating user/assistant messages, skipping tool calling messages #}
+{%- set ns = namespace() %}
+{%- set ns.index = 0 %}
+{%- for message in loop_messages %}
+    {%- if not (message.role == "tool" or message.role == "tool_results" or (message.tool_calls is defined and message.tool_calls is not none)) %}
+        {%- if (message["role"] == "user") != (ns.index % 2 == 0) %}
+            {{- raise_exception("After the optional system message, conversation roles must alternate user/assistant/user/assistant/...") }}
+        {%- endif %}
+        {%- set ns.index = ns.index + 1 %}
+    {%- endif %}
+{%- endfor %}
+
+{{- bos_token }}
+{%- for message in loop_messages %}
+    {%- if message["role"] == "user" %}
+        {%- if tools is not none and (message == user_messages[-1]) %}
+            {{- "[AVAILABLE_TOOLS] [" }}
+            {%- for tool in tools %}
+                {{- tool | tojson }}
+                {%- if not loop.last %}
+                    {{- ", " }}
+                {%- endif %}
+            {%- endfor %}
+            {{- "][/AVAILABLE_TOOLS]" }}
+        {%- endif %}
+        {%- if loop.last and system_message is defined %}
+            {{- "[INST] " + system_message + "\\n\\n" + message["content"] + "[/INST]" }}
+        {%- else %}
+            {{- "[INST] " + message["content"] + "[/INST]" }}
+        {%- endif %}
+    {%- elif message.tool_calls is defined and message.tool_calls is not none %}
+        {{- "[TOOL_CALLS] [" }}
+        {%- for tool_call in message.tool_calls %}
+            {%- set out = tool_call.function|tojson %}
+            {{- out[:-1] }}
+            {%- if not tool_call.id is defined or tool_call.id|length != 9 %}
+                {{- raise_exception("Tool call IDs should be alphanumeric strings with length 9!") }}
+            {%- endif %}
+            {{- ', "id": "' + tool_call.id + '"}' }}
+            {%- if not loop.last %}
+                {{- ", " }}
+            {%- else %}
+                {{- "]" + eos_token }}
+            {%- endif %}
+        {%- endfor %}
+    {%- elif message["role"] == "assistant" %}
+        {{- " " + message["content"]|trim + eos_token}}
+    {%- elif message["role"] == "tool_results" or message["role"] == "tool" %}
+        {%- if message.content is defined and message.content.content is defined %}
+            {%- set content = message.content.content %}
+        {%- else %}
+            {%- set content = message.content %}
+        {%- endif %}
+        {{- '[TOOL_RESULTS] {"content": ' + content|string + ", " }}
+        {%- if not message.tool_call_id is defined or message.tool_call_id|length != 9 %}
+            {{- raise_exception("Tool call IDs should be alphanumeric strings with length 9!") }}
+        {%- endif %}
+        {{- '"call_id": "' + message.tool_call_id + '"}[/TOOL_RESULTS]' }}
+    {%- else %}
+        {{- raise_exception("Only user and assistant roles are supported, with the exception of an initial optional system message!") }}
+    {%- endif %}
+{%- endfor %}
+"""
+
+TEMPLATES["gemma2"] = """{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% if (message['role'] == 'assistant') %}{% set role = 'model' %}{% else %}{% set role = message['role'] %}{% endif %}{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}{% endfor %}{% if add_generation_prompt %}{{'<start_of_turn>model\n'}}{% endif %}"""
+
+TEMPLATES["gemma3"] = """{{ bos_token }}
+{%- if messages[0]['role'] == 'system' -%}
+    {%- if messages[0]['content'] is string -%}
+        {%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}
+    {%- else -%}
+        {%- set first_user_prefix = messages[0]['content'][0]['text'] + '\n\n' -%}
+    {%- endif -%}
+    {%- set loop_messages = messages[1:] -%}
+{%- else -%}
+    {%- set first_user_prefix = "" -%}
+    {%- set loop_messages = messages -%}
+{%- endif -%}
+{%- for message in loop_messages -%}
+    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}
+        {{ raise_exception("Conversation roles must alternate user/assistant/user/assistant/...") }}
+    {%- endif -%}
+    {%- if (message['role'] == 'assistant') -%}
+        {%- set role = "model" -%}
+    {%- else -%}
+        {%- set role = message['role'] -%}
+    {%- endif -%}
+    {{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else "") }}
+    {%- if message['content'] is string -%}
+        {{ message['content'] | trim }}
+    {%- elif message['content'] is iterable -%}
+        {%- for item in message['content'] -%}
+            {%- if item['type'] == 'image' -%}
+                {{ '<start_of_image>' }}
+            {%- elif item['type'] == 'text' -%}
+                {{ item['text'] | trim }}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- else -%}
+        {{ raise_exception("Invalid content type") }}
+    {%- endif -%}
+    {{ '<end_of_turn>\n' }}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+    {{'<start_of_turn>model\n'}}
+{%- endif -%}
+"""
+
+SPECIAL_TOKENS = {
+    "llama2": ("<s>", "</s>"),
+    "llama3": ("<|begin_of_text|>", "<|eot_id|>"),
+    "llama3_1": ("<|begin_of_text|>", "<|eot_id|>"),
+    "qwen2_5": (None, "<|im_end|>"),
+    "qwen3": (None, "<|im_end|>"),
+    "mistral_v0_3": ("<s>", "</s>"),
+    "gemma2": ("<bos>", "<eos>"),
+    "gemma3": ("<bos>", "<eos>"),
+}
+
+TOOL_CALL = {"id": "call12345", "type": "function",
+             "function": {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}}
+
+CONVERSATIONS = {
+    "single_user": [{"role": "user", "content": "Hello!"}],
+    "system_user": [{"role": "system", "content": "You are a terse assistant."},
+                    {"role": "user", "content": "What is 2+2?"}],
+    "multi_turn": [{"role": "user", "content": "Hi"},
+                   {"role": "assistant", "content": "Hello! How can I help?"},
+                   {"role": "user", "content": "Tell me a joke."}],
+    "system_multi_turn": [{"role": "system", "content": "Be kind."},
+                          {"role": "user", "content": "First question"},
+                          {"role": "assistant", "content": "First answer"},
+                          {"role": "user", "content": "Second question"},
+                          {"role": "assistant", "content": "Second answer"}],
+    "unicode": [{"role": "user", "content": "héllo wörld 世界 🎉 \"quotes\" 'single' back\\slash <tag> & \t tab"}],
+    "empty_content": [{"role": "user", "content": ""},
+                      {"role": "assistant", "content": ""},
+                      {"role": "user", "content": "again"}],
+    "tool_calls": [{"role": "user", "content": "Weather in Paris?"},
+                   {"role": "assistant", "content": "", "tool_calls": [TOOL_CALL]},
+                   {"role": "tool", "tool_call_id": "call12345", "name": "get_weather",
+                    "content": "{\"temperature\": 21.5, \"sky\": \"clear\"}"},
+                   {"role": "assistant", "content": "It is 21.5°C and clear in Paris."}],
+    "whitespace": [{"role": "system", "content": "  padded system \n"},
+                   {"role": "user", "content": "\n\n  lots of space  \n\n"}],
+    "thinking": [{"role": "user", "content": "Why is the sky blue?"},
+                 {"role": "assistant", "content": "<think>\nRayleigh scattering.\n</think>\n\nBecause of Rayleigh scattering."},
+                 {"role": "user", "content": "And sunsets?"}],
+    "not_alternating": [{"role": "user", "content": "one"}, {"role": "user", "content": "two"}],
+    "content_parts": [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": " Describe this. "}]}],
+}
+
+
+def family_goldens():
+    out = []
+    for family, source in TEMPLATES.items():
+        with open(os.path.join(HERE, family + ".jinja"), "w") as f:
+            f.write(source)
+        bos, eos = SPECIAL_TOKENS[family]
+        config = {"chat_template": source, "eos_token": eos}
+        if bos is not None:
+            config["bos_token"] = bos
+        env = make_env()
+        for conv_name, messages in CONVERSATIONS.items():
+            for gen in (False, True):
+                context = {"messages": messages, "add_generation_prompt": gen, "tools": None,
+                           "documents": None, "eos_token": eos}
+                if bos is not None:
+                    context["bos_token"] = bos
+                case = {"name": f"{family}/{conv_name}/{'gen' if gen else 'nogen'}",
+                        "tokenizer_config": config, "messages": messages,
+                        "add_generation_prompt": gen}
+                case.update(render(env, source, context))
+                out.append(case)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Small cases: (name, template, context[, env options]).
+CASES = [
+    ("text", "plain text\n", {}),
+    ("output_int", "{{ 1 + 2 }}", {}),
+    ("output_float", "{{ 1.5 * 2 }} {{ 1 / 2 }} {{ 1e20 }} {{ 0.1 + 0.2 }} {{ 3.0 }} {{ 1e-5 }}", {}),
+    ("arith", "{{ 7 // 2 }} {{ -7 // 2 }} {{ -7 % 3 }} {{ 7 % -3 }} {{ 2 ** 10 }} {{ 7.5 // 2 }} {{ 10 - 3 * 2 }}", {}),
+    ("string_escapes", "{{ 'a\\'b' }} {{ \"tab\\there\" }} {{ 'nl\\nx' }} {{ '\\u00e9' }}", {}),
+    ("literals", "{{ [1, 'a', none, true, False, None, 2.5] }} {{ {'k': 'v', 'n': 1} }} {{ (1, 2) | list }}", {}),
+    ("concat", "{{ 'a' ~ 1 ~ none ~ true ~ undefined_var }}|{{ 'x' + 'y' }}", {}),
+    ("compare", "{{ 1 < 2 }} {{ 2 <= 1 }} {{ 'a' < 'b' }} {{ 1 == 1.0 }} {{ 'a' != 'a' }} {{ [1,2] == [1,2] }} {{ 3 > 2 >= 2 }}", {}),
+    ("logic", "{{ true and 'x' }} {{ false or 'y' }} {{ not none }} {{ '' or 0 or 'last' }} {{ 0 and 1 }}", {}),
+    ("in_not_in", "{{ 'a' in 'cat' }} {{ 2 in [1, 2] }} {{ 'k' in d }} {{ 'z' not in d }} {{ 3 not in [1] }}", {"d": {"k": 1}}),
+    ("ternary", "{{ 'yes' if x else 'no' }} {{ 'yes' if y else 'no' }} [{{ 'only' if y }}]", {"x": 1, "y": 0}),
+    ("attr_item", "{{ m.role }} {{ m['content'] }} {{ m.missing }}|{{ l[0] }} {{ l[-1] }} {{ l.1 }}", {"m": {"role": "user", "content": "hi"}, "l": [1, 2, 3]}),
+    ("undefined_renders_empty", "[{{ nope }}][{{ m.nope }}][{{ m.nope | length }}]", {"m": {}}),
+    ("undefined_attr_error", "{{ nope.attr }}", {}),
+    ("slicing", "{{ s[1:] }} {{ s[:-1] }} {{ s[::-1] }} {{ l[1:3] }} {{ l[::2] }} {{ l[::-1] }} {{ l[-2:] }} {{ s[10:] }}|", {"s": "héllo", "l": [1, 2, 3, 4, 5]}),
+    ("tests", "{{ x is defined }} {{ y is undefined }} {{ n is none }} {{ 's' is string }} {{ 1 is number }} {{ d is mapping }} {{ l is iterable }} {{ l is sequence }} {{ true is true }} {{ false is false }} {{ 2 is even }} {{ 3 is odd }} {{ 1 is not string }}", {"x": 1, "n": None, "d": {}, "l": []}),
+    ("tests_args", "{{ 6 is divisibleby 3 }} {{ 'a' is equalto 'a' }} {{ 1 is eq(2) }} {{ 2 is gt 1 }} {{ 'a' is in 'abc' }}", {}),
+    ("if_elif_else", "{% for v in [1, 2, 3] %}{% if v == 1 %}one{% elif v == 2 %}two{% else %}many{% endif %},{% endfor %}", {}),
+    ("for_loop_vars", "{% for x in 'abc' %}{{ loop.index }}{{ loop.index0 }}{{ loop.first }}{{ loop.last }}{{ loop.length }}{{ loop.revindex }}{{ loop.revindex0 }} {% endfor %}", {}),
+    ("for_else", "{% for x in [] %}{{ x }}{% else %}empty{% endfor %}", {}),
+    ("for_filter", "{% for m in ms if m.role != 'system' %}{{ loop.index }}:{{ m.role }}{{ ',' if not loop.last }}{% endfor %}", {"ms": [{"role": "system"}, {"role": "user"}, {"role": "assistant"}]}),
+    ("for_unpack", "{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}", {"d": {"b": 1, "a": 2}}),
+    ("for_dict_keys", "{% for k in d %}{{ k }}{% endfor %}", {"d": {"x": 1, "y": 2}}),
+    ("for_previtem_cycle", "{% for x in [1,2,3] %}{{ loop.previtem }}-{{ loop.nextitem }}-{{ loop.cycle('a','b') }} {% endfor %}", {}),
+    ("for_nested_loop", "{% for a in [1,2] %}{% for b in [3,4] %}{{ loop.index }}{{ a }}{{ b }} {% endfor %}{{ loop.index }}|{% endfor %}", {}),
+    ("loop_scope", "{% set x = 0 %}{% for i in range(3) %}{{ x }}{% set x = i %}{{ x }}{% endfor %}{{ x }}", {}),
+    ("break_continue", "{% for i in range(10) %}{% if i == 2 %}{% continue %}{% endif %}{% if i == 5 %}{% break %}{% endif %}{{ i }}{% endfor %}", {}),
+    ("set_and_namespace", "{% set ns = namespace(count=0, found=false) %}{% for i in range(4) %}{% set ns.count = ns.count + i %}{% endfor %}{{ ns.count }} {{ ns.found }}", {}),
+    ("set_tuple", "{% set a, b = 1, 2 %}{{ a }}{{ b }}", {}),
+    ("set_block", "{% set body %}inner {{ 1 + 1 }}{% endset %}[{{ body }}]", {}),
+    ("macro", "{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}{{ greet('Ann') }} {{ greet('Bob', punct='?') }}", {}),
+    ("macro_recursive", "{% macro fact(n) %}{% if n <= 1 %}1{% else %}{{ n * fact(n - 1)|int }}{% endif %}{% endmacro %}{{ fact(5) }}", {}),
+    ("raw", "{% raw %}{{ not rendered }}{% endraw %}", {}),
+    ("comment", "a{# a comment #}b", {}),
+    ("ws_control", "a  {{- 'b' -}}  c {%- if true -%}  d  {%- endif -%}  e", {}),
+    ("trim_lstrip_hf", "<ul>\n  {% for i in [1, 2] %}\n    <li>{{ i }}</li>\n  {% endfor %}\n</ul>\n", {}),
+    ("trim_lstrip_off", "<ul>\n  {% for i in [1, 2] %}\n    <li>{{ i }}</li>\n  {% endfor %}\n</ul>\n", {}, {"trim_blocks": False, "lstrip_blocks": False}),
+    ("lstrip_plus", "x\n  {%+ if true %}y{% endif %}\n", {}),
+    ("filters_string", "{{ '  hi  ' | trim }}|{{ 'ab' | upper }}|{{ 'AB' | lower }}|{{ 'hello world' | capitalize }}|{{ 'hello big-world' | title }}|{{ 'a-b-c' | replace('-', '+') }}", {}),
+    ("filters_list", "{{ l | length }} {{ l | count }} {{ l | first }} {{ l | last }} {{ l | join(', ') }} {{ l | reverse | list }} {{ l | sort }} {{ [3, 1, 2] | sort(reverse=true) }} {{ [1, 2, 1] | unique | list }}", {"l": [3, 1, 2]}),
+    ("filter_default", "{{ nope | default('dflt') }} {{ x | d('other') }} {{ '' | default('empty', true) }} {{ none | default('n') }}", {"x": "set"}),
+    ("filter_tojson", "{{ d | tojson }}|{{ d | tojson(indent=2) }}|{{ 'é<>&\\'' | tojson }}|{{ [] | tojson }}|{{ {} | tojson(indent=2) }}", {"d": {"b": [1, 2.5, None, True], "a": "x\ny", "u": "日本"}}),
+    ("filter_conversions", "{{ '42' | int + 1 }} {{ 3.9 | int }} {{ 'x' | int }} {{ '2.5' | float }} {{ 5 | string ~ '!' }} {{ 'ab' | list }} {{ -3 | abs }} {{ 2.567 | round(2) }} {{ 2.5 | round }} {{ 3.5 | round }} {{ 2.1 | round(0, 'ceil') }}", {}),
+    ("filter_items", "{% for k, v in d | items %}{{ k }}:{{ v }} {% endfor %}", {"d": {"z": 1, "a": 2}}),
+    ("filter_selectattr", "{{ ms | selectattr('role', 'equalto', 'user') | map(attribute='content') | join(',') }}|{{ ms | rejectattr('role', 'equalto', 'user') | list | length }}|{{ ms | selectattr('tool') | list | length }}", {"ms": [{"role": "user", "content": "a"}, {"role": "bot", "content": "b", "tool": 1}, {"role": "user", "content": "c"}]}),
+    ("filter_map_filter", "{{ ['a', 'b'] | map('upper') | join }}", {}),
+    ("filter_sort_attr", "{{ l | sort(attribute='n') | map(attribute='n') | list }}", {"l": [{"n": 2}, {"n": 1}, {"n": 3}]}),
+    ("filter_indent", "{{ 'a\\nb\\n\\nc' | indent(2) }}|{{ 'a\\nb' | indent(2, true) }}", {}),
+    ("filter_escape_safe", "{{ '<a href=\"x\">&' | e }} {{ '<b>' | safe }} {{ '<i>' | escape }}", {}),
+    ("filter_sum_min_max", "{{ [1, 2, 3] | sum }} {{ [3, 1, 2] | min }} {{ [3, 1, 2] | max }}", {}),
+    ("string_methods", "{{ '  x  '.strip() }}|{{ 'xxhixx'.strip('x') }}|{{ '  a'.lstrip() }}|{{ 'a  '.rstrip() }}|{{ '\\nq'.lstrip('\\n') }}|{{ 'a,b,,c'.split(',') }}|{{ ' a  b '.split() }}|{{ 'abc'.startswith('ab') }}|{{ 'abc'.endswith('bc') }}|{{ 'aXbX'.replace('X', '-') }}|{{ 'Ab'.upper() }}{{ 'Ab'.lower() }}|{{ 'hello there'.title() }}|{{ 'Hi {}, {name}'.format('A', name='B') }}", {}),
+    ("split_last", "{{ s.split('</think>')[-1].lstrip('\\n') }}|{{ s.split('</think>')[0].split('<think>')[-1] }}", {"s": "<think>\nr\n</think>\n\nanswer"}),
+    ("dict_methods", "{{ d.keys() | list }} {{ d.values() | list }} {{ d.get('a') }} {{ d.get('z', 'dflt') }} {{ d.get('z') }} {{ d.items() | list }}", {"d": {"a": 1, "b": [2]}}),
+    ("globals_range", "{{ range(3) | list }} {{ range(1, 7, 2) | list }} {{ range(5, 0, -2) | list }}", {}),
+    ("globals_dict_namespace", "{% set d = dict(a=1, b='x') %}{{ d }} {{ namespace(a=1).a }}", {}),
+    ("strftime_now", "{{ strftime_now('%Y-%m-%d %H:%M:%S %d %b %Y') }}", {}),
+    ("raise_exception", "{% if true %}{{ raise_exception('Custom failure: roles must alternate') }}{% endif %}", {}),
+    ("repr_values", "{{ l }} {{ d }} {{ s }} {{ t }} {{ n }}", {"l": ["it's", "say \"hi\"", "both ' \"", "nl\n", 1.0, None], "d": {"a": {"b": []}}, "s": "plain", "t": True, "n": None}),
+    ("unary_neg_filter", "{{ -x | abs }} {{ -(2 + 3) }} {{ +4 }} {{ not x == 3 }}", {"x": 3}),
+    ("string_mult", "{{ 'ab' * 3 }} {{ [0] * 2 }} {{ 3 * '-' }}", {}),
+    ("list_concat", "{{ [1] + [2, 3] }} {{ (l + [4]) | length }}", {"l": [1, 2]}),
+    ("nested_data", "{% for m in ms %}{% for c in m.content %}{{ c.type }}{% if c.text is defined %}={{ c.text }}{% endif %};{% endfor %}{% endfor %}", {"ms": [{"content": [{"type": "image"}, {"type": "text", "text": "t"}]}]}),
+    ("is_string_iterable", "{{ x is iterable and x is not string }} {{ l is iterable and l is not string }} {{ d is iterable }}", {"x": "s", "l": [], "d": {}}),
+    ("none_compare", "{{ x is not none }} {{ x == none }} {{ y is none }}", {"x": None, "y": 0}),
+    ("error_type_add", "{{ 1 + 'a' }}", {}),
+    ("error_none_iter", "{% for x in n %}{% endfor %}", {"n": None}),
+    ("error_syntax_unclosed", "line one\n{% if x %}\nno end", {}),
+    ("error_syntax_bad_expr", "a\nb {{ 1 + }}", {}),
+    ("error_syntax_unknown_tag", "{% frobnicate %}", {}),
+    ("error_undefined_call", "{{ nope() }}", {}),
+    ("error_div_zero", "{{ 1 / 0 }}", {}),
+]
+
+
+def expression_goldens():
+    out = []
+    for case in CASES:
+        name, source, context = case[:3]
+        options = case[3] if len(case) > 3 else {}
+        env = make_env(**options)
+        entry = {"name": name, "template": source, "context": context}
+        if options:
+            entry["options"] = options
+        entry.update(render(env, source, context))
+        out.append(entry)
+    return out
+
+
+def main():
+    fam = family_goldens()
+    exprs = expression_goldens()
+    with open(os.path.join(HERE, "family_goldens.json"), "w") as f:
+        json.dump(fam, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    with open(os.path.join(HERE, "expression_goldens.json"), "w") as f:
+        json.dump(exprs, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    print(f"{len(fam)} family goldens, {len(exprs)} expression goldens")
+
+
+if __name__ == "__main__":
+    main()
