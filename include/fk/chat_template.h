@@ -22,6 +22,8 @@ struct TemplateOptions {
   // Hugging Face renders with trim_blocks=True and lstrip_blocks=True; so do we by default.
   bool trim_blocks = true;
   bool lstrip_blocks = true;
+  // Jinja2's default: one newline at the very end of the source is dropped.
+  bool keep_trailing_newline = false;
   // Bounds against hostile templates: rendering stops with an fk::Error past these.
   std::size_t max_output_bytes = 64u << 20;  // also caps every string built on the way
   int max_call_depth = 200;                  // nested macro calls
@@ -37,6 +39,9 @@ class Template {
                         const TemplateOptions& options = {});
   // Renders with the context's top-level keys as variables. Throws fk::Error for
   // raise_exception (carrying its message) and for runtime errors.
+  // Prefer ordered_json: nlohmann::json sorts object keys, so `tojson` and `.items()`
+  // would list them sorted where Python lists them in the order given.
+  std::string render(const nlohmann::ordered_json& context) const;
   std::string render(const nlohmann::json& context) const;
 
   const TemplateOptions& options() const;
@@ -48,6 +53,9 @@ class Template {
 // The chat template of a tokenizer_config.json ("chat_template" as a string, or a list of
 // {name, template} where "default" is picked), rendered with messages,
 // add_generation_prompt, bos_token/eos_token from the config and tools=None.
+std::string apply_chat_template(const nlohmann::ordered_json& tokenizer_config,
+                                const nlohmann::ordered_json& messages, bool add_generation_prompt,
+                                const TemplateOptions& options = {});
 std::string apply_chat_template(const nlohmann::json& tokenizer_config,
                                 const nlohmann::json& messages, bool add_generation_prompt,
                                 const TemplateOptions& options = {});

@@ -28,6 +28,7 @@ struct Expr {
     Unary,     // name ("not", "-", "+") args[0]
     Binary,    // args[0] name args[1]; name is the operator ("and", "in", "not in", "~"...)
     Cond,      // args[1] if args[0] else args[2] (args[2] may be null)
+    Compare,   // args[0] ops[0] args[1] ops[1] args[2]...: Python's chained comparison
   } kind;
   int line = 0, col = 0;
   Value value;
@@ -35,6 +36,8 @@ struct Expr {
   std::vector<ExprPtr> args;
   std::vector<std::pair<std::string, ExprPtr>> kwargs;
   bool negated = false;
+  bool tuple = false;                // ListLit written as (a, b)
+  std::vector<std::string> ops;      // Compare: operators between args[i] and args[i+1]
 };
 
 struct Node;

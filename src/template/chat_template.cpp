@@ -20,6 +20,10 @@ Template Template::parse(std::string_view source, std::string_view name, const T
   auto p = std::make_shared<detail::ProgramWithOptions>();
   p->name = std::string(name);
   p->options = options;
+  if (!options.keep_trailing_newline && !source.empty() && source.back() == '\n') {
+    source.remove_suffix(1);
+    if (!source.empty() && source.back() == '\r') source.remove_suffix(1);
+  }
   auto tokens = detail::lex(source, name, {options.trim_blocks, options.lstrip_blocks});
   p->body = detail::parse_tokens(tokens, name);
   Template t;
@@ -31,44 +35,48 @@ const TemplateOptions& Template::options() const {
   return static_cast<const detail::ProgramWithOptions&>(*program_).options;
 }
 
+std::string Template::render(const nlohmann::ordered_json& context) const {
+  FK_CHECK(program_, "render() of a template that was never parsed");
+  return detail::Renderer(*program_, options(), detail::from_json(context)).run();
+}
+
 std::string Template::render(const nlohmann::json& context) const {
   FK_CHECK(program_, "render() of a template that was never parsed");
-  return detail::Renderer(*program_, options(), context).run();
+  return detail::Renderer(*program_, options(), detail::from_json(context)).run();
 }
 
 namespace {
 
 // Special tokens are strings, or AddedToken objects {"content": ...} in older configs.
-nlohmann::json token_text(const nlohmann::json& v) {
+template <class Json>
+Json token_text(const Json& v) {
   if (v.is_string()) return v;
   if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"];
   return nullptr;
 }
 
-}  // namespace
-
-std::string apply_chat_template(const nlohmann::json& tokenizer_config,
-                                const nlohmann::json& messages, bool add_generation_prompt,
-                                const TemplateOptions& options) {
+template <class Json>
+std::string apply(const Json& tokenizer_config, const Json& messages, bool add_generation_prompt,
+                  const TemplateOptions& options) {
   FK_CHECK(tokenizer_config.is_object(), "tokenizer_config must be a JSON object");
   FK_CHECK(tokenizer_config.contains("chat_template"), "tokenizer_config has no chat_template");
   const auto& ct = tokenizer_config["chat_template"];
   std::string source;
   if (ct.is_string()) {
-    source = ct.get<std::string>();
+    source = ct.template get<std::string>();
   } else if (ct.is_array()) {
     // Named templates (e.g. "default", "tool_use", "rag"): the plain chat uses "default".
     bool found = false;
     for (const auto& entry : ct)
       if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template")) {
-        source = entry["template"].get<std::string>();
+        source = entry["template"].template get<std::string>();
         found = true;
       }
     FK_CHECK(found, "chat_template list has no template named 'default'");
   } else {
     FK_FAIL(FK_ERR_INVALID_ARGUMENT, "chat_template must be a string or a list of {name, template}");
   }
-  nlohmann::json context = nlohmann::json::object();
+  Json context = Json::object();
   context["messages"] = messages;
   context["add_generation_prompt"] = add_generation_prompt;
   context["tools"] = nullptr;
@@ -79,6 +87,20 @@ std::string apply_chat_template(const nlohmann::json& tokenizer_config,
       if (!t.is_null()) context[key] = t;
     }
   return Template::parse(source, "chat_template", options).render(context);
+}
+
+}  // namespace
+
+std::string apply_chat_template(const nlohmann::ordered_json& tokenizer_config,
+                                const nlohmann::ordered_json& messages, bool add_generation_prompt,
+                                const TemplateOptions& options) {
+  return apply(tokenizer_config, messages, add_generation_prompt, options);
+}
+
+std::string apply_chat_template(const nlohmann::json& tokenizer_config,
+                                const nlohmann::json& messages, bool add_generation_prompt,
+                                const TemplateOptions& options) {
+  return apply(tokenizer_config, messages, add_generation_prompt, options);
 }
 
 }  // namespace fk::chat

@@ -27,7 +27,9 @@ class Lexer {
       lead = Lead::None;
       std::string text(src_.substr(start, tag - start));
       if (tag == src_.size()) {
+        advance_to(start);
         emit_text(std::move(text), start);
+        advance_to(tag);  // so that the end-of-template token names the last line
         break;
       }
       char kind = src_[tag + 1];  // '{', '%' or '#'

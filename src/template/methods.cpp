@@ -243,7 +243,11 @@ Value dict_method(const Value& self, const std::string& name, const CallArgs& a)
   const Dict& d = self.as_dict();
   if (name == "items") {
     List out;
-    for (const auto& [k, v] : d.entries) out.push_back(List{Value(k), v});
+    for (const auto& [k, v] : d.entries) {
+      Value pair = List{Value(k), v};
+      pair.tuple = true;
+      out.push_back(std::move(pair));
+    }
     return out;
   }
   if (name == "keys" || name == "values") {

@@ -75,8 +75,13 @@ class Parser {
     while (true) {
       const Token& tok = peek();
       if (tok.kind == Tok::Eof) {
-        if (stops.size() != 0)
-          fail(tok, concat("unexpected end of template, expected '", *stops.begin(), "'"));
+        if (stops.size() != 0) {
+          std::string expected;
+          for (const char* s : stops) expected += (expected.empty() ? "'" : " or '") + std::string(s) + "'";
+          fail(tok, concat("unexpected end of template, expected ", expected,
+                           open_.empty() ? std::string() : concat(" (the '", open_.back().text, "' block opened at ",
+                                                                   open_.back().line, ":", open_.back().col, ")")));
+        }
         return body;
       }
       if (tok.kind == Tok::Text) {
@@ -113,6 +118,11 @@ class Parser {
   void parse_statement(Body& body) {
     const Token& kw = next();
     DepthGuard guard(this, kw);
+    open_.push_back(kw);
+    struct PopOpen {
+      std::vector<Token>& v;
+      ~PopOpen() { v.pop_back(); }
+    } pop_open{open_};
     auto n = std::make_unique<Node>();
     n->line = kw.line;
     n->col = kw.col;
@@ -237,6 +247,7 @@ class Parser {
     ExprPtr first = parse_expr();
     if (!is_op(",")) return first;
     auto list = make(Expr::ListLit, at);
+    list->tuple = true;
     list->args.push_back(std::move(first));
     while (is_op(",")) {
       next();
@@ -303,7 +314,9 @@ class Parser {
     return parse_compare();
   }
   ExprPtr parse_compare() {
-    ExprPtr e = parse_math1();
+    const Token& start = peek();
+    ExprPtr first = parse_math1();
+    ExprPtr e;  // the Compare node once an operator is seen
     while (true) {
       const Token& at = peek();
       std::string op;
@@ -319,9 +332,14 @@ class Parser {
         next();
         next();
       } else {
-        return e;
+        return e ? std::move(e) : std::move(first);
       }
-      e = binary(at, op, std::move(e), parse_math1());
+      if (!e) {
+        e = make(Expr::Compare, start);
+        e->args.push_back(std::move(first));
+      }
+      e->ops.push_back(op);
+      e->args.push_back(parse_math1());
     }
   }
   ExprPtr parse_math1() {
@@ -414,11 +432,14 @@ class Parser {
         if (at.text == "(") {
           if (is_op(")")) {
             next();
-            return make(Expr::ListLit, at);  // () is the empty tuple
+            auto empty = make(Expr::ListLit, at);  // () is the empty tuple
+            empty->tuple = true;
+            return empty;
           }
           ExprPtr e = parse_expr();
           if (is_op(",")) {
             auto list = make(Expr::ListLit, at);
+            list->tuple = true;
             list->args.push_back(std::move(e));
             while (is_op(",")) {
               next();
@@ -577,6 +598,7 @@ class Parser {
   std::string_view name_;
   size_t i_ = 0;
   int depth_ = 0;
+  std::vector<Token> open_;  // statements being parsed, innermost last, for error messages
   int loop_depth_ = 0;  // enclosing for bodies: where break/continue may stand
 };
 

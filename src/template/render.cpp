@@ -28,12 +28,12 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
 }  // namespace
 
 Renderer::Renderer(const Program& program, const TemplateOptions& options,
-                   const nlohmann::json& context)
+                   const Value& context)
     : program_(program), opt_(options) {
   frames_.emplace_back();
   install_globals();
-  if (context.is_object())
-    for (auto it = context.begin(); it != context.end(); ++it) frames_[0][it.key()] = from_json(it.value());
+  if (context.is_dict())
+    for (const auto& [k, v] : context.as_dict().entries) frames_[0][k] = v;
 }
 
 void Renderer::install_globals() {
@@ -367,7 +367,18 @@ Value Renderer::eval(const Expr& e) {
     case Expr::ListLit: {
       List l;
       for (const auto& x : e.args) l.push_back(eval(*x));
-      return l;
+      Value v = std::move(l);
+      v.tuple = e.tuple;
+      return v;
+    }
+    case Expr::Compare: {
+      Value left = eval(*e.args[0]);
+      for (size_t i = 0; i < e.ops.size(); ++i) {
+        Value right = eval(*e.args[i + 1]);
+        if (!compare(e.ops[i], left, right)) return false;
+        left = std::move(right);
+      }
+      return true;
     }
     case Expr::DictLit: {
       Dict d;
@@ -419,17 +430,7 @@ Value Renderer::eval(const Expr& e) {
   return Undefined{};
 }
 
-Value Renderer::eval_binary(const Expr& e) {
-  const std::string& op = e.name;
-  Value a = eval(*e.args[0]);
-  if (op == "and") return truthy(a) ? eval(*e.args[1]) : a;
-  if (op == "or") return truthy(a) ? a : eval(*e.args[1]);
-  Value b = eval(*e.args[1]);
-  if (op == "~") {
-    std::string s = to_str(a), t = to_str(b);
-    check_size(s.size() + t.size());
-    return s + t;
-  }
+bool Renderer::compare(const std::string& op, const Value& a, const Value& b) {
   if (op == "==") return equals(a, b);
   if (op == "!=") return !equals(a, b);
   if (op == "in" || op == "not in") {
@@ -452,6 +453,22 @@ Value Renderer::eval_binary(const Expr& e) {
   if (op == ">") return less(b, a);
   if (op == "<=") return !less(b, a);
   if (op == ">=") return !less(a, b);
+  template_error(concat("unknown comparison ", op));
+}
+
+Value Renderer::eval_binary(const Expr& e) {
+  const std::string& op = e.name;
+  Value a = eval(*e.args[0]);
+  if (op == "and") return truthy(a) ? eval(*e.args[1]) : a;
+  if (op == "or") return truthy(a) ? a : eval(*e.args[1]);
+  Value b = eval(*e.args[1]);
+  if (op == "~") {
+    std::string s = to_str(a), t = to_str(b);
+    check_size(s.size() + t.size());
+    return s + t;
+  }
+  if (a.is_undefined()) undefined_error(a);
+  if (b.is_undefined()) undefined_error(b);
   if (op == "+") {
     if (a.is_string() && b.is_string()) {
       check_size(a.as_string().size() + b.as_string().size());

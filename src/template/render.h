@@ -25,7 +25,8 @@ std::vector<std::string> code_points(const std::string& s);
 
 class Renderer {
  public:
-  Renderer(const Program& program, const TemplateOptions& options, const nlohmann::json& context);
+  // context: a Dict whose entries become the template's variables.
+  Renderer(const Program& program, const TemplateOptions& options, const Value& context);
   std::string run();
 
   const TemplateOptions& options() const { return opt_; }
@@ -47,6 +48,7 @@ class Renderer {
 
   Value eval(const Expr& e);
   Value eval_binary(const Expr& e);
+  bool compare(const std::string& op, const Value& a, const Value& b);
   Value get_attr(const Value& obj, const std::string& name);
   Value get_item(const Value& obj, const Value& key);
   CallArgs eval_args(const Expr& e, size_t first);

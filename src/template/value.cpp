@@ -107,14 +107,15 @@ static std::string str_repr(const std::string& s) {
 std::string repr(const Value& x) {
   if (x.is_string()) return str_repr(x.as_string());
   if (x.is_list()) {
-    std::string out = "[";
+    std::string out = x.tuple ? "(" : "[";
     bool first = true;
     for (const auto& e : x.as_list()) {
       if (!first) out += ", ";
       first = false;
       out += repr(e);
     }
-    return out + "]";
+    if (x.tuple && x.as_list().size() == 1) out += ",";
+    return out + (x.tuple ? ")" : "]");
   }
   if (x.is_dict()) {
     if (x.as_dict().is_namespace) return "<Namespace>";
@@ -200,29 +201,6 @@ std::string type_name(const Value& x) {
   static const char* names[] = {"Undefined", "NoneType", "bool", "int", "float",
                                 "str", "list", "dict", "function"};
   return names[x.v.index()];
-}
-
-Value from_json(const nlohmann::json& j) {
-  switch (j.type()) {
-    case nlohmann::json::value_t::null: return None{};
-    case nlohmann::json::value_t::boolean: return j.get<bool>();
-    case nlohmann::json::value_t::number_integer: return j.get<std::int64_t>();
-    case nlohmann::json::value_t::number_unsigned: return std::int64_t(j.get<std::uint64_t>());
-    case nlohmann::json::value_t::number_float: return j.get<double>();
-    case nlohmann::json::value_t::string: return j.get<std::string>();
-    case nlohmann::json::value_t::array: {
-      List l;
-      l.reserve(j.size());
-      for (const auto& e : j) l.push_back(from_json(e));
-      return l;
-    }
-    case nlohmann::json::value_t::object: {
-      Dict d;
-      for (auto it = j.begin(); it != j.end(); ++it) d.entries.emplace_back(it.key(), from_json(it.value()));
-      return d;
-    }
-    default: return None{};
-  }
 }
 
 static void json_string(const std::string& s, std::string& out) {

@@ -49,6 +49,8 @@ struct Value {
                std::shared_ptr<List>, std::shared_ptr<Dict>, std::shared_ptr<Function>>
       v;
 
+  bool tuple = false;  // a Python tuple: a list that prints as (a, b)
+
   Value() = default;
   Value(Undefined u) : v(std::move(u)) {}
   Value(None) : v(None{}) {}
@@ -99,7 +101,30 @@ bool less(const Value& a, const Value& b);
 // The Python type name Jinja2 names in errors ("str", "list", "dict", "NoneType"...).
 std::string type_name(const Value& x);
 
-Value from_json(const nlohmann::json& j);
+// JSON into values, keeping object key order (ordered_json keeps the file's order, as
+// Python's json does; nlohmann::json sorts keys).
+template <class Json>
+Value from_json(const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::boolean: return j.template get<bool>();
+    case Json::value_t::number_integer: return j.template get<std::int64_t>();
+    case Json::value_t::number_unsigned: return std::int64_t(j.template get<std::uint64_t>());
+    case Json::value_t::number_float: return j.template get<double>();
+    case Json::value_t::string: return j.template get<std::string>();
+    case Json::value_t::array: {
+      List l;
+      l.reserve(j.size());
+      for (const auto& e : j) l.push_back(from_json(e));
+      return l;
+    }
+    case Json::value_t::object: {
+      Dict d;
+      for (auto it = j.begin(); it != j.end(); ++it) d.entries.emplace_back(it.key(), from_json(it.value()));
+      return d;
+    }
+    default: return None{};
+  }
+}
 // json.dumps(x, ensure_ascii=False, indent=indent, sort_keys=False) as HF's tojson does;
 // indent < 0 means none. Throws for values JSON cannot hold (undefined, functions).
 std::string to_json_text(const Value& x, int indent);

@@ -15,10 +15,10 @@ namespace {
 
 using nlohmann::json;
 
-json load(const std::string& file) {
+nlohmann::ordered_json load(const std::string& file) {
   std::ifstream in(std::string(FK_SOURCE_DIR) + "/tests/data/chat_templates/" + file);
   EXPECT_TRUE(in.good()) << file;
-  return json::parse(in);
+  return nlohmann::ordered_json::parse(in);
 }
 
 // The instant make_goldens.py gives strftime_now: 2024-07-26 12:30:45, read as UTC.
@@ -30,7 +30,7 @@ fk::chat::TemplateOptions fixed_clock_options() {
   return o;
 }
 
-void check_case(const json& c, const std::function<std::string()>& render) {
+void check_case(const nlohmann::ordered_json& c, const std::function<std::string()>& render) {
   SCOPED_TRACE(c["name"].get<std::string>());
   if (c.contains("expected")) {
     std::string got;
@@ -57,7 +57,7 @@ void check_case(const json& c, const std::function<std::string()>& render) {
 }
 
 TEST(ChatTemplateGoldens, FamiliesMatchJinja2) {
-  json goldens = load("family_goldens.json");
+  nlohmann::ordered_json goldens = load("family_goldens.json");
   ASSERT_GE(goldens.size(), 80u);
   auto opt = fixed_clock_options();
   for (const auto& c : goldens)
@@ -68,7 +68,7 @@ TEST(ChatTemplateGoldens, FamiliesMatchJinja2) {
 }
 
 TEST(ChatTemplateGoldens, ExpressionsMatchJinja2) {
-  json goldens = load("expression_goldens.json");
+  nlohmann::ordered_json goldens = load("expression_goldens.json");
   ASSERT_GE(goldens.size(), 60u);
   auto base = fixed_clock_options();
   for (const auto& c : goldens) {
