@@ -129,6 +129,28 @@ Value select(Renderer& r, const Value& x, const CallArgs& a, bool by_attr, bool 
 
 }  // namespace
 
+bool is_known_filter(const std::string& name) {
+  static const char* names[] = {"default", "d", "safe", "length", "count", "tojson", "string", "trim",
+                                "upper", "lower", "capitalize", "title", "replace", "join", "first",
+                                "last", "list", "items", "reverse", "sort", "unique", "selectattr",
+                                "rejectattr", "select", "reject", "map", "escape", "e", "indent",
+                                "abs", "round", "int", "float", "sum", "min", "max"};
+  for (const char* n : names)
+    if (name == n) return true;
+  return false;
+}
+
+bool is_known_test(const std::string& name) {
+  static const char* names[] = {"defined", "undefined", "none", "string", "number", "integer", "float",
+                                "boolean", "true", "false", "mapping", "iterable", "sequence",
+                                "callable", "lower", "upper", "escaped", "even", "odd", "divisibleby",
+                                "eq", "equalto", "==", "ne", "!=", "lt", "lessthan", "<", "gt",
+                                "greaterthan", ">", "le", "<=", "ge", ">=", "sameas", "in"};
+  for (const char* n : names)
+    if (name == n) return true;
+  return false;
+}
+
 Value apply_filter(Renderer& r, const std::string& name, const Value& x, const CallArgs& a) {
   const std::string& f = name;
   if (f == "default" || f == "d") {

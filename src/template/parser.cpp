@@ -562,7 +562,9 @@ class Parser {
       if (is_op("|")) {
         next();
         auto f = make(Expr::Filter, at);
+        const Token& name_tok = peek();
         f->name = expect_name();
+        if (!is_known_filter(f->name)) fail(name_tok, concat("no filter named '", f->name, "'"));
         f->args.push_back(std::move(e));
         if (is_op("(")) parse_args(*f);
         e = std::move(f);
@@ -573,7 +575,9 @@ class Parser {
           next();
           t->negated = true;
         }
+        const Token& name_tok = peek();
         t->name = expect_name();
+        if (!is_known_test(t->name)) fail(name_tok, concat("no test named '", t->name, "'"));
         t->args.push_back(std::move(e));
         if (is_op("(")) {
           parse_args(*t);
