@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "fk/status.h"
@@ -301,9 +302,20 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
     const Value* p = arg(a, 0, "precision");
     const Value* m = arg(a, 1, "method");
     std::string method = m ? to_str(*m) : "common";
-    double scale = std::pow(10.0, p ? double(p->as_int()) : 0.0);
+    std::int64_t digits = p ? p->as_int() : 0;
+    if (!x.is_float()) {
+      if (x.is_int() && method == "common") return x;  // Python: round(5, n) stays the int 5
+      if (!x.is_number() && !x.is_bool()) template_error("round needs a number");
+    }
+    if (method == "common" && digits >= 0 && digits < 300) {
+      // Python rounds the exact binary value correctly (2.675 -> 2.67, 2.5 -> 2.0); so
+      // does printf's conversion, which rounds the exact value half-to-even.
+      char buf[512];
+      std::snprintf(buf, sizeof buf, "%.*f", int(digits), x.as_number());
+      return std::strtod(buf, nullptr);
+    }
+    double scale = std::pow(10.0, double(digits));
     double v = x.as_number() * scale;
-    // Python's round() is round-half-even; floor/ceil as named.
     v = method == "floor" ? std::floor(v) : method == "ceil" ? std::ceil(v) : std::nearbyint(v);
     return v / scale;
   }

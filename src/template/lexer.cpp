@@ -125,8 +125,16 @@ class Lexer {
       size_t end = match_simple_tag(q, "endraw", &end_mod);
       if (!end) continue;
       std::string text(src_.substr(content, p - content));
-      if (begin_mod == '-')
+      if (begin_mod == '-') {
         while (!text.empty() && is_space(text.back())) text.pop_back();
+      } else if (begin_mod != '+' && opt_.lstrip_blocks) {  // endraw is a block tag too
+        size_t l = text.rfind('\n');
+        l = l == std::string::npos ? 0 : l + 1;
+        bool line_start = l > 0 || src_[content - 1] == '\n';
+        bool blank = l < text.size();
+        for (size_t k = l; k < text.size(); ++k) blank = blank && is_space(text[k]);
+        if (line_start && blank) text.resize(l);
+      }
       advance_to(content);
       emit_text(std::move(text), content);
       advance_to(end);
