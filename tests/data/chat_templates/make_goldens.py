@@ -112,6 +112,26 @@ TEMPLATES["llama3_1"] = """{{- bos_token }}
 {{- system_message }}
 {{- "<|eot_id|>" }}
 
+{#- Custom tools go into the first user message #}
+{%- if tools_in_user_message and not tools is none %}
+    {%- if messages | length != 0 %}
+        {%- set first_user_message = messages[0]['content']|trim %}
+        {%- set messages = messages[1:] %}
+    {%- else %}
+        {{- raise_exception("Cannot put tools in the first user message when there's no first user message!") }}
+    {%- endif %}
+    {{- '<|start_header_id|>user<|end_header_id|>\n\n' -}}
+    {{- "Given the following functions, please respond with a JSON for a function call " }}
+    {{- "with its proper arguments that best answers the given prompt.\n\n" }}
+    {{- 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.' }}
+    {{- "Do not use variables.\n\n" }}
+    {%- for t in tools %}
+        {{- t | tojson(indent=4) }}
+        {{- "\n\n" }}
+    {%- endfor %}
+    {{- first_user_message + "<|eot_id|>"}}
+{%- endif %}
+
 {%- for message in messages %}
     {%- if not (message.role == 'ipython' or message.role == 'tool' or 'tool_calls' in message) %}
         {{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim + '<|eot_id|>' }}
@@ -451,6 +471,25 @@ CONVERSATIONS = {
 }
 
 
+TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Current weather of a city.",
+    "parameters": {"type": "object",
+                   "properties": {"city": {"type": "string", "description": "City name, e.g. Paris"},
+                                  "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+                   "required": ["city"]}}}]
+
+# Renders with more variables than apply_chat_template passes (tools, template switches):
+# (family, conversation, extra variables).
+WITH_CONTEXT = [(family, conv, {"tools": TOOLS})
+                for family in ("llama3_1", "qwen2_5", "qwen3", "mistral_v0_3")
+                for conv in ("single_user", "system_user", "tool_calls")]
+WITH_CONTEXT += [("llama3_1", "tool_calls", {"tools": TOOLS, "tools_in_user_message": False}),
+                 ("llama3_1", "system_user", {"date_string": "01 Jan 2025"}),
+                 ("qwen3", "single_user", {"enable_thinking": False}),
+                 ("qwen3", "thinking", {"enable_thinking": False}),
+                 ("qwen3", "thinking", {"enable_thinking": True})]
+
+
 def family_goldens():
     out = []
     for family, source in TEMPLATES.items():
@@ -472,6 +511,19 @@ def family_goldens():
                         "add_generation_prompt": gen}
                 case.update(render(env, source, context))
                 out.append(case)
+    for family, conv_name, extra in WITH_CONTEXT:
+        bos, eos = SPECIAL_TOKENS[family]
+        env = make_env()
+        for gen in (False, True):
+            context = {"messages": CONVERSATIONS[conv_name], "add_generation_prompt": gen,
+                       "tools": None, "documents": None, "eos_token": eos}
+            if bos is not None:
+                context["bos_token"] = bos
+            context.update(extra)
+            case = {"name": f"{family}/{conv_name}+{'+'.join(sorted(extra))}/{'gen' if gen else 'nogen'}",
+                    "template": TEMPLATES[family], "context": context}
+            case.update(render(env, TEMPLATES[family], context))
+            out.append(case)
     return out
 
 
