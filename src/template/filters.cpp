@@ -173,8 +173,21 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
     template_error(concat("object of type '", type_name(x), "' has no len()"));
   }
   if (f == "tojson") {
-    const Value* ind = arg(a, 0, "indent");
-    std::string s = to_json_text(x, ind && !ind->is_none() ? int(ind->as_int()) : -1);
+    // HF's tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False).
+    JsonStyle st;
+    if (const Value* ind = arg(a, 1, "indent"); ind && !ind->is_none()) {
+      if (!ind->is_int()) template_error("tojson: indent must be an integer");
+      st.indent = int(std::clamp<std::int64_t>(ind->as_int(), 0, 64));
+    }
+    // Jinja2's own tojson takes indent first; HF's takes ensure_ascii first. Templates pass
+    // these by keyword (tojson(indent=2)), so positional use follows HF.
+    if (const Value* v = arg(a, 0, "ensure_ascii")) st.ensure_ascii = truthy(*v);
+    if (const Value* v = arg(a, 2, "separators"); v && v->is_list() && v->as_list().size() == 2) {
+      st.item_separator = to_str(v->as_list()[0]);
+      st.key_separator = to_str(v->as_list()[1]);
+    }
+    if (const Value* v = arg(a, 3, "sort_keys")) st.sort_keys = truthy(*v);
+    std::string s = to_json_text(x, st);
     r.check_size(s.size());
     return s;
   }

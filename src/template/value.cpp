@@ -1,5 +1,6 @@
 #include "template/value.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -203,9 +204,26 @@ std::string type_name(const Value& x) {
   return names[x.v.index()];
 }
 
-static void json_string(const std::string& s, std::string& out) {
+static void json_string(const std::string& s, bool ensure_ascii, std::string& out) {
   out += '"';
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = s[i];
+    if (ensure_ascii && c >= 0x80) {
+      // Decode one UTF-8 sequence; code points past the BMP become surrogate pairs.
+      unsigned cp = 0;
+      size_t n = (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+      cp = n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : n == 4 ? (c & 0x07) : c;
+      for (size_t k = 1; k < n && i + 1 < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[++i]) & 0x3F);
+      char b[16];
+      if (cp >= 0x10000) {
+        cp -= 0x10000;
+        std::snprintf(b, sizeof b, "\\u%04x\\u%04x", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
+      } else {
+        std::snprintf(b, sizeof b, "\\u%04x", cp);
+      }
+      out += b;
+      continue;
+    }
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -227,13 +245,15 @@ static void json_string(const std::string& s, std::string& out) {
   out += '"';
 }
 
-static void json_value(const Value& x, int indent, int depth, std::string& out) {
+static void json_value(const Value& x, const JsonStyle& st, int depth, std::string& out) {
+  const int indent = st.indent;
   if (depth > 512) template_error("tojson: value nested too deeply");
   auto newline = [&](int d) {
     if (indent >= 0) out += "\n" + std::string(size_t(indent) * d, ' ');
   };
   // Python's separators: ", " and ": " without indent, "," and ": " with it.
-  const char* item_sep = indent >= 0 ? "," : ", ";
+  const std::string item_sep = !st.item_separator.empty() ? st.item_separator : indent >= 0 ? "," : ", ";
+  const std::string key_sep = !st.key_separator.empty() ? st.key_separator : ": ";
   switch (x.v.index()) {
     case 1: out += "null"; return;
     case 2: out += x.as_bool() ? "true" : "false"; return;
@@ -243,7 +263,7 @@ static void json_value(const Value& x, int indent, int depth, std::string& out) 
       out += std::isnan(d) ? "NaN" : std::isinf(d) ? (d > 0 ? "Infinity" : "-Infinity") : float_repr(d);
       return;
     }
-    case 5: json_string(x.as_string(), out); return;
+    case 5: json_string(x.as_string(), st.ensure_ascii, out); return;
     case 6: {
       const auto& l = x.as_list();
       if (l.empty()) { out += "[]"; return; }
@@ -251,7 +271,7 @@ static void json_value(const Value& x, int indent, int depth, std::string& out) 
       for (size_t i = 0; i < l.size(); ++i) {
         if (i) out += item_sep;
         newline(depth + 1);
-        json_value(l[i], indent, depth + 1, out);
+        json_value(l[i], st, depth + 1, out);
       }
       newline(depth);
       out += "]";
@@ -262,14 +282,18 @@ static void json_value(const Value& x, int indent, int depth, std::string& out) 
       if (d.is_namespace) break;
       if (d.entries.empty()) { out += "{}"; return; }
       out += "{";
+      std::vector<const std::pair<std::string, Value>*> entries;
+      for (const auto& e : d.entries) entries.push_back(&e);
+      if (st.sort_keys)
+        std::stable_sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return a->first < b->first; });
       bool first = true;
-      for (const auto& [k, v] : d.entries) {
+      for (const auto* e : entries) {
         if (!first) out += item_sep;
         first = false;
         newline(depth + 1);
-        json_string(k, out);
-        out += ": ";
-        json_value(v, indent, depth + 1, out);
+        json_string(e->first, st.ensure_ascii, out);
+        out += key_sep;
+        json_value(e->second, st, depth + 1, out);
       }
       newline(depth);
       out += "}";
@@ -280,9 +304,9 @@ static void json_value(const Value& x, int indent, int depth, std::string& out) 
   template_error(concat("Object of type ", type_name(x), " is not JSON serializable"));
 }
 
-std::string to_json_text(const Value& x, int indent) {
+std::string to_json_text(const Value& x, const JsonStyle& style) {
   std::string out;
-  json_value(x, indent, 0, out);
+  json_value(x, style, 0, out);
   return out;
 }
 

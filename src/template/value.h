@@ -125,8 +125,15 @@ Value from_json(const Json& j) {
     default: return None{};
   }
 }
-// json.dumps(x, ensure_ascii=False, indent=indent, sort_keys=False) as HF's tojson does;
-// indent < 0 means none. Throws for values JSON cannot hold (undefined, functions).
-std::string to_json_text(const Value& x, int indent);
+// The arguments of Python's json.dumps that HF's tojson filter passes on; the defaults are
+// HF's (ensure_ascii=False, unlike json.dumps).
+struct JsonStyle {
+  int indent = -1;  // < 0: all on one line
+  bool ensure_ascii = false;
+  bool sort_keys = false;
+  std::string item_separator, key_separator;  // empty: Python's defaults for the indent
+};
+// json.dumps(x, ...). Throws for values JSON cannot hold (undefined, functions).
+std::string to_json_text(const Value& x, const JsonStyle& style = {});
 
 }  // namespace fk::chat::detail

@@ -620,6 +620,7 @@ CASES = [
     ("title_filter_vs_method", "{{ \"it's o'neil\" | title }} {{ \"it's o'neil\".title() }}", {}),
     ("in_dict_keys", "{{ 'a' in d.keys() }} {{ 'b' in d.values() }}", {"d": {"a": "b"}}),
     ("counter_via_namespace", "{% set ns = namespace(i=0, seen=[]) %}{% for m in ms %}{% if m.role == 'user' %}{% set ns.i = ns.i + 1 %}{% endif %}{% endfor %}{{ ns.i }}", {"ms": [{"role": "user"}, {"role": "assistant"}, {"role": "user"}]}),
+    ("tojson_options", "{{ d | tojson(sort_keys=true) }}|{{ d | tojson(ensure_ascii=true) }}|{{ d | tojson(separators=(',', ':')) }}|{{ d | tojson(indent=1, sort_keys=true) }}", {"d": {"z": "é🎉", "a": [1, {"c": None, "b": 2}]}}),
     ("error_type_add", "{{ 1 + 'a' }}", {}),
     ("error_none_iter", "{% for x in n %}{% endfor %}", {"n": None}),
     ("error_syntax_unclosed", "line one\n{% if x %}\nno end", {}),
