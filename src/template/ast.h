@@ -36,6 +36,7 @@ struct Expr {
   std::vector<ExprPtr> args;
   std::vector<std::pair<std::string, ExprPtr>> kwargs;
   bool negated = false;
+  int depth = 1;                     // height of this subtree (bounded by the parser)
   bool tuple = false;                // ListLit written as (a, b)
   std::vector<std::string> ops;      // Compare: operators between args[i] and args[i+1]
 };

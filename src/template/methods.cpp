@@ -303,6 +303,7 @@ Value slice_value(const Value& x, const Value& start, const Value& stop, const V
   };
   std::int64_t st = get(step, 1);
   if (st == 0) template_error("slice step cannot be zero");
+  st = std::clamp<std::int64_t>(st, -(n + 1), n + 1);  // same slice, no overflow stepping
   // Python's slice.indices(): clamp into range, defaults depend on the step's sign.
   auto norm = [&](const Value& v, std::int64_t dflt) {
     if (v.is_none()) return dflt;

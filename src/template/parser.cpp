@@ -1,5 +1,6 @@
 #include "template/parser.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <initializer_list>
@@ -12,6 +13,7 @@ namespace {
 
 // Deeper nesting than this is a syntax error rather than a stack overflow.
 constexpr int kMaxNesting = 256;
+constexpr int kMaxExprDepth = 512;
 
 class Parser {
  public:
@@ -253,7 +255,7 @@ class Parser {
       next();
       list->args.push_back(parse_expr());
     }
-    return list;
+    return deepen(std::move(list), at);
   }
 
   ExprPtr parse_expr() { return parse_or_cond(true); }
@@ -273,7 +275,7 @@ class Parser {
       } else {
         c->args.push_back(nullptr);
       }
-      e = std::move(c);
+      e = deepen(std::move(c), at);
     }
     return e;
   }
@@ -283,7 +285,19 @@ class Parser {
     b->name = op;
     b->args.push_back(std::move(l));
     b->args.push_back(std::move(r));
-    return b;
+    return deepen(std::move(b), at);
+  }
+
+  // Operator chains (1+1+1..., x|f|f|f..., a.b.c...) build trees as deep as they are long;
+  // bound that depth so that rendering and destroying them cannot overflow the stack.
+  ExprPtr deepen(ExprPtr e, const Token& at) {
+    int d = 0;
+    for (const auto& c : e->args)
+      if (c) d = std::max(d, c->depth);
+    for (const auto& kv : e->kwargs) d = std::max(d, kv.second->depth);
+    e->depth = d + 1;
+    if (e->depth > kMaxExprDepth) fail(at, "expression nested too deeply");
+    return e;
   }
 
   ExprPtr parse_or() {
@@ -340,6 +354,7 @@ class Parser {
       }
       e->ops.push_back(op);
       e->args.push_back(parse_math1());
+      e = deepen(std::move(e), at);
     }
   }
   ExprPtr parse_math1() {
@@ -383,6 +398,7 @@ class Parser {
       e = make(Expr::Unary, at);
       e->name = at.text;
       e->args.push_back(parse_unary(false));
+      e = deepen(std::move(e), at);
     } else {
       e = parse_postfix(parse_primary());
     }
@@ -446,7 +462,7 @@ class Parser {
               if (is_op(")")) break;
               list->args.push_back(parse_expr());
             }
-            e = std::move(list);
+            e = deepen(std::move(list), at);
           }
           expect_op(")");
           return e;
@@ -458,7 +474,7 @@ class Parser {
             if (!is_op("]")) expect_op(",");
           }
           next();
-          return e;
+          return deepen(std::move(e), at);
         }
         if (at.text == "{") {
           auto e = make(Expr::DictLit, at);
@@ -469,7 +485,7 @@ class Parser {
             if (!is_op("}")) expect_op(",");
           }
           next();
-          return e;
+          return deepen(std::move(e), at);
         }
         break;
       default: break;
@@ -491,12 +507,12 @@ class Parser {
           a->name = expect_name();
           a->args.push_back(std::move(e));
         }
-        e = std::move(a);
+        e = deepen(std::move(a), at);
       } else if (is_op("[")) {
         next();
-        e = parse_subscript(std::move(e), at);
+        e = deepen(parse_subscript(std::move(e), at), at);
       } else if (is_op("(")) {
-        e = parse_call(std::move(e), Expr::Call, at);
+        e = deepen(parse_call(std::move(e), Expr::Call, at), at);
       } else {
         return e;
       }
@@ -567,7 +583,7 @@ class Parser {
         if (!is_known_filter(f->name)) fail(name_tok, concat("no filter named '", f->name, "'"));
         f->args.push_back(std::move(e));
         if (is_op("(")) parse_args(*f);
-        e = std::move(f);
+        e = deepen(std::move(f), at);
       } else if (is_name("is")) {
         next();
         auto t = make(Expr::Test, at);
@@ -589,9 +605,9 @@ class Parser {
           // `x is divisibleby 3`, `x is sameas none`: one bare argument.
           t->args.push_back(parse_postfix(parse_primary()));
         }
-        e = std::move(t);
+        e = deepen(std::move(t), at);
       } else if (is_op("(")) {
-        e = parse_call(std::move(e), Expr::Call, at);
+        e = deepen(parse_call(std::move(e), Expr::Call, at), at);
       } else {
         return e;
       }

@@ -1,6 +1,8 @@
 #include "template/render.h"
 
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <ctime>
 
 #include "fk/status.h"
@@ -57,8 +59,9 @@ void Renderer::install_globals() {
       template_error("range() takes 1 to 3 arguments");
     }
     if (step == 0) template_error("range() arg 3 must not be zero");
-    std::int64_t n = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
-                              : (start > stop ? (start - stop - step - 1) / -step : 0);
+    __int128 span = step > 0 ? __int128(stop) - start : __int128(start) - stop;
+    __int128 st = step > 0 ? __int128(step) : -__int128(step);
+    std::int64_t n = span > 0 ? std::int64_t((span + st - 1) / st) : 0;
     count_iterations(size_t(n));  // a range is as costly as the loop over it
     List out;
     out.reserve(size_t(n));
@@ -132,6 +135,7 @@ Renderer::Flow Renderer::exec(const Body& body, std::string& out) {
 }
 
 Renderer::Flow Renderer::exec_node(const Node& n, std::string& out) {
+  StackGuard guard(this);
   if (n.line) line_ = n.line;
   switch (n.kind) {
     case Node::Text: append(out, n.text); return Flow::Normal;
@@ -361,6 +365,7 @@ Value Renderer::get_item(const Value& obj, const Value& key) {
 }
 
 Value Renderer::eval(const Expr& e) {
+  StackGuard guard(this);
   switch (e.kind) {
     case Expr::Literal: return e.value;
     case Expr::Name: return lookup(e.name);
@@ -419,6 +424,7 @@ Value Renderer::eval(const Expr& e) {
       if (!numeric(x)) template_error(concat("bad operand type for unary ", e.name, ": '", type_name(x), "'"));
       if (e.name == "+") return x.is_bool() ? Value(int_of(x)) : x;
       if (x.is_float()) return -x.as_number();
+      if (int_of(x) == INT64_MIN) template_error("integer overflow in unary -");
       return -int_of(x);
     }
     case Expr::Binary: return eval_binary(e);
@@ -487,6 +493,7 @@ Value Renderer::eval_binary(const Expr& e) {
     if (seq && intlike(*count)) {
       std::int64_t n = std::max<std::int64_t>(0, int_of(*count));
       size_t unit = seq->is_string() ? seq->as_string().size() : seq->as_list().size() * 16;
+      if (unit == 0) n = 0;  // "" * 10**18 is "" without looping
       if (unit && size_t(n) > opt_.max_output_bytes / unit) check_size(opt_.max_output_bytes + 1);
       if (seq->is_string()) {
         std::string s;
@@ -500,9 +507,17 @@ Value Renderer::eval_binary(const Expr& e) {
   }
   if (!numeric(a) || !numeric(b)) operand_error(op, a, b);
   bool ints = intlike(a) && intlike(b);
-  if (op == "+") return ints ? Value(int_of(a) + int_of(b)) : Value(a.as_number() + b.as_number());
-  if (op == "-") return ints ? Value(int_of(a) - int_of(b)) : Value(a.as_number() - b.as_number());
-  if (op == "*") return ints ? Value(int_of(a) * int_of(b)) : Value(a.as_number() * b.as_number());
+  if (ints && (op == "+" || op == "-" || op == "*")) {
+    // Python's ints are unbounded; ours are 64-bit, and overflow is an error, not UB.
+    std::int64_t r = 0, x = int_of(a), y = int_of(b);
+    bool overflow = op == "+" ? __builtin_add_overflow(x, y, &r)
+                    : op == "-" ? __builtin_sub_overflow(x, y, &r) : __builtin_mul_overflow(x, y, &r);
+    if (overflow) template_error(concat("integer overflow in ", x, " ", op, " ", y));
+    return r;
+  }
+  if (op == "+") return a.as_number() + b.as_number();
+  if (op == "-") return a.as_number() - b.as_number();
+  if (op == "*") return a.as_number() * b.as_number();
   if (op == "/") {
     if (b.as_number() == 0) template_error("division by zero");
     return a.as_number() / b.as_number();
@@ -510,6 +525,7 @@ Value Renderer::eval_binary(const Expr& e) {
   if (op == "//" || op == "%") {
     if (b.as_number() == 0) template_error(op == "%" ? "modulo by zero" : "integer division or modulo by zero");
     if (ints) {
+      if (int_of(a) == INT64_MIN && int_of(b) == -1) template_error("integer overflow in //");
       std::int64_t q = floor_div(int_of(a), int_of(b));
       return op == "//" ? Value(q) : Value(int_of(a) - q * int_of(b));
     }
@@ -520,7 +536,11 @@ Value Renderer::eval_binary(const Expr& e) {
   if (op == "**") {
     if (ints && int_of(b) >= 0) {
       std::int64_t r = 1, base = int_of(a);
-      for (std::int64_t i = 0; i < int_of(b) && i < 64; ++i) r *= base;
+      for (std::int64_t i = 0; i < int_of(b); ++i) {
+        if (__builtin_mul_overflow(r, base, &r)) template_error("integer overflow in **");
+        if (r == 0 || r == 1) break;  // 0**n and 1**n: done; (-1)**n needs the parity
+        if (r == -1) return (int_of(b) % 2) ? Value(std::int64_t(-1)) : Value(std::int64_t(1));
+      }
       return r;
     }
     return std::pow(a.as_number(), b.as_number());

@@ -58,6 +58,21 @@ class Renderer {
   std::vector<Value> iterate(const Value& x);
   void install_globals();
 
+  // Bounds the C++ recursion of eval/exec together (macros inside deep expressions inside
+  // macros...), whatever mix of constructs a template uses to recurse.
+  struct StackGuard {
+    Renderer* r;
+    explicit StackGuard(Renderer* r_) : r(r_) {
+      if (++r->stack_depth_ > kMaxStackDepth) {
+        --r->stack_depth_;
+        template_error("template recursion too deep");
+      }
+    }
+    ~StackGuard() { --r->stack_depth_; }
+  };
+  static constexpr int kMaxStackDepth = 3000;
+  int stack_depth_ = 0;
+
   const Program& program_;
   TemplateOptions opt_;
   std::vector<Frame> frames_;  // frames_[0]: globals and the context

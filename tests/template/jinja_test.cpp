@@ -122,3 +122,64 @@ TEST(ChatTemplate, TemplateIsReusable) {
 }
 
 }  // namespace
+
+namespace {
+
+// Random soups of template fragments: each must parse and render, or fail with fk::Error;
+// never crash, hang or throw anything else.
+TEST(ChatTemplate, RandomTemplatesFailCleanly) {
+  static const char* pieces[] = {
+      "{%", "%}", "{{", "}}", "{#", "#}", "-%}", "{%-", "{{-", "-}}", " if ", " elif ", " else ",
+      " endif ", " for ", " in ", " endfor ", " set ", " macro ", " endmacro ", " raw ", " endraw ",
+      " break ", " continue ", "x", "m", "ns", "ns.a", "=", "namespace(a=1)", "range(", "range(3)",
+      "9223372036854775807", "-1", "0", "2", "1e308", "'s'", "\"\\u00e9\"", "(", ")", "[", "]", "{",
+      "}", ",", ":", "::-1", ".", "|", "length", "tojson", "join", "trim", "default", "map",
+      "selectattr", "items()", "keys()", "strip()", "split(", "loop.index", "loop", "is", "not",
+      "defined", "none", "+", "-", "*", "**", "/", "//", "%", "~", "==", "<", "and", "or", "\n",
+      " ", "text", "m()", "messages", "messages[0]", "['content']", ".content", "raise_exception('r')"};
+  TemplateOptions opt;
+  opt.max_output_bytes = 1 << 16;
+  opt.max_loop_iterations = 10000;
+  json ctx = {{"messages", json::array({{{"role", "user"}, {"content", "hi"}}})}, {"x", 3}};
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto rnd = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  int rendered = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    std::string src;
+    int n = 1 + int(rnd() % 24);
+    for (int i = 0; i < n; ++i) src += pieces[rnd() % (sizeof(pieces) / sizeof(pieces[0]))];
+    try {
+      Template::parse(src, "fuzz", opt).render(ctx);
+      ++rendered;
+    } catch (const fk::Error&) {
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "non-fk exception " << e.what() << " for: " << src;
+    }
+  }
+  EXPECT_GT(rendered, 100);  // the soup is not all syntax errors
+}
+
+TEST(ChatTemplate, LongOperatorChainsAreBounded) {
+  std::string chain = "{{ 1";
+  for (int i = 0; i < 100000; ++i) chain += "+1";
+  chain += " }}";
+  EXPECT_NE(error_of([&] { Template::parse(chain); }).find("nested too deeply"), std::string::npos);
+  std::string filters = "{{ 'a'";
+  for (int i = 0; i < 100000; ++i) filters += "|trim";
+  filters += " }}";
+  EXPECT_NE(error_of([&] { Template::parse(filters); }).find("nested too deeply"), std::string::npos);
+  std::string ok = "{{ 1";
+  for (int i = 0; i < 300; ++i) ok += "+1";
+  EXPECT_EQ(render(ok + " }}"), "301");
+  EXPECT_NE(error_of([] { render("{{ 9223372036854775807 + 1 }}"); }).find("overflow"), std::string::npos);
+  EXPECT_EQ(render("{{ ('' * 9223372036854775807) | length }} {{ [] * 9223372036854775807 }}"), "0 []");
+  EXPECT_EQ(render("{{ range(-9223372036854775807, 9223372036854775807, 9223372036854775807) | list }}"),
+            "[-9223372036854775807, 0]");
+}
+
+}  // namespace
