@@ -2,6 +2,7 @@
 // names and defaults (e.g. sort and unique ignore case unless case_sensitive=true).
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -161,10 +162,9 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
     return x;
   }
   if (f == "safe") return x;
-  if (x.is_undefined() && f != "length" && f != "count" && f != "string" && f != "trim" &&
-      f != "list" && f != "join" && f != "upper" && f != "lower" && f != "e" && f != "escape" &&
-      f != "capitalize" && f != "title")
-    r.undefined_error(x);
+  // Jinja2's Undefined prints as "" and iterates as empty, so most filters accept it; those
+  // that need a real value (JSON, numbers) fail the way Jinja2 does.
+  if (x.is_undefined() && (f == "tojson" || f == "abs" || f == "round")) r.undefined_error(x);
   if (f == "length" || f == "count") {
     if (x.is_string()) return std::int64_t(code_points(x.as_string()).size());
     if (x.is_list()) return std::int64_t(x.as_list().size());
@@ -241,6 +241,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
   }
   if (f == "list") return List(items_of(r, x));
   if (f == "items") {
+    if (x.is_undefined()) return List{};
     if (!x.is_dict()) template_error("items filter needs a mapping");
     return r.call(get_method(x, "items"), {});
   }
@@ -307,7 +308,11 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
     return indent_text(to_str(x), pad, flag(a, 1, "first", false), flag(a, 2, "blank", false));
   }
   if (f == "abs") {
-    if (x.is_int()) return std::abs(x.as_int());
+    if (x.is_bool()) return std::int64_t(x.as_bool());
+    if (x.is_int()) {
+      if (x.as_int() == INT64_MIN) template_error("integer overflow in abs");
+      return std::abs(x.as_int());
+    }
     if (x.is_float()) return std::fabs(x.as_number());
     template_error(concat("bad operand type for abs(): '", type_name(x), "'"));
   }
@@ -318,6 +323,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
     std::int64_t digits = p ? p->as_int() : 0;
     if (!x.is_float()) {
       if (x.is_int() && method == "common") return x;  // Python: round(5, n) stays the int 5
+      if (x.is_bool() && method == "common") return std::int64_t(x.as_bool());
       if (!x.is_number() && !x.is_bool()) template_error("round needs a number");
     }
     if (method == "common" && digits >= 0 && digits < 300) {
@@ -393,7 +399,7 @@ bool apply_test(Renderer& r, const std::string& name, const Value& x, const Call
   if (t == "false") return x.is_bool() && !x.as_bool();
   if (t == "mapping") return x.is_dict();
   if (t == "iterable") return x.is_list() || x.is_dict() || x.is_string() || x.is_undefined();
-  if (t == "sequence") return x.is_list() || x.is_dict() || x.is_string();
+  if (t == "sequence") return x.is_list() || x.is_dict() || x.is_string() || x.is_undefined();
   if (t == "callable") return x.is_function();
   if (t == "lower" || t == "upper") {
     if (!x.is_string()) return false;
@@ -407,9 +413,15 @@ bool apply_test(Renderer& r, const std::string& name, const Value& x, const Call
   }
   if (t == "escaped") return false;
   if (x.is_undefined() && (t == "even" || t == "odd" || t == "divisibleby")) r.undefined_error(x);
-  if (t == "even" || t == "odd") {
-    if (!x.is_int()) template_error(concat("'", type_name(x), "' is not an integer"));
-    return (((x.as_int() % 2) + 2) % 2 == 0) == (t == "even");
+  if (t == "even" || t == "odd") {  // Jinja2: value % 2, so bools and floats work too
+    if (x.is_float()) {
+      double m = std::fmod(x.as_number(), 2.0);
+      if (m < 0) m += 2.0;
+      return t == "even" ? m == 0.0 : m == 1.0;
+    }
+    if (!x.is_int() && !x.is_bool()) template_error(concat("unsupported operand type(s) for %: '", type_name(x), "' and 'int'"));
+    std::int64_t v = x.is_bool() ? std::int64_t(x.as_bool()) : x.as_int();
+    return ((v % 2 + 2) % 2 == 0) == (t == "even");
   }
   const Value* other = arg(a, 0, "value");
   if (t == "divisibleby") {
