@@ -181,17 +181,17 @@ class Lexer {
         lex_string(rest, l, c);
       } else {
         static const char* ops2[] = {"**", "//", "==", "!=", "<=", ">="};
-        std::string op;
+        std::string_view op;
         for (const char* o : ops2)
           if (rest.substr(0, 2) == o) op = o;
         if (op.empty()) {
           if (std::string_view("+-*/%~<>=()[]{}.,:|").find(ch) == std::string_view::npos)
             fail(l, c, concat("unexpected character '", ch, "'"));
-          op = std::string(1, ch);
+          op = rest.substr(0, 1);
           if (ch == '(' || ch == '[' || ch == '{') ++depth;
           if ((ch == ')' || ch == ']' || ch == '}') && depth > 0) --depth;
         }
-        tokens_.push_back({Tok::Op, op, l, c});
+        tokens_.push_back({Tok::Op, std::string(op), l, c});
         advance_to(pos_ + op.size());
       }
     }

@@ -249,7 +249,10 @@ static void json_value(const Value& x, const JsonStyle& st, int depth, std::stri
   const int indent = st.indent;
   if (depth > 512) template_error("tojson: value nested too deeply");
   auto newline = [&](int d) {
-    if (indent >= 0) out += "\n" + std::string(size_t(indent) * d, ' ');
+    if (indent >= 0) {
+      out += '\n';
+      out.append(size_t(indent) * size_t(d), ' ');
+    }
   };
   // Python's separators: ", " and ": " without indent, "," and ": " with it.
   const std::string item_sep = !st.item_separator.empty() ? st.item_separator : indent >= 0 ? "," : ", ";
