@@ -54,6 +54,8 @@ struct Node {
     Set,       // set targets = expr; or ns.attr = expr (attr non-empty)
     SetBlock,  // set targets[0] %}bodies[0]{% endset
     Macro,     // macro targets[0](params) bodies[0]
+    CallBlock, // call(params) expr %}bodies[0]{% endcall: expr is a Call, given caller=
+    FilterBlock,  // filter expr %}bodies[0]{% endfilter: expr is a Filter on a placeholder
     Break,
     Continue,
   } kind;

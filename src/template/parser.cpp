@@ -193,22 +193,35 @@ class Parser {
     } else if (k == "macro") {
       n->kind = Node::Macro;
       n->targets.push_back(expect_name());
-      expect_op("(");
-      while (!is_op(")")) {
-        std::string p = expect_name();
-        ExprPtr def;
-        if (is_op("=")) {
-          next();
-          def = parse_expr();
-        }
-        n->params.emplace_back(p, std::move(def));
-        if (!is_op(")")) expect_op(",");
-      }
-      next();
+      n->params = parse_params();
       expect_block_end();
       int outer_loops = std::exchange(loop_depth_, 0);  // a macro body is not inside the loop
       n->bodies.push_back(parse_body({"endmacro"}));
       loop_depth_ = outer_loops;
+      next();
+      expect_block_end();
+    } else if (k == "call") {
+      n->kind = Node::CallBlock;
+      if (is_op("(")) n->params = parse_params();
+      const Token& at = peek();
+      n->expr = parse_expr();
+      if (n->expr->kind != Expr::Call) fail(at, "expected a macro call after 'call'");
+      expect_block_end();
+      int outer_loops = std::exchange(loop_depth_, 0);
+      n->bodies.push_back(parse_body({"endcall"}));
+      loop_depth_ = outer_loops;
+      next();
+      expect_block_end();
+    } else if (k == "filter") {
+      // {% filter upper %}...{% endfilter %}: a filter chain applied to the rendered body,
+      // parsed as filters on a placeholder literal that the renderer replaces.
+      n->kind = Node::FilterBlock;
+      const Token& at = peek();
+      ExprPtr e = make(Expr::Literal, at);
+      e->value = std::string();
+      n->expr = parse_filter_block_chain(std::move(e));
+      expect_block_end();
+      n->bodies.push_back(parse_body({"endfilter"}));
       next();
       expect_block_end();
     } else if (k == "break" || k == "continue") {
@@ -227,6 +240,35 @@ class Parser {
       fail(kw, concat("unknown statement '", k, "'"));
     }
     body.push_back(std::move(n));
+  }
+
+  // `(a, b=default)` of a macro or call block.
+  std::vector<std::pair<std::string, ExprPtr>> parse_params() {
+    std::vector<std::pair<std::string, ExprPtr>> params;
+    expect_op("(");
+    while (!is_op(")")) {
+      std::string p = expect_name();
+      ExprPtr def;
+      if (is_op("=")) {
+        next();
+        def = parse_expr();
+      }
+      params.emplace_back(p, std::move(def));
+      if (!is_op(")")) expect_op(",");
+    }
+    next();
+    return params;
+  }
+
+  // `name(args) | name2...` after {% filter: the first filter has no leading '|'.
+  ExprPtr parse_filter_block_chain(ExprPtr subject) {
+    const Token& at = peek();
+    auto f = make(Expr::Filter, at);
+    f->name = expect_name();
+    if (!is_known_filter(f->name)) fail(at, concat("no filter named '", f->name, "'"));
+    f->args.push_back(std::move(subject));
+    if (is_op("(")) parse_args(*f);
+    return parse_filters(deepen(std::move(f), at));
   }
 
   std::vector<std::string> parse_targets() {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <ctime>
+#include <utility>
 
 #include "fk/status.h"
 
@@ -174,6 +175,51 @@ Renderer::Flow Renderer::exec_node(const Node& n, std::string& out) {
       return Flow::Normal;
     }
     case Node::Macro: assign(n.targets[0], make_macro(n)); return Flow::Normal;
+    case Node::CallBlock: {
+      // caller() renders the block body in the scope of the call site (a snapshot of the
+      // frames: namespaces are shared objects, so their updates still show).
+      const Node* node = &n;
+      auto scope = std::make_shared<std::vector<Frame>>(frames_);
+      Value caller = Function([this, node, scope](const CallArgs& a) -> Value {
+        Frame f;
+        for (size_t i = 0; i < node->params.size(); ++i) {
+          const auto& [pname, def] = node->params[i];
+          if (i < a.positional.size()) f[pname] = a.positional[i];
+          else if (const Value* k = a.kw(pname)) f[pname] = *k;
+          else if (def) f[pname] = eval(*def);
+          else f[pname] = Undefined{concat("'", pname, "' is undefined")};
+        }
+        std::vector<Frame> saved = std::exchange(frames_, *scope);
+        frames_.push_back(std::move(f));
+        std::string out;
+        try {
+          exec(node->bodies[0], out);
+        } catch (...) {
+          frames_ = std::move(saved);
+          throw;
+        }
+        frames_ = std::move(saved);
+        return out;
+      });
+      const Expr& call_expr = *n.expr;
+      Value fn = eval(*call_expr.args[0]);
+      CallArgs args = eval_args(call_expr, 1);
+      args.keyword.emplace_back("caller", std::move(caller));
+      append(out, to_str(this->call(fn, args)));
+      return Flow::Normal;
+    }
+    case Node::FilterBlock: {
+      std::string inner;
+      exec(n.bodies[0], inner);
+      // n.expr is a filter chain whose innermost subject is a placeholder: rebuild the
+      // chain's evaluation over the rendered body.
+      std::vector<const Expr*> chain;
+      for (const Expr* e = n.expr.get(); e->kind == Expr::Filter; e = e->args[0].get()) chain.push_back(e);
+      Value v = std::move(inner);
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) v = apply_filter(*this, (*it)->name, v, eval_args(**it, 1));
+      append(out, to_str(v));
+      return Flow::Normal;
+    }
     case Node::Break: return Flow::Break;
     case Node::Continue: return Flow::Continue;
   }
@@ -255,8 +301,9 @@ Value Renderer::make_macro(const Node& n) {
       else if (def) f[pname] = eval(*def);
       else f[pname] = Undefined{concat("'", pname, "' is undefined")};
     }
+    if (const Value* c = a.kw("caller")) f["caller"] = *c;  // from a {% call %} block
     for (const auto& [k, v] : a.keyword) {
-      bool known = false;
+      bool known = k == "caller";
       for (const auto& p : node->params) known = known || p.first == k;
       if (!known) template_error(concat("macro '", node->targets[0], "' takes no keyword argument '", k, "'"));
     }
