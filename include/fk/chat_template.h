@@ -52,7 +52,9 @@ class Template {
 
 // The chat template of a tokenizer_config.json ("chat_template" as a string, or a list of
 // {name, template} where "default" is picked), rendered with messages,
-// add_generation_prompt, bos_token/eos_token from the config and tools=None.
+// add_generation_prompt, the special tokens of the config (bos_token, eos_token, unk_token,
+// pad_token..., additional_special_tokens; plain strings or {"content": ...}) and
+// tools=None, documents=None, as HF's apply_chat_template renders it.
 std::string apply_chat_template(const nlohmann::ordered_json& tokenizer_config,
                                 const nlohmann::ordered_json& messages, bool add_generation_prompt,
                                 const TemplateOptions& options = {});

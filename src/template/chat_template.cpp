@@ -81,11 +81,19 @@ std::string apply(const Json& tokenizer_config, const Json& messages, bool add_g
   context["add_generation_prompt"] = add_generation_prompt;
   context["tools"] = nullptr;
   context["documents"] = nullptr;
-  for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"})
+  // HF passes the tokenizer's special_tokens_map: each special token that is set, and the
+  // list of additional ones.
+  for (const char* key : {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"})
     if (tokenizer_config.contains(key)) {
       auto t = token_text(tokenizer_config[key]);
       if (!t.is_null()) context[key] = t;
     }
+  if (tokenizer_config.contains("additional_special_tokens") && tokenizer_config["additional_special_tokens"].is_array()) {
+    Json extra = Json::array();
+    for (const auto& t : tokenizer_config["additional_special_tokens"])
+      if (auto text = token_text(t); !text.is_null()) extra.push_back(text);
+    if (!extra.empty()) context["additional_special_tokens"] = extra;
+  }
   return Template::parse(source, "chat_template", options).render(context);
 }
 

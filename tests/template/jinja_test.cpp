@@ -111,6 +111,11 @@ TEST(ChatTemplate, ApplyChatTemplatePicksDefaultAndReadsTokens) {
   json messages = json::array({{{"role", "user"}, {"content", "hi"}}});
   EXPECT_EQ(fk::chat::apply_chat_template(config, messages, true), "<s>[user:hi]>True");
   EXPECT_EQ(fk::chat::apply_chat_template(config, messages, false), "<s>[user:hi]True");
+  json extras = {{"chat_template", "{{ pad_token }}|{{ additional_special_tokens | join(',') }}|{{ unk_token is defined }}"},
+                 {"pad_token", "<pad>"},
+                 {"unk_token", nullptr},
+                 {"additional_special_tokens", json::array({"<a>", {{"content", "<b>"}}})}};
+  EXPECT_EQ(fk::chat::apply_chat_template(extras, messages, false), "<pad>|<a>,<b>|False");
   json no_default = {{"chat_template", json::array({{{"name", "rag"}, {"template", "x"}}})}};
   EXPECT_NE(error_of([&] { fk::chat::apply_chat_template(no_default, messages, false); }).find("default"), std::string::npos);
 }

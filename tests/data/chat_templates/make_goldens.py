@@ -496,7 +496,8 @@ def family_goldens():
         with open(os.path.join(HERE, family + ".jinja"), "w") as f:
             f.write(source)
         bos, eos = SPECIAL_TOKENS[family]
-        config = {"chat_template": source, "eos_token": eos}
+        # The template itself lives in <family>.jinja; tests put it into the config.
+        config = {"eos_token": eos}
         if bos is not None:
             config["bos_token"] = bos
         env = make_env()
@@ -506,7 +507,7 @@ def family_goldens():
                            "documents": None, "eos_token": eos}
                 if bos is not None:
                     context["bos_token"] = bos
-                case = {"name": f"{family}/{conv_name}/{'gen' if gen else 'nogen'}",
+                case = {"name": f"{family}/{conv_name}/{'gen' if gen else 'nogen'}", "family": family,
                         "tokenizer_config": config, "messages": messages,
                         "add_generation_prompt": gen}
                 case.update(render(env, source, context))
@@ -521,7 +522,7 @@ def family_goldens():
                 context["bos_token"] = bos
             context.update(extra)
             case = {"name": f"{family}/{conv_name}+{'+'.join(sorted(extra))}/{'gen' if gen else 'nogen'}",
-                    "template": TEMPLATES[family], "context": context}
+                    "family": family, "context": context}
             case.update(render(env, TEMPLATES[family], context))
             out.append(case)
     return out
