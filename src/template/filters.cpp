@@ -9,6 +9,7 @@
 
 #include "fk/status.h"
 #include "template/render.h"
+#include "template/unicode.h"
 
 namespace fk::chat::detail {
 namespace {
@@ -22,10 +23,7 @@ bool flag(const CallArgs& a, size_t i, const char* name, bool dflt) {
   return v ? truthy(*v) : dflt;
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower((unsigned char)c));
-  return s;
-}
+std::string lower(const std::string& s) { return utf8_lower(s); }
 
 // Dotted attribute path ("function.name") or integer index, as Jinja2's attribute= args.
 Value attribute_of(const Value& x, const std::string& path) {
@@ -201,17 +199,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
     return r.call(get_method(Value(to_str(x)), f), {});
   if (f == "title") {
     // Jinja2's title: a word starts after whitespace or one of -({[<, not after any non-letter.
-    std::string s = to_str(x);
-    bool start = true;
-    for (char& c : s) {
-      if (std::isspace((unsigned char)c) || std::string_view("-({[<").find(c) != std::string_view::npos) {
-        start = true;
-      } else {
-        c = char(start ? std::toupper((unsigned char)c) : std::tolower((unsigned char)c));
-        start = false;
-      }
-    }
-    return s;
+    return utf8_title_words(to_str(x));
   }
   if (f == "replace") {
     CallArgs m;

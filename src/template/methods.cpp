@@ -7,6 +7,7 @@
 
 #include "fk/status.h"
 #include "template/render.h"
+#include "template/unicode.h"
 
 namespace fk::chat::detail {
 
@@ -103,18 +104,6 @@ std::string replace_all(const std::string& s, const std::string& from, const std
   return out;
 }
 
-std::string title_case(const std::string& s) {
-  // Python's str.title(): a letter after a non-letter is upper-cased, others lower-cased.
-  std::string out = s;
-  bool prev_letter = false;
-  for (char& c : out) {
-    bool letter = std::isalpha((unsigned char)c);
-    if (letter) c = prev_letter ? char(std::tolower((unsigned char)c)) : char(std::toupper((unsigned char)c));
-    prev_letter = letter;
-  }
-  return out;
-}
-
 const Value* arg(const CallArgs& a, size_t i, const char* name) {
   if (i < a.positional.size()) return &a.positional[i];
   return a.kw(name);
@@ -155,18 +144,10 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
     const Value* c = arg(a, 2, "count");
     return replace_all(s, str_arg(a, 0, "old", "replace"), str_arg(a, 1, "new", "replace"), c ? c->as_int() : -1);
   }
-  if (name == "upper" || name == "lower") {
-    std::string out = s;
-    for (char& c : out) c = char(name == "upper" ? std::toupper((unsigned char)c) : std::tolower((unsigned char)c));
-    return out;
-  }
-  if (name == "title") return title_case(s);
-  if (name == "capitalize") {
-    std::string out = s;
-    for (char& c : out) c = char(std::tolower((unsigned char)c));
-    if (!out.empty()) out[0] = char(std::toupper((unsigned char)out[0]));
-    return out;
-  }
+  if (name == "upper") return utf8_upper(s);
+  if (name == "lower") return utf8_lower(s);
+  if (name == "title") return utf8_title(s);
+  if (name == "capitalize") return utf8_capitalize(s);
   if (name == "find") {
     size_t p = s.find(str_arg(a, 0, "sub", "find"));
     return p == std::string::npos ? std::int64_t(-1) : std::int64_t(p);
