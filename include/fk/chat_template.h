@@ -2,6 +2,13 @@
 // tokenizer_config.json in C++, so the engine turns a conversation into a prompt with no
 // Python at run time. The subset is what real chat templates use (Llama, Qwen, Mistral,
 // Gemma...); anything else is a parse or render error that names the place.
+//
+// Statements: if/elif/else, for (with else, `if` filter, tuple targets, loop.*), break and
+// continue, set (names, tuples, ns.attr, blocks), macro, call blocks with caller(), filter
+// blocks, raw, comments, HF's generation tag; whitespace control with -/+ markers,
+// trim_blocks, lstrip_blocks. Values follow Python (str(), repr, ints vs floats, slicing).
+// Not supported: template inheritance and includes, recursive for loops, str % formatting,
+// mutating methods (list.append: HF's sandbox refuses them too).
 #pragma once
 #include <chrono>
 #include <cstddef>
