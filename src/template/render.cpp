@@ -251,7 +251,12 @@ Renderer::Flow Renderer::exec_for(const Node& n, std::string& out) {
     items = std::move(kept);
   }
   if (items.empty()) {
-    if (n.bodies.size() > 1) return exec(n.bodies[1], out);
+    if (n.bodies.size() > 1) {  // the else block has the loop's scope: its sets stay inside
+      frames_.emplace_back();
+      Flow f = exec(n.bodies[1], out);
+      frames_.pop_back();
+      return f;
+    }
     return Flow::Normal;
   }
   const std::int64_t len = std::int64_t(items.size());

@@ -629,6 +629,7 @@ CASES = [
     ("call_block_args", "{% macro each(xs) %}{% for v in xs %}{{ caller(v) }}{% endfor %}{% endmacro %}{% call(item) each([1, 2]) %}<{{ item }}>{% endcall %}", {}),
     ("filter_block", "{% filter upper %}hello {{ x }}{% endfilter %}|{% filter replace('a', 'o') | trim %}  banana  {% endfilter %}", {"x": "you"}),
     ("unicode_case", "{{ 'héllo wörld ÿ' | upper }} {{ 'ÀÉÎ ΑΒΓ АБВ Ł' | lower }} {{ 'élan vital' | capitalize }} {{ 'émile zola-ève 世a' | title }} {{ 'émile zola 世a'.title() }} {{ 'ÉCOLE'.lower() }} {{ 'straße'.upper() == 'STRASSE' }}", {}),
+    ("for_else_scope", "{% set s = 1 %}{% for i in [] %}{% else %}{% set s = 2 %}{{ s }}{% endfor %}{{ s }}", {}),
     ("error_type_add", "{{ 1 + 'a' }}", {}),
     ("error_none_iter", "{% for x in n %}{% endfor %}", {"n": None}),
     ("error_syntax_unclosed", "line one\n{% if x %}\nno end", {}),
