@@ -389,9 +389,8 @@ bool apply_test(Renderer& r, const std::string& name, const Value& x, const Call
   if (t == "iterable") return x.is_list() || x.is_dict() || x.is_string() || x.is_undefined();
   if (t == "sequence") return x.is_list() || x.is_dict() || x.is_string() || x.is_undefined();
   if (t == "callable") return x.is_function();
-  if (t == "lower" || t == "upper") {
-    if (!x.is_string()) return false;
-    const std::string& s = x.as_string();
+  if (t == "lower" || t == "upper") {  // Jinja2: str(value).islower() / .isupper()
+    const std::string s = to_str(x);
     bool any = false;
     for (unsigned char c : s) {
       if (std::isalpha(c)) any = true;

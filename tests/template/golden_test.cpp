@@ -82,9 +82,7 @@ TEST(ChatTemplateGoldens, FamiliesMatchJinja2) {
   }
 }
 
-TEST(ChatTemplateGoldens, ExpressionsMatchJinja2) {
-  nlohmann::ordered_json goldens = load("expression_goldens.json");
-  ASSERT_GE(goldens.size(), 60u);
+void check_template_cases(const nlohmann::ordered_json& goldens) {
   auto base = fixed_clock_options();
   for (const auto& c : goldens) {
     auto opt = base;
@@ -97,6 +95,19 @@ TEST(ChatTemplateGoldens, ExpressionsMatchJinja2) {
           .render(c["context"]);
     });
   }
+}
+
+TEST(ChatTemplateGoldens, ExpressionsMatchJinja2) {
+  nlohmann::ordered_json goldens = load("expression_goldens.json");
+  ASSERT_GE(goldens.size(), 60u);
+  check_template_cases(goldens);
+}
+
+// Random expressions and statement soups (fixed seed) rendered by Jinja2.
+TEST(ChatTemplateGoldens, RandomCasesMatchJinja2) {
+  nlohmann::ordered_json goldens = load("random_goldens.json");
+  ASSERT_GE(goldens.size(), 500u);
+  check_template_cases(goldens);
 }
 
 }  // namespace

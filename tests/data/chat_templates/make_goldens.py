@@ -7,6 +7,7 @@ cases. Rendering uses Jinja2 configured as Hugging Face's apply_chat_template co
 strftime_now, a tojson without HTML escaping). Run from anywhere:
     python3 tests/data/chat_templates/make_goldens.py
 """
+import copy
 import datetime
 import json
 import os
@@ -654,6 +655,109 @@ def expression_goldens():
     return out
 
 
+# ---------------------------------------------------------------------------------------
+# Random cases, fixed seeds: expressions built from atoms, operators, filters, tests and
+# methods, and statement soups mixing text, whitespace control, if/for/set. They pin down
+# the many small rules (operator results, str() of values, whitespace) jointly. Filters
+# whose Jinja2 result is a lazy generator (select, unique, ...) are left out: their printed
+# form is a Python object address.
+R_ATOMS = ["x", "s", "l", "d", "n", "u", "1", "0", "-2", "2.5", "'ab'", "'A b'", "none", "true",
+           "false", "[1, 2]", "[]", "{'k': 1}", "''", "'é'"]
+R_BINS = ["+", "-", "*", "/", "//", "~", "==", "!=", "<", ">=", "and", "or", "in", "not in"]
+R_FILTERS = ["length", "trim", "upper", "lower", "capitalize", "title", "first", "last", "list",
+             "string", "int", "float", "sort", "tojson", "join(',')", "default('z')", "abs",
+             "round", "e", "indent(2)", "count", "sum", "min", "max", "replace('a', 'b')"]
+R_TESTS = ["defined", "undefined", "none", "string", "number", "mapping", "iterable", "sequence",
+           "true", "false", "even", "odd", "integer", "float", "boolean", "lower", "upper"]
+R_METHODS = [".strip()", ".upper()", ".split()", ".startswith('a')", ".endswith('b')",
+             ".replace('a', 'X')", ".title()", ".lstrip('a')", ".get('k')", ".get('q', 3)",
+             ".split('b')", ".rstrip()"]
+R_CONTEXT = {"x": 3, "s": "a b", "l": [3, 1, 2], "d": {"k": "v", "a": 1}, "n": None}
+
+
+def random_expr(rng, depth=0):
+    r = rng.random()
+    if depth > 2 or r < 0.3:
+        return rng.choice(R_ATOMS)
+    if r < 0.5:
+        return f"({random_expr(rng, depth + 1)} {rng.choice(R_BINS)} {random_expr(rng, depth + 1)})"
+    if r < 0.65:
+        return f"({random_expr(rng, depth + 1)} | {rng.choice(R_FILTERS)})"
+    if r < 0.75:
+        neg = "not " if rng.random() < 0.3 else ""
+        return f"({random_expr(rng, depth + 1)} is {neg}{rng.choice(R_TESTS)})"
+    if r < 0.85:
+        return rng.choice(["s", "d", "'aXb'"]) + rng.choice(R_METHODS)
+    if r < 0.9:
+        return f"({random_expr(rng, depth + 1)} if {random_expr(rng, depth + 1)} else {random_expr(rng, depth + 1)})"
+    if r < 0.95:
+        return rng.choice(["s", "l", "'hello'"]) + "[" + rng.choice(["0", "-1", "1:", ":-1", "::-1", "::2", "5"]) + "]"
+    return f"(not {random_expr(rng, depth + 1)})"
+
+
+R_TEXTS = ["", "a", " ", "\n", "  \n", "\n  ", "x\n", "  y  ", "\t", "\n\n"]
+R_OUT = ["i", "loop.index", "x", "ns.c", "s", "'q'", "i * 2", "loop.last", "m.role", "m.content | trim"]
+
+
+def random_block(rng, depth=0):
+    def mark():
+        return rng.choice(["", "-", "+"]) if rng.random() < 0.4 else ""
+
+    def tag(body):
+        return "{%" + mark() + " " + body + " " + mark() + "%}"
+
+    def var(e):
+        return "{{" + ("-" if rng.random() < 0.2 else "") + " " + e + " " + ("-" if rng.random() < 0.2 else "") + "}}"
+
+    out = ""
+    for _ in range(rng.randint(1, 4)):
+        r = rng.random()
+        out += rng.choice(R_TEXTS)
+        if depth > 2 or r < 0.35:
+            out += var(rng.choice(R_OUT))
+        elif r < 0.55:
+            cond = rng.choice(["i", "x", "loop.first", "not loop.last", "m.role == 'user'", "false"])
+            out += tag("if " + cond) + random_block(rng, depth + 1)
+            if rng.random() < 0.5:
+                out += tag("else") + random_block(rng, depth + 1)
+            out += tag("endif")
+        elif r < 0.75:
+            head = rng.choice(["i in range(3)", "m in ms", "i in []", "m in ms if m.role != 'system'"])
+            out += tag("for " + head) + random_block(rng, depth + 1)
+            if rng.random() < 0.3:
+                out += tag("else") + random_block(rng, depth + 1)
+            out += tag("endfor")
+        elif r < 0.85:
+            out += tag("set ns.c = ns.c + 1")
+        elif r < 0.92:
+            out += tag("set s = 'v' ~ x")
+        else:
+            out += "{#" + mark() + " c " + mark() + "#}"
+        out += rng.choice(R_TEXTS)
+    return out
+
+
+def random_goldens(count=300):
+    import random
+    rng = random.Random(20240726)
+    out = []
+    while len([c for c in out if c["name"].startswith("expr")]) < count:
+        src = "{{ " + random_expr(rng) + " }}"
+        r = render(make_env(), src, copy.deepcopy(R_CONTEXT))
+        if "expected" in r:
+            out.append({"name": f"expr{len(out)}", "template": src, "context": R_CONTEXT, **r})
+    ctx = {"x": 1, "ms": [{"role": "system", "content": " sys "}, {"role": "user", "content": "u\n"}]}
+    n = 0
+    while n < count:
+        src = "{% set ns = namespace(c=0) %}" + random_block(rng) + rng.choice(["", "\n", "\n\n"])
+        for opts in ({}, {"trim_blocks": False, "lstrip_blocks": False}):
+            r = render(make_env(**opts), src, copy.deepcopy(ctx))
+            if "expected" in r:
+                out.append({"name": f"stmt{n}", "template": src, "context": ctx, "options": opts, **r})
+                n += 1
+    return out
+
+
 def main():
     fam = family_goldens()
     exprs = expression_goldens()
@@ -663,7 +767,11 @@ def main():
     with open(os.path.join(HERE, "expression_goldens.json"), "w") as f:
         json.dump(exprs, f, indent=1, ensure_ascii=False)
         f.write("\n")
-    print(f"{len(fam)} family goldens, {len(exprs)} expression goldens")
+    rand = random_goldens()
+    with open(os.path.join(HERE, "random_goldens.json"), "w") as f:
+        json.dump(rand, f, indent=0, ensure_ascii=False)
+        f.write("\n")
+    print(f"{len(fam)} family goldens, {len(exprs)} expression goldens, {len(rand)} random goldens")
 
 
 if __name__ == "__main__":
