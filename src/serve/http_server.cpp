@@ -8,6 +8,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 
 #include "fk/status.h"
 #include "serve/choice_stream.h"
@@ -42,11 +43,18 @@ struct HttpServer::Impl {
   ServerMetrics metrics;
   httplib::Server http;
   std::unique_ptr<tokenizer::Tokenizer> tok;
+  std::unique_ptr<nlohmann::ordered_json> tok_config;  // tokenizer_config.json: the chat template
   std::atomic<int64_t> next_id{0};
+  enum class Kind { completion, chat };
   int bound_port = -1;
 
   Impl(ServerConfig c, std::unique_ptr<engine::Engine> e) : config(std::move(c)), loop(std::move(e)) {
     tok = load_tokenizer(config, loop.engine().config().model);
+    const std::filesystem::path model_dir = loop.engine().config().model;
+    if (std::filesystem::exists(model_dir / "tokenizer_config.json")) {
+      std::ifstream f(model_dir / "tokenizer_config.json");
+      tok_config = std::make_unique<nlohmann::ordered_json>(nlohmann::ordered_json::parse(f));
+    }
     http.new_task_queue = [n = config.threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
     routes();
   }
@@ -93,11 +101,13 @@ struct HttpServer::Impl {
     }
   }
 
-  void completions(const httplib::Request& req, httplib::Response& res) {
+  void completions(const httplib::Request& req, httplib::Response& res, Kind kind) {
     const Clock::time_point t0 = Clock::now();
     try {
-      const CompletionRequest cr = parse_completion_request(req.body, config.served_model_name, tok.get());
-      const std::string id = concat("cmpl-", next_id++);
+      const CompletionRequest cr = kind == Kind::chat
+                                       ? parse_chat_request(req.body, config.served_model_name, tok.get(), tok_config.get())
+                                       : parse_completion_request(req.body, config.served_model_name, tok.get());
+      const std::string id = concat(kind == Kind::chat ? "chatcmpl-" : "cmpl-", next_id++);
       const int64_t created = static_cast<int64_t>(std::time(nullptr));
       auto choices = std::make_shared<std::vector<std::unique_ptr<Choice>>>(submit_all(cr, id));
       if (!cr.stream) {
@@ -113,13 +123,15 @@ struct HttpServer::Impl {
           results.push_back({c->index(), c->tokens(), c->text(), c->finish_reason()});
           prompt_tokens += c->prompt_tokens();
         }
-        res.set_content(completion_response(id, config.served_model_name, created, results, prompt_tokens).dump(),
-                        "application/json");
+        const json out = kind == Kind::chat
+                             ? chat_response(id, config.served_model_name, created, results, prompt_tokens)
+                             : completion_response(id, config.served_model_name, created, results, prompt_tokens);
+        res.set_content(out.dump(), "application/json");
         metrics.count_http(200);
         return;
       }
       const bool usage = cr.include_usage;
-      res.set_chunked_content_provider("text/event-stream", [this, choices, id, created, usage, t0](
+      res.set_chunked_content_provider("text/event-stream", [this, choices, id, created, usage, t0, kind](
                                                                size_t, httplib::DataSink& sink) {
         auto send = [&](const json& j) {
           const std::string event = "data: " + j.dump() + "\n\n";
@@ -129,12 +141,17 @@ struct HttpServer::Impl {
         std::string text;
         int64_t prompt_tokens = 0, completion_tokens = 0;
         for (auto& c : *choices) {
-          bool more = true;
+          bool more = true, first = true;
           while (more) {
             more = c->next(fresh, text, t0, [&] { loop.abort(c->id()); });
             const engine::FinishReason fin = more ? engine::FinishReason::none : c->finish_reason();
-            if (fresh.empty() && text.empty() && more) continue;
-            if (!send(completion_chunk(id, config.served_model_name, created, c->index(), fresh, text, fin))) {
+            if (more && text.empty() && (fresh.empty() || kind == Kind::chat)) continue;
+            const json chunk =
+                kind == Kind::chat
+                    ? chat_chunk(id, config.served_model_name, created, c->index(), text, first, fin)
+                    : completion_chunk(id, config.served_model_name, created, c->index(), fresh, text, fin);
+            first = false;
+            if (!send(chunk)) {
               // The client went away: free its requests (and their KV blocks) now.
               for (const auto& other : *choices) loop.abort(other->id());
               return false;
@@ -145,7 +162,8 @@ struct HttpServer::Impl {
           completion_tokens += static_cast<int64_t>(c->tokens().size());
         }
         if (usage)
-          send({{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", config.served_model_name},
+          send({{"id", id}, {"object", kind == Kind::chat ? "chat.completion.chunk" : "text_completion"},
+                {"created", created}, {"model", config.served_model_name},
                 {"choices", json::array()},
                 {"usage", {{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens},
                            {"total_tokens", prompt_tokens + completion_tokens}}}});
@@ -206,7 +224,10 @@ struct HttpServer::Impl {
   }
 
   void routes() {
-    http.Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& r) { completions(q, r); });
+    http.Post("/v1/completions",
+              [this](const httplib::Request& q, httplib::Response& r) { completions(q, r, Kind::completion); });
+    http.Post("/v1/chat/completions",
+              [this](const httplib::Request& q, httplib::Response& r) { completions(q, r, Kind::chat); });
     http.Get("/health", [](const httplib::Request&, httplib::Response& r) { r.set_content("ok\n", "text/plain"); });
     http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) {
       const json model = {{"id", config.served_model_name},
@@ -221,12 +242,7 @@ struct HttpServer::Impl {
     });
     http.Post("/tokenize", [this](const httplib::Request& q, httplib::Response& r) { tokenize(q, r); });
     http.Post("/detokenize", [this](const httplib::Request& q, httplib::Response& r) { detokenize(q, r); });
-    http.Post("/v1/chat/completions", [this](const httplib::Request&, httplib::Response& r) {
-      send_error(r, ApiError(501, "not_implemented_error",
-                             "/v1/chat/completions needs the model's chat template, which this server does not load "
-                             "yet; use /v1/completions"));
-      metrics.count_http(501);
-    });
+
     // Unknown routes and oversized bodies get OpenAI-style bodies too.
     http.set_error_handler([](const httplib::Request& q, httplib::Response& r) {
       if (!r.body.empty()) return;

@@ -1,9 +1,10 @@
 // `fk serve`: the OpenAI-compatible HTTP front of an engine (cpp-httplib). Routes:
 //   POST /v1/completions   text or token-id prompts, n, stream (server-sent events),
 //                          sampling, seed, stop strings and token ids
+//   POST /v1/chat/completions (with tokenizer.json and the chat_template of
+//                          tokenizer_config.json in the model folder), streamed or not
 //   POST /tokenize, /detokenize (with the model's tokenizer.json)
 //   GET  /v1/models, /health, /metrics (Prometheus text)
-//   POST /v1/chat/completions: answered 501 until chat templates are loaded by the server
 // HTTP threads only parse, submit and wait; the engine runs on its own thread (EngineLoop).
 #pragma once
 #include <cstdint>

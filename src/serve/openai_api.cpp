@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "fk/chat_template.h"
 #include "fk/status.h"
 
 namespace fk::serve {
@@ -198,6 +199,69 @@ json completion_chunk(const std::string& id, const std::string& model, int64_t c
   choice["finish_reason"] =
       finish == engine::FinishReason::none ? json(nullptr) : json(engine::finish_reason_name(finish));
   return {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", model},
+          {"choices", json::array({choice})}};
+}
+
+CompletionRequest parse_chat_request(const std::string& text, const std::string& served_model,
+                                     const tokenizer::Tokenizer* tok, const nlohmann::ordered_json* tokenizer_config) {
+  const json body = parse_body(text);
+  check_model(body, served_model);
+  if (tok == nullptr || tokenizer_config == nullptr || !tokenizer_config->contains("chat_template"))
+    throw ApiError(400, "invalid_request_error",
+                   "chat completions need the model's tokenizer.json and a chat_template in its tokenizer_config.json; "
+                   "this model has none: use /v1/completions");
+  // Key order matters to templates (tojson of tool arguments): read the messages ordered.
+  const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text);
+  const auto m = ordered.find("messages");
+  if (m == ordered.end() || !m->is_array() || m->empty()) bad("messages", "'messages' must be a non-empty list");
+  for (const auto& msg : *m) {
+    if (!msg.is_object() || !msg.contains("role") || !msg["role"].is_string())
+      bad("messages", "every message must be an object with a string 'role'");
+    if (msg.contains("content") && !msg["content"].is_string() && !msg["content"].is_array() &&
+        !msg["content"].is_null())
+      bad("messages", "a message's 'content' must be a string, a list of parts, or null");
+  }
+  const bool add_generation_prompt = get_bool(body, "add_generation_prompt", true);
+  std::string prompt;
+  try {
+    prompt = chat::apply_chat_template(*tokenizer_config, *m, add_generation_prompt);
+  } catch (const Error& e) {
+    bad("messages", concat("the chat template refused the messages: ", e.what()));
+  }
+  CompletionRequest r;
+  r.prompts.push_back(tok->encode(prompt, /*add_special_tokens=*/false));
+  if (r.prompts[0].empty()) bad("messages", "the rendered conversation encodes to no tokens");
+  parse_sampling(body, r, tok);
+  return r;
+}
+
+json chat_response(const std::string& id, const std::string& model, int64_t created,
+                   const std::vector<ChoiceResult>& choices, int64_t prompt_tokens) {
+  json out = {{"id", id}, {"object", "chat.completion"}, {"created", created}, {"model", model}};
+  json arr = json::array();
+  int64_t completion_tokens = 0;
+  for (const ChoiceResult& c : choices) {
+    arr.push_back({{"index", c.index},
+                   {"message", {{"role", "assistant"}, {"content", c.text}}},
+                   {"logprobs", nullptr},
+                   {"finish_reason", engine::finish_reason_name(c.finish_reason)}});
+    completion_tokens += static_cast<int64_t>(c.tokens.size());
+  }
+  out["choices"] = arr;
+  out["usage"] = {{"prompt_tokens", prompt_tokens},
+                  {"completion_tokens", completion_tokens},
+                  {"total_tokens", prompt_tokens + completion_tokens}};
+  return out;
+}
+
+json chat_chunk(const std::string& id, const std::string& model, int64_t created, int64_t index,
+                const std::string& text, bool first, engine::FinishReason finish) {
+  json delta = {{"content", text}};
+  if (first) delta["role"] = "assistant";
+  json choice = {{"index", index}, {"delta", delta}, {"logprobs", nullptr}};
+  choice["finish_reason"] =
+      finish == engine::FinishReason::none ? json(nullptr) : json(engine::finish_reason_name(finish));
+  return {{"id", id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", model},
           {"choices", json::array({choice})}};
 }
 

@@ -57,4 +57,15 @@ nlohmann::json completion_chunk(const std::string& id, const std::string& model,
                                 const std::vector<int64_t>& tokens, const std::string& text,
                                 engine::FinishReason finish);
 
+// Chat: the messages rendered by the model's chat template (tokenizer_config.json) into a
+// prompt, encoded without adding special tokens again (the template writes them).
+CompletionRequest parse_chat_request(const std::string& body, const std::string& served_model,
+                                     const tokenizer::Tokenizer* tokenizer, const nlohmann::ordered_json* tokenizer_config);
+
+nlohmann::json chat_response(const std::string& id, const std::string& model, int64_t created,
+                             const std::vector<ChoiceResult>& choices, int64_t prompt_tokens);
+// A chat stream chunk: `first` adds the assistant role to the delta.
+nlohmann::json chat_chunk(const std::string& id, const std::string& model, int64_t created, int64_t index,
+                          const std::string& text, bool first, engine::FinishReason finish);
+
 }  // namespace fk::serve

@@ -154,8 +154,9 @@ TEST_F(Server, BadRequestsGetOpenAiErrors) {
     if (!c.param.empty()) EXPECT_EQ(r["error"]["param"], c.param) << c.body;
   }
   int status = 0;
-  post("/v1/chat/completions", R"({"messages": []})", &status);
-  EXPECT_EQ(status, 501);
+  const json chat = post("/v1/chat/completions", R"({"messages": [{"role": "user", "content": "hi"}]})", &status);
+  EXPECT_EQ(status, 400) << "a model without a chat template";
+  EXPECT_NE(chat["error"]["message"].get<std::string>().find("chat_template"), std::string::npos);
   // The server still works after all that.
   const json ok = post("/v1/completions", R"({"prompt": [1, 2], "max_tokens": 2})", &status);
   EXPECT_EQ(status, 200) << ok.dump();

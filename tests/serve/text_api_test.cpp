@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "fk/chat_template.h"
 #include "fk/model_config.h"
 #include "fk/tokenizer.h"
 #include "serve/http_server.h"
@@ -33,6 +34,10 @@ class TextServer : public ::testing::Test {
     config["eos_token_id"] = nullptr;
     std::ofstream(dir_ / "config.json") << config.dump();
     fs::copy_file(kTokenizer, dir_ / "tokenizer.json", fs::copy_options::overwrite_existing);
+    std::ifstream tmpl(std::string(FK_SOURCE_DIR) + "/tests/data/chat_templates/llama3.jinja");
+    const std::string chat_template((std::istreambuf_iterator<char>(tmpl)), std::istreambuf_iterator<char>());
+    std::ofstream(dir_ / "tokenizer_config.json")
+        << json{{"chat_template", chat_template}, {"bos_token", "<|begin_of_text|>"}, {"eos_token", "<|eot_id|>"}}.dump();
     engine::EngineConfig ec;
     ec.model = dir_.string();
     ec.dummy_weights = true;
@@ -138,6 +143,58 @@ TEST_F(TextServer, StopStringsEndTheTextBeforeThem) {
     }
     EXPECT_EQ(got, text.substr(0, text.find(stop))) << "stream " << stream << ", stop '" << stop << "'";
     EXPECT_EQ(finish, "stop") << "stream " << stream;
+  }
+}
+
+TEST_F(TextServer, ChatCompletionIsTheTemplatedPromptsCompletion) {
+  const json messages = json::array({{{"role", "system"}, {"content", "Be brief."}},
+                                     {{"role", "user"}, {"content", "Wie spät ist es? 🕐"}}});
+  json body = kGreedy;
+  body["messages"] = messages;
+  int status = 0;
+  const json chat = post("/v1/chat/completions", body, &status);
+  ASSERT_EQ(status, 200) << chat.dump();
+  EXPECT_EQ(chat["object"], "chat.completion");
+  EXPECT_EQ(chat["choices"][0]["message"]["role"], "assistant");
+  // The same conversation rendered here and sent as token ids to /v1/completions.
+  json config;
+  std::ifstream(dir_ / "tokenizer_config.json") >> config;
+  const std::string prompt = chat::apply_chat_template(config, messages, true);
+  const auto tok = tokenizer::Tokenizer::from_file(kTokenizer);
+  json completion = kGreedy;
+  completion["prompt"] = tok.encode(prompt, /*add_special_tokens=*/false);
+  const json plain = post("/v1/completions", completion);
+  EXPECT_EQ(chat["choices"][0]["message"]["content"], plain["choices"][0]["text"]);
+  EXPECT_EQ(chat["usage"]["prompt_tokens"], plain["usage"]["prompt_tokens"]);
+
+  // Streamed: the first delta carries the role, the deltas join to the same content.
+  body["stream"] = true;
+  httplib::Client cli("127.0.0.1", port_);
+  auto r = cli.Post("/v1/chat/completions", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  std::string joined, finish;
+  bool first = true;
+  size_t pos = 0;
+  while ((pos = r->body.find("data: {", pos)) != std::string::npos) {
+    const size_t end = r->body.find("\n\n", pos);
+    const json c = json::parse(r->body.substr(pos + 6, end - pos - 6))["choices"][0];
+    if (first) EXPECT_EQ(c["delta"]["role"], "assistant");
+    first = false;
+    joined += c["delta"]["content"].get<std::string>();
+    if (!c["finish_reason"].is_null()) finish = c["finish_reason"];
+    pos = end;
+  }
+  EXPECT_EQ(joined, plain["choices"][0]["text"]);
+  EXPECT_EQ(finish, "length");
+}
+
+TEST_F(TextServer, BadChatRequestsGetOpenAiErrors) {
+  int status = 0;
+  for (const json& body : {json{{"messages", "hi"}}, json{{"messages", json::array()}},
+                           json{{"messages", {{{"content", "no role"}}}}}}) {
+    const json r = post("/v1/chat/completions", body, &status);
+    EXPECT_EQ(status, 400) << body.dump();
+    EXPECT_EQ(r["error"]["param"], "messages") << r.dump();
   }
 }
 
