@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""fk serve driven by the official `openai` Python client: completions (text and token ids,
+plain and streamed), chat completions through the chat template, models, and an error.
+
+    openai_client_smoke.py PATH_TO_FK SOURCE_DIR
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import openai
+
+
+def main(fk, source):
+    tmp = tempfile.mkdtemp(prefix="fk-openai-")
+    try:
+        tokenizer = os.path.join(source, "tests/data/tokenizers/bytelevel_llama3.json")
+        spec = json.load(open(tokenizer))
+        vocab = 1 + max(list(spec["model"]["vocab"].values()) + [t["id"] for t in spec["added_tokens"]])
+        cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
+               "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+               "vocab_size": vocab, "max_position_embeddings": 512, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+               "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+        json.dump(cfg, open(os.path.join(tmp, "config.json"), "w"))
+        shutil.copy(tokenizer, os.path.join(tmp, "tokenizer.json"))
+        template = open(os.path.join(source, "tests/data/chat_templates/llama3.jinja")).read()
+        json.dump({"chat_template": template, "bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"},
+                  open(os.path.join(tmp, "tokenizer_config.json"), "w"))
+        server = subprocess.Popen([fk, "serve", tmp, "--dummy-weights", "--device", "cpu", "--port", "0",
+                                   "--num-pages", "64", "--served-model-name", "tiny"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            line = server.stdout.readline()
+            port = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+            assert port, f"server did not start: {line}"
+            client = openai.OpenAI(base_url=f"http://127.0.0.1:{port.group(1)}/v1", api_key="none")
+            assert [m.id for m in client.models.list().data] == ["tiny"]
+
+            c = client.completions.create(model="tiny", prompt="Hello world", max_tokens=8, temperature=0,
+                                          extra_body={"ignore_eos": True})
+            assert c.choices[0].finish_reason == "length" and c.usage.completion_tokens == 8, c
+            streamed = "".join(ch.choices[0].text for ch in client.completions.create(
+                model="tiny", prompt="Hello world", max_tokens=8, temperature=0, stream=True,
+                extra_body={"ignore_eos": True}) if ch.choices)
+            assert streamed == c.choices[0].text, (streamed, c.choices[0].text)
+
+            chat = client.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "Hi!"}],
+                                                  max_tokens=6, temperature=0, extra_body={"ignore_eos": True})
+            assert chat.choices[0].message.role == "assistant" and chat.usage.completion_tokens == 6, chat
+            deltas = "".join(ch.choices[0].delta.content or "" for ch in client.chat.completions.create(
+                model="tiny", messages=[{"role": "user", "content": "Hi!"}], max_tokens=6, temperature=0,
+                stream=True, extra_body={"ignore_eos": True}) if ch.choices)
+            assert deltas == chat.choices[0].message.content, (deltas, chat.choices[0].message.content)
+
+            try:
+                client.completions.create(model="tiny", prompt="x", max_tokens=4, temperature=-1)
+                raise AssertionError("a negative temperature was accepted")
+            except openai.BadRequestError as e:
+                assert "temperature" in str(e), e
+            print("openai client smoke test passed")
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
