@@ -165,8 +165,7 @@ struct HttpServer::Impl {
           send({{"id", id}, {"object", kind == Kind::chat ? "chat.completion.chunk" : "text_completion"},
                 {"created", created}, {"model", config.served_model_name},
                 {"choices", json::array()},
-                {"usage", {{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens},
-                           {"total_tokens", prompt_tokens + completion_tokens}}}});
+                {"usage", usage_json(prompt_tokens, completion_tokens)}});
         const std::string done = "data: [DONE]\n\n";
         sink.write(done.data(), done.size());
         sink.done();

@@ -173,33 +173,56 @@ CompletionRequest parse_completion_request(const std::string& text, const std::s
   return r;
 }
 
-json completion_response(const std::string& id, const std::string& model, int64_t created,
-                         const std::vector<ChoiceResult>& choices, int64_t prompt_tokens) {
-  json out = {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", model}};
+json usage_json(int64_t prompt_tokens, int64_t completion_tokens) {
+  return {{"prompt_tokens", prompt_tokens},
+          {"completion_tokens", completion_tokens},
+          {"total_tokens", prompt_tokens + completion_tokens}};
+}
+
+namespace {
+
+// A whole response: one entry per choice made by `choice_json`, plus usage.
+template <class ChoiceJson>
+json response_json(const char* object, const std::string& id, const std::string& model, int64_t created,
+                   const std::vector<ChoiceResult>& choices, int64_t prompt_tokens, ChoiceJson choice_json) {
+  json out = {{"id", id}, {"object", object}, {"created", created}, {"model", model}};
   json arr = json::array();
   int64_t completion_tokens = 0;
   for (const ChoiceResult& c : choices) {
-    arr.push_back({{"index", c.index},
-                   {"text", c.text},
-                   {"token_ids", c.tokens},
-                   {"logprobs", nullptr},
-                   {"finish_reason", engine::finish_reason_name(c.finish_reason)}});
+    json one = choice_json(c);
+    one["index"] = c.index;
+    one["logprobs"] = nullptr;
+    one["finish_reason"] = engine::finish_reason_name(c.finish_reason);
+    arr.push_back(std::move(one));
     completion_tokens += static_cast<int64_t>(c.tokens.size());
   }
   out["choices"] = arr;
-  out["usage"] = {{"prompt_tokens", prompt_tokens},
-                  {"completion_tokens", completion_tokens},
-                  {"total_tokens", prompt_tokens + completion_tokens}};
+  out["usage"] = usage_json(prompt_tokens, completion_tokens);
   return out;
+}
+
+// A stream chunk of one choice; the finish reason is null until the choice finished.
+json chunk_json(const char* object, const std::string& id, const std::string& model, int64_t created, int64_t index,
+                json choice, engine::FinishReason finish) {
+  choice["index"] = index;
+  choice["logprobs"] = nullptr;
+  choice["finish_reason"] =
+      finish == engine::FinishReason::none ? json(nullptr) : json(engine::finish_reason_name(finish));
+  return {{"id", id}, {"object", object}, {"created", created}, {"model", model}, {"choices", json::array({choice})}};
+}
+
+}  // namespace
+
+json completion_response(const std::string& id, const std::string& model, int64_t created,
+                         const std::vector<ChoiceResult>& choices, int64_t prompt_tokens) {
+  return response_json("text_completion", id, model, created, choices, prompt_tokens, [](const ChoiceResult& c) {
+    return json{{"text", c.text}, {"token_ids", c.tokens}};
+  });
 }
 
 json completion_chunk(const std::string& id, const std::string& model, int64_t created, int64_t index,
                       const std::vector<int64_t>& tokens, const std::string& text, engine::FinishReason finish) {
-  json choice = {{"index", index}, {"text", text}, {"token_ids", tokens}, {"logprobs", nullptr}};
-  choice["finish_reason"] =
-      finish == engine::FinishReason::none ? json(nullptr) : json(engine::finish_reason_name(finish));
-  return {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", model},
-          {"choices", json::array({choice})}};
+  return chunk_json("text_completion", id, model, created, index, {{"text", text}, {"token_ids", tokens}}, finish);
 }
 
 CompletionRequest parse_chat_request(const std::string& text, const std::string& served_model,
@@ -237,32 +260,16 @@ CompletionRequest parse_chat_request(const std::string& text, const std::string&
 
 json chat_response(const std::string& id, const std::string& model, int64_t created,
                    const std::vector<ChoiceResult>& choices, int64_t prompt_tokens) {
-  json out = {{"id", id}, {"object", "chat.completion"}, {"created", created}, {"model", model}};
-  json arr = json::array();
-  int64_t completion_tokens = 0;
-  for (const ChoiceResult& c : choices) {
-    arr.push_back({{"index", c.index},
-                   {"message", {{"role", "assistant"}, {"content", c.text}}},
-                   {"logprobs", nullptr},
-                   {"finish_reason", engine::finish_reason_name(c.finish_reason)}});
-    completion_tokens += static_cast<int64_t>(c.tokens.size());
-  }
-  out["choices"] = arr;
-  out["usage"] = {{"prompt_tokens", prompt_tokens},
-                  {"completion_tokens", completion_tokens},
-                  {"total_tokens", prompt_tokens + completion_tokens}};
-  return out;
+  return response_json("chat.completion", id, model, created, choices, prompt_tokens, [](const ChoiceResult& c) {
+    return json{{"message", {{"role", "assistant"}, {"content", c.text}}}};
+  });
 }
 
 json chat_chunk(const std::string& id, const std::string& model, int64_t created, int64_t index,
                 const std::string& text, bool first, engine::FinishReason finish) {
   json delta = {{"content", text}};
   if (first) delta["role"] = "assistant";
-  json choice = {{"index", index}, {"delta", delta}, {"logprobs", nullptr}};
-  choice["finish_reason"] =
-      finish == engine::FinishReason::none ? json(nullptr) : json(engine::finish_reason_name(finish));
-  return {{"id", id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", model},
-          {"choices", json::array({choice})}};
+  return chunk_json("chat.completion.chunk", id, model, created, index, {{"delta", delta}}, finish);
 }
 
 }  // namespace fk::serve

@@ -50,6 +50,7 @@ struct ChoiceResult {
   std::string text;
   engine::FinishReason finish_reason = engine::FinishReason::none;
 };
+nlohmann::json usage_json(int64_t prompt_tokens, int64_t completion_tokens);
 nlohmann::json completion_response(const std::string& id, const std::string& model, int64_t created,
                                    const std::vector<ChoiceResult>& choices, int64_t prompt_tokens);
 // One server-sent event's JSON: new tokens of one choice, and its finish reason once finished.
