@@ -122,6 +122,12 @@ class OpRegistry {
   // Calls the active implementation; a failing status becomes fk::Error naming the op.
   void call(std::string_view name, DeviceType backend, const void* args, void* stream) const;
 
+  // Workload capture (fk capture): when set, every call is timed (the stream synchronised
+  // before and after, so device work is counted — never set it while a CUDA graph is being
+  // captured) and reported to the observer. Null clears it.
+  using CallObserver = std::function<void(const OpDef& def, DeviceType backend, const void* args, double seconds)>;
+  void set_call_observer(CallObserver observer);
+
  private:
   struct Impls {
     fk_op_fn baseline[2] = {nullptr, nullptr};
@@ -130,7 +136,9 @@ class OpRegistry {
     fk_op_fn baseline_plan[2] = {nullptr, nullptr};
     fk_op_fn active_plan[2] = {nullptr, nullptr};
   };
+  void call_unobserved(std::string_view name, DeviceType backend, const void* args, void* stream) const;
   mutable std::mutex mu_;
+  CallObserver observer_;
   std::map<std::string, OpDef, std::less<>> defs_;
   std::map<std::string, Impls, std::less<>> impls_;
 };

@@ -3,6 +3,7 @@
 #include "fk/runtime.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -187,8 +188,22 @@ void trace_call(const OpDef& def, DeviceType backend, const void* args) {
 
 }  // namespace
 
+void OpRegistry::set_call_observer(CallObserver observer) {
+  std::lock_guard lk(mu_);
+  observer_ = std::move(observer);
+}
+
 void OpRegistry::call(std::string_view name, DeviceType backend, const void* args, void* stream) const {
   if (op_trace_enabled()) trace_call(def(name), backend, args);
+  if (!observer_) return call_unobserved(name, backend, args, stream);
+  rt::stream_synchronize(stream);
+  const auto t0 = std::chrono::steady_clock::now();
+  call_unobserved(name, backend, args, stream);
+  rt::stream_synchronize(stream);
+  observer_(def(name), backend, args, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+void OpRegistry::call_unobserved(std::string_view name, DeviceType backend, const void* args, void* stream) const {
   fk_op_fn fn = active(name, backend);
   if (fn == nullptr)
     FK_FAIL(FK_ERR_UNSUPPORTED, "op '", name, "' has no ", backend == DeviceType::cpu ? "cpu" : "cuda",

@@ -1,0 +1,58 @@
+// fk capture on the CPU backend: every op call of an engine run becomes a task workload
+// that the task loader accepts and the op's make_case can instantiate, with call counts
+// that add up to what the engine ran.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "bench/task.h"
+#include "e2e/capture.h"
+#include "fk/op_registry.h"
+#include "support/test_seed.h"
+
+namespace fk::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Capture, EveryCallBecomesATaskWorkloadThatInstantiates) {
+  for (const char* family : {"llama", "gemma2", "qwen3"}) {
+    engine::EngineConfig c;
+    c.model = std::string(FK_SOURCE_DIR) + "/tests/data/models/" + family;
+    c.backend = DeviceType::cpu;
+    c.num_pages = 128;
+    c.max_num_batched_tokens = 64;  // chunked prefill: mixed prefill/decode steps
+    const WorkloadSpec w = workload_spec("tiny");
+    const CaptureResult r = capture_workload(c, w);
+    ASSERT_FALSE(r.ops.empty()) << family;
+    int64_t linear_calls = 0, embedding_calls = 0;
+    for (const CapturedOp& op : r.ops) {
+      for (const auto& [key, wc] : op.workloads)
+        EXPECT_FALSE(wc.first.contains("untranslated")) << family << ": " << op.op << " was not translated";
+      if (op.op == "linear") linear_calls = op.calls;
+      if (op.op == "embedding") embedding_calls = op.calls;
+    }
+    // Each step: 4 projections per layer and the head; 2 embedding lookups (tokens and the
+    // gather of the rows that need logits).
+    const int64_t steps = embedding_calls / 2;
+    EXPECT_EQ(linear_calls, steps * (4 * 2 + 1)) << family;
+
+    const fs::path dir = fs::temp_directory_path() / ("fk-capture-" + std::string(family));
+    fs::remove_all(dir);
+    const auto files = write_task_files(r, family, w.name, dir);
+    EXPECT_FALSE(files.empty());
+    const auto tasks = bench::load_tasks(dir);
+    EXPECT_EQ(tasks.size(), files.size());
+    for (const bench::Task& t : tasks) {
+      const OpDef& def = OpRegistry::global().def(t.op);
+      for (const bench::TaskWorkload& tw : t.workloads) {
+        EXPECT_GT(tw.calls, 0);
+        EXPECT_NO_THROW(def.make_case(tw.shape, test::seed_for("Capture") + 1)) << t.op << " " << tw.shape.dump();
+      }
+    }
+    fs::remove_all(dir);
+  }
+}
+
+}  // namespace
+}  // namespace fk::e2e
