@@ -67,7 +67,7 @@ json run_workload(const RunOptions& o) {
   std::vector<std::string> ids;
   for (size_t i = 0; i < reqs.size(); ++i) {
     sp.max_tokens = reqs[i].max_tokens;
-    ids.push_back(e.add_request(reqs[i].prompt, sp, "r" + std::to_string(i)));
+    ids.push_back(e.add_request(reqs[i].prompt, sp, concat("r", i)));
   }
   std::vector<std::vector<int64_t>> outputs(reqs.size());
   std::vector<double> ttft(reqs.size()), e2e(reqs.size());
