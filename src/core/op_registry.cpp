@@ -196,10 +196,11 @@ void OpRegistry::set_call_observer(CallObserver observer) {
 void OpRegistry::call(std::string_view name, DeviceType backend, const void* args, void* stream) const {
   if (op_trace_enabled()) trace_call(def(name), backend, args);
   if (!observer_) return call_unobserved(name, backend, args, stream);
-  rt::stream_synchronize(stream);
+  const bool cuda = backend == DeviceType::cuda;  // CPU ops are synchronous
+  if (cuda) rt::stream_synchronize(stream);
   const auto t0 = std::chrono::steady_clock::now();
   call_unobserved(name, backend, args, stream);
-  rt::stream_synchronize(stream);
+  if (cuda) rt::stream_synchronize(stream);
   observer_(def(name), backend, args, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 

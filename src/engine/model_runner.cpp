@@ -74,6 +74,11 @@ ModelRunner::ModelRunner(DecoderModel& model, KvCache& kv, RunnerConfig config, 
   sampled_ = dev_buf(B, DType::i64);
 }
 
+void ModelRunner::wait() const {
+  // The CPU backend runs synchronously (and a CUDA build may have no driver at all).
+  if (backend_ == DeviceType::cuda) rt::stream_synchronize(stream_);
+}
+
 int64_t ModelRunner::graph_size_for(int64_t seqs) const {
   for (int64_t b : graph_sizes_)
     if (b >= seqs && graphs_.count(b)) return b;
@@ -192,7 +197,7 @@ std::vector<int64_t> ModelRunner::sample(const TensorView& logits) {
   std::vector<int64_t> tokens(static_cast<size_t>(R));
   rt::memcpy_async(tokens.data(), Device::cpu(), sampled_.data(), sampled_.device(), tokens.size() * sizeof(int64_t),
                    stream_);
-  rt::stream_synchronize(stream_);
+  wait();
   return tokens;
 }
 
@@ -236,7 +241,7 @@ std::vector<float> ModelRunner::prefill_logits(const StepRequest& request, int64
   const TensorView logits = model_.forward(batch, kv_, stream_);
   std::vector<uint8_t> bytes(static_cast<size_t>(logits.nbytes()));
   rt::memcpy_async(bytes.data(), Device::cpu(), logits.data, logits.device, bytes.size(), stream_);
-  rt::stream_synchronize(stream_);
+  wait();
   std::vector<float> out(static_cast<size_t>(logits.numel()));
   const size_t es = dtype_size(logits.dtype);
   for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(load_element(bytes.data() + i * es, logits.dtype));

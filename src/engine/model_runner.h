@@ -69,6 +69,7 @@ class ModelRunner {
   ForwardBatch upload(bool decode_only);
   std::vector<int64_t> sample(const TensorView& logits);  // one token per row, to the host
   int64_t graph_size_for(int64_t seqs) const;  // 0: no captured size fits
+  void wait() const;                            // the stream's work done (CUDA backend)
 
   DecoderModel& model_;
   KvCache& kv_;

@@ -75,6 +75,7 @@ std::shared_ptr<TokenStream> EngineLoop::submit(const std::string& id, std::vect
   auto stream = std::make_shared<TokenStream>();
   {
     std::lock_guard lk(mu_);
+    if (!failure_.empty()) FK_FAIL(FK_ERR_INTERNAL, "the engine stopped after an error: ", failure_);
     stats_.queued++;
     stats_.prompt_tokens += static_cast<int64_t>(prompt.size());
     queue_.push_back({id, std::move(prompt), params, stream});
@@ -89,6 +90,11 @@ void EngineLoop::abort(const std::string& id) {
     aborts_.push_back(id);
   }
   cv_.notify_all();
+}
+
+std::string EngineLoop::failure() const {
+  std::lock_guard lk(mu_);
+  return failure_;
 }
 
 LoopStats EngineLoop::stats() const {
@@ -126,11 +132,16 @@ void EngineLoop::run() {
     try {
       done = engine_->step(&tokens);
     } catch (const std::exception& e) {
-      // The engine cannot go on (a device fault): fail every live request, keep serving errors.
+      // The engine cannot go on (a device fault): fail every live and queued request, and
+      // every later submission (the HTTP side keeps answering, with errors).
       for (auto& [id, s] : live_) s->finish(engine::FinishReason::abort, 0, e.what());
       std::lock_guard lk(mu_);
+      for (Submission& q : queue_) q.stream->finish(engine::FinishReason::abort, 0, e.what());
       stats_.running -= static_cast<int64_t>(live_.size());
+      stats_.queued = 0;
+      queue_.clear();
       live_.clear();
+      failure_ = e.what();
       stop_ = true;
       return;
     }

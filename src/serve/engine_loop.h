@@ -58,6 +58,9 @@ class EngineLoop {
   std::shared_ptr<TokenStream> submit(const std::string& id, std::vector<int64_t> prompt,
                                       const engine::SamplingParams& params);
   void abort(const std::string& id);  // the client went away
+  // Why the loop stopped serving (the engine threw, e.g. a device fault); "" while healthy.
+  // submit() then throws at once instead of queueing work nobody would run.
+  std::string failure() const;
   const engine::Engine& engine() const { return *engine_; }
   LoopStats stats() const;
 
@@ -78,6 +81,7 @@ class EngineLoop {
   std::map<std::string, std::shared_ptr<TokenStream>> live_;  // loop thread only
   LoopStats stats_;
   bool stop_ = false;
+  std::string failure_;
   std::thread thread_;
 };
 

@@ -66,6 +66,8 @@ struct HttpServer::Impl {
 
   // Submits every choice; on a refused one, aborts those already submitted.
   std::vector<std::unique_ptr<Choice>> submit_all(const CompletionRequest& cr, const std::string& id) {
+    if (const std::string f = loop.failure(); !f.empty())
+      throw ApiError(503, "server_error", concat("the engine stopped after an error: ", f));
     const LoopStats s = loop.stats();
     const int64_t wanted = static_cast<int64_t>(cr.prompts.size()) * cr.n;
     if (s.running + s.queued + wanted > config.max_pending)
@@ -227,7 +229,11 @@ struct HttpServer::Impl {
               [this](const httplib::Request& q, httplib::Response& r) { completions(q, r, Kind::completion); });
     http.Post("/v1/chat/completions",
               [this](const httplib::Request& q, httplib::Response& r) { completions(q, r, Kind::chat); });
-    http.Get("/health", [](const httplib::Request&, httplib::Response& r) { r.set_content("ok\n", "text/plain"); });
+    http.Get("/health", [this](const httplib::Request&, httplib::Response& r) {
+      const std::string f = loop.failure();
+      if (!f.empty()) r.status = 503;  // load balancers take the replica out
+      r.set_content(f.empty() ? "ok\n" : "engine failed: " + f + "\n", "text/plain");
+    });
     http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) {
       const json model = {{"id", config.served_model_name},
                           {"object", "model"},

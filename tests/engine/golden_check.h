@@ -105,8 +105,7 @@ inline std::vector<float> prefill_logits(DecoderModel& model, KvCache& kv, const
   b.kv_last_page_len_host = h_last;
   model.plan(b, kv, false, stream);
   const TensorView logits = model.forward(b, kv, stream);
-  rt::stream_synchronize(stream);
-  rt::device_synchronize(0);
+  if (dev.is_cuda()) rt::stream_synchronize(stream);
   std::vector<uint8_t> bytes(static_cast<size_t>(logits.nbytes()));
   rt::memcpy_sync(bytes.data(), Device::cpu(), logits.data, logits.device, bytes.size());
   std::vector<float> out(static_cast<size_t>(logits.numel()));

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "fk/op_registry.h"
+#include "fk/status.h"
 #include "serve/http_server.h"
 
 namespace fk::serve {
@@ -212,6 +214,43 @@ TEST_F(Server, ClientThatDisconnectsMidStreamFreesItsRequest) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ADD_FAILURE() << "the disconnected client's request still holds the engine";
+}
+
+}  // namespace
+}  // namespace fk::serve
+
+namespace fk::serve {
+namespace {
+
+fk_status failing_op(const void*, void*) {
+  set_last_error_message("injected device fault");
+  return FK_ERR_INTERNAL;
+}
+
+// An engine that fails mid-step (an op reports an error, as a device fault would): the
+// request in flight gets a server error, later ones a 503 at once, and /health says so.
+TEST(ServerEngineFailure, FailsRequestsFastAndReportsUnhealthy) {
+  ServerConfig sc;
+  sc.port = 0;
+  sc.threads = 4;
+  HttpServer server(sc, std::make_unique<engine::Engine>(tiny()));
+  const int port = server.bind();
+  std::thread t([&] { server.serve(); });
+  OpRegistry::global().install("silu_and_mul", DeviceType::cpu, failing_op, "test: failing");
+  httplib::Client cli("127.0.0.1", port);
+  auto first = cli.Post("/v1/completions", R"({"prompt": [1, 2, 3], "max_tokens": 4})", "application/json");
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->status, 500);
+  EXPECT_NE(first->body.find("injected device fault"), std::string::npos) << first->body;
+  auto later = cli.Post("/v1/completions", R"({"prompt": [1, 2, 3], "max_tokens": 4})", "application/json");
+  ASSERT_TRUE(later);
+  EXPECT_EQ(later->status, 503);
+  auto health = cli.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 503);
+  OpRegistry::global().reset("silu_and_mul", DeviceType::cpu);
+  server.stop();
+  t.join();
 }
 
 }  // namespace
