@@ -1,32 +1,59 @@
 #!/usr/bin/env bash
-# The engine on a GPU: HF-golden checks, then the benchmark figures of the engine issue
-# (Llama-3.1-8B shapes, bf16, dummy weights), each as a JSON file in OUT_DIR.
+# The engine on a GPU: HF-golden checks, then the benchmark figures of the engine and serve
+# issues (Llama-3.1-8B shapes, bf16, dummy weights), each as a JSON file in OUT_DIR.
 #
 #   scripts/gpu_engine_bench.sh BIN_DIR OUT_DIR
 #
 # BIN_DIR holds `fk` and, optionally, engine_golden_gpu_test (a build's bin/ and tests/).
 # Every step has a time limit and the script goes on after a failure, so one broken step
-# still leaves the others' results.
+# still leaves the others' results. Logs go to OUT_DIR/logs.tgz at the end, so that OUT_DIR
+# holds few files (the JSON results and one archive). FK_BENCH_MODEL, FK_BENCH_DEVICE and FK_BENCH_QUICK=1
+# (small counts) let the same script be tried on a CPU with a tiny model.
 set -u
 BIN=${1:?BIN_DIR}
 OUT=${2:?OUT_DIR}
 MODEL=${FK_BENCH_MODEL:-llama-3.1-8b}
-mkdir -p "$OUT"
+DEVICE=${FK_BENCH_DEVICE:-cuda}
+QUICK=${FK_BENCH_QUICK:-0}
+if [ "$QUICK" = 1 ]; then
+  LAT_IN=16 LAT_OUT=8 PREFILL=64 THR_N=20 THR_RANGE=8:32 SERVE_N=10 SERVE_SAT=20 VOCAB=256
+else
+  LAT_IN=128 LAT_OUT=128 PREFILL=8192 THR_N=1000 THR_RANGE=128:1024 SERVE_N=60 SERVE_SAT=500 VOCAB=128256
+fi
+mkdir -p "$OUT/logs"
 step() {  # step NAME SECONDS CMD...
   local name=$1 secs=$2
   shift 2
   echo "=== $name"
   local t0=$SECONDS
-  timeout "$secs" "$@" > "$OUT/$name.log" 2>&1
+  timeout "$secs" "$@" > "$OUT/logs/$name.log" 2>&1
   local rc=$?
   echo "rc=$rc in $((SECONDS - t0)) s"
-  tail -n 25 "$OUT/$name.log"
+  tail -n 25 "$OUT/logs/$name.log"
 }
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+[ "$DEVICE" = cuda ] && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 if [ -x "$BIN/engine_golden_gpu_test" ]; then step golden_gpu 120 "$BIN/engine_golden_gpu_test"; fi
-step latency_bs1 150 "$BIN/fk" bench latency --model "$MODEL" --device cuda --batch-size 1 --input-len 128 \
-  --output-len 128 --warmup 1 --iters 3 --json-out "$OUT/latency_bs1.json"
-step prefill_8k 120 "$BIN/fk" bench latency --model "$MODEL" --device cuda --batch-size 1 --input-len 8192 \
+step latency_bs1 150 "$BIN/fk" bench latency --model "$MODEL" --device "$DEVICE" --batch-size 1 --input-len "$LAT_IN" \
+  --output-len "$LAT_OUT" --warmup 1 --iters 3 --json-out "$OUT/latency_bs1.json"
+step prefill_8k 120 "$BIN/fk" bench latency --model "$MODEL" --device "$DEVICE" --batch-size 1 --input-len "$PREFILL" \
   --output-len 1 --warmup 1 --iters 3 --json-out "$OUT/prefill_8k.json"
-step throughput 240 "$BIN/fk" bench throughput --model "$MODEL" --device cuda --num-prompts 1000 \
-  --input-range 128:1024 --output-range 128:1024 --json-out "$OUT/throughput.json"
+step throughput 240 "$BIN/fk" bench throughput --model "$MODEL" --device "$DEVICE" --num-prompts "$THR_N" \
+  --input-range "$THR_RANGE" --output-range "$THR_RANGE" --json-out "$OUT/throughput.json"
+
+# Serving: fk serve in the background, then fk bench serve at 1 request/s (median TPOT vs
+# the batch-1 decode step above) and at saturation (output tokens/s vs the offline figure).
+PORT=18431
+"$BIN/fk" serve "$MODEL" --device "$DEVICE" --port "$PORT" > "$OUT/logs/serve_server.log" 2>&1 &
+SERVER=$!
+for _ in $(seq 1 300); do
+  curl -sf "http://127.0.0.1:$PORT/health" > /dev/null 2>&1 && break
+  sleep 1
+done
+step serve_rate1 200 "$BIN/fk" bench serve --port "$PORT" --num-prompts "$SERVE_N" --request-rate 1 \
+  --input-range "$THR_RANGE" --output-range "$THR_RANGE" --vocab "$VOCAB" --json-out "$OUT/serve_rate1.json"
+step serve_saturation 240 "$BIN/fk" bench serve --port "$PORT" --num-prompts "$SERVE_SAT" --max-concurrency 256 \
+  --input-range "$THR_RANGE" --output-range "$THR_RANGE" --vocab "$VOCAB" --json-out "$OUT/serve_saturation.json"
+kill "$SERVER" 2>/dev/null
+wait "$SERVER" 2>/dev/null
+tail -n 5 "$OUT/logs/serve_server.log"
+tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"
