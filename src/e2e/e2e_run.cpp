@@ -64,10 +64,9 @@ json run_workload(const RunOptions& o) {
   sp.temperature = 0;
   sp.ignore_eos = true;
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::string> ids;
   for (size_t i = 0; i < reqs.size(); ++i) {
     sp.max_tokens = reqs[i].max_tokens;
-    ids.push_back(e.add_request(reqs[i].prompt, sp, concat("r", i)));
+    e.add_request(reqs[i].prompt, sp, concat("r", i));  // the id carries the request's index
   }
   std::vector<std::vector<int64_t>> outputs(reqs.size());
   std::vector<double> ttft(reqs.size()), e2e(reqs.size());
