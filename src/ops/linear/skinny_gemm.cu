@@ -6,13 +6,14 @@
 #include <cstdint>
 
 #include "fk/cuda/check.h"
+#include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 
 namespace fk::ops {
 namespace {
 
 constexpr int kWarps = 8;     // warps per block, one weight row each
-constexpr int kUnroll = 4;    // 16-byte weight loads in flight per thread
+constexpr int kUnroll = 8;    // 16-byte weight loads in flight per thread
 
 // A weight chunk is read once: stream it past L1 so that the input rows (read by every
 // warp) stay there.
@@ -44,61 +45,104 @@ __device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc)
   return acc;
 }
 
-// Block: kWarps warps; warp w of block b computes output column n = b * kWarps + w for all
-// M rows. Lane l takes the weight row's 16-byte chunks l, l + 32, ... (coalesced 512-byte
-// warp loads), kUnroll of them in flight; the M partial sums are reduced across the warp.
-template <class T, int M>
+// Block: kWarps warps; a warp computes R consecutive output columns n0 .. n0 + R - 1 for
+// all M rows. Lane l takes the weight rows' 16-byte chunks l, l + 32, ... (coalesced
+// 512-byte warp loads), kUnroll loads in flight per thread; each input chunk loaded serves
+// R weight rows (more rows per warp as M grows keep the L1 input loads per weight load at
+// M / R). The R x M partial sums are reduced across the warp.
+template <class T, int M, int R>
 __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict__ out, int64_t ld_out,
                                                                   const T* __restrict__ input, int64_t ld_input,
                                                                   const T* __restrict__ weight, int64_t ld_weight,
                                                                   const T* __restrict__ bias, int64_t N, int64_t K) {
+  constexpr int U = kUnroll / R;  // chunk steps per iteration
   const int lane = static_cast<int>(threadIdx.x) & 31;
-  const int64_t n = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5);
-  if (n >= N) return;
-  const T* w_row = weight + n * ld_weight;
-  const int64_t chunks = K / 8;
-  float acc[M];
+  const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5)) * R;
+  if (n0 >= N) return;
+  const T* w_rows[R];
 #pragma unroll
-  for (int m = 0; m < M; ++m) acc[m] = 0.f;
+  for (int r = 0; r < R; ++r) w_rows[r] = weight + (n0 + r < N ? n0 + r : n0) * ld_weight;  // past N: a duplicate, unused
+  const int64_t chunks = K / 8;
+  // Launched as a programmatic dependent: the weights are no earlier kernel's output, so
+  // their first sweep is requested into L2 while the kernel before (the norm or activation
+  // producing `input`) finishes; `input` is read only after the wait.
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (lane + 32 * u < chunks) asm volatile("prefetch.global.L2 [%0];" ::"l"(w_rows[r] + (lane + 32 * u) * 8));
+  cuda::pdl_wait();
+  float acc[R][M];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int m = 0; m < M; ++m) acc[r][m] = 0.f;
 
   int64_t c = lane;
-  for (; c + 32 * (kUnroll - 1) < chunks; c += 32 * kUnroll) {
-    uint4 w[kUnroll];
+  for (; c + 32 * (U - 1) < chunks; c += 32 * U) {
+    uint4 w[U][R];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) w[u] = load_streaming(w_row + (c + 32 * u) * 8);
+    for (int u = 0; u < U; ++u)
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
+      for (int r = 0; r < R; ++r) w[u][r] = load_streaming(w_rows[r] + (c + 32 * u) * 8);
 #pragma unroll
-      for (int m = 0; m < M; ++m)
-        acc[m] = dot8<T>(w[u], __ldg(reinterpret_cast<const uint4*>(input + m * ld_input + (c + 32 * u) * 8)), acc[m]);
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        const uint4 x = __ldg(reinterpret_cast<const uint4*>(input + m * ld_input + (c + 32 * u) * 8));
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[r][m] = dot8<T>(w[u][r], x, acc[r][m]);
+      }
   }
   for (; c < chunks; c += 32) {
-    const uint4 w = load_streaming(w_row + c * 8);
+    uint4 w[R];
 #pragma unroll
-    for (int m = 0; m < M; ++m)
-      acc[m] = dot8<T>(w, __ldg(reinterpret_cast<const uint4*>(input + m * ld_input + c * 8)), acc[m]);
+    for (int r = 0; r < R; ++r) w[r] = load_streaming(w_rows[r] + c * 8);
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      const uint4 x = __ldg(reinterpret_cast<const uint4*>(input + m * ld_input + c * 8));
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r][m] = dot8<T>(w[r], x, acc[r][m]);
+    }
   }
 #pragma unroll
-  for (int m = 0; m < M; ++m)
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) acc[m] += __shfl_xor_sync(0xffffffffu, acc[m], off);
-  if (lane < M) {
-    float v = 0.f;
+  for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int m = 0; m < M; ++m)
-      if (m == lane) v = acc[m];
-    if (bias) v += cuda::to_float(bias[n]);
-    out[lane * ld_out + n] = cuda::from_float<T>(v);
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) acc[r][m] += __shfl_xor_sync(0xffffffffu, acc[r][m], off);
+  // Lane r * M + m writes out[m, n0 + r].
+  if (lane < R * M) {
+    float v = 0.f;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int m = 0; m < M; ++m)
+        if (r * M + m == lane) v = acc[r][m];
+    const int r = lane / M, m = lane % M;
+    const int64_t n = n0 + r;
+    if (n < N) {
+      if (bias) v += cuda::to_float(bias[n]);
+      out[m * ld_out + n] = cuda::from_float<T>(v);
+    }
   }
 }
 
 template <class T, int M>
 void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
-  const auto blocks = static_cast<unsigned>((g.N + kWarps - 1) / kWarps);
-  skinny_gemm_kernel<T, M><<<blocks, kWarps * 32, 0, s>>>(
-      static_cast<T*>(g.out), g.ld_out, static_cast<const T*>(g.input), g.ld_input, static_cast<const T*>(g.weight),
-      g.ld_weight, static_cast<const T*>(g.bias), g.N, g.K);
-  FK_CUDA_CHECK_LAUNCH();
+  constexpr int R = M <= 2 ? 1 : M <= 4 ? 2 : 4;  // weight rows per warp
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>((g.N + kWarps * R - 1) / (kWarps * R)));
+  config.blockDim = dim3(kWarps * 32);
+  config.stream = s;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &attr;
+  config.numAttrs = 1;
+  FK_CUDA_CHECK(cudaLaunchKernelEx(&config, skinny_gemm_kernel<T, M, R>, static_cast<T*>(g.out), g.ld_out,
+                                   static_cast<const T*>(g.input), g.ld_input, static_cast<const T*>(g.weight),
+                                   g.ld_weight, static_cast<const T*>(g.bias), g.N, g.K));
 }
 
 template <class T>

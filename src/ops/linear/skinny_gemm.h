@@ -2,7 +2,9 @@
 // against a large weight. Such a product is a stream over the weight (M flops per byte
 // loaded), and cuBLASLt's small-M kernels leave a third of the memory bandwidth unused on
 // Hopper (bench/results: 48-68% of speed of light at M = 1). This kernel streams each
-// weight row through one warp with 16-byte loads, several in flight per thread.
+// weight row through one warp with 16-byte loads, several in flight per thread. Each
+// input row costs an L1 load per weight chunk, so for larger M a warp takes several weight
+// rows and reuses every input chunk across them.
 #pragma once
 #include <cstdint>
 
