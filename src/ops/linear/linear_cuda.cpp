@@ -133,6 +133,15 @@ bool autotune_enabled() {
   return on;
 }
 
+// FK_LINEAR_SKINNY=0 sends decode shapes to cuBLASLt too (for comparing the two).
+bool skinny_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("FK_LINEAR_SKINNY");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+
 bool stream_capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
   FK_CUDA_CHECK(cudaStreamIsCapturing(stream, &st));
@@ -253,7 +262,7 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
     g.ld_input = key.ld_input;
     g.ld_weight = key.ld_weight;
     g.dtype = a.input.dtype;
-    if (skinny_gemm_applies(g)) {
+    if (skinny_enabled() && skinny_gemm_applies(g)) {
       cublaslt::DeviceGuard guard(device);
       skinny_gemm(g, stream);
       return;

@@ -4,6 +4,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstdlib>
 
 #include "fk/cuda/check.h"
 #include "fk/cuda/pdl.cuh"
@@ -13,7 +14,7 @@ namespace fk::ops {
 namespace {
 
 constexpr int kWarps = 8;     // warps per block, one weight row each
-constexpr int kUnroll = 8;    // 16-byte weight loads in flight per thread
+constexpr int kUnroll = 4;    // 16-byte weight loads in flight per thread and weight row
 
 // A weight chunk is read once: stream it past L1 so that the input rows (read by every
 // warp) stay there.
@@ -32,17 +33,16 @@ __device__ __forceinline__ float2 to_float2(uint32_t bits, __half) {
   return __half22float2(*reinterpret_cast<const __half2*>(&bits));
 }
 
-// Dot product of 8 weight and 8 input elements (one 16-byte chunk each), added to acc.
+// The 8 elements of a 16-byte chunk as floats.
 template <class T>
-__device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc) {
-  const uint32_t ws[4] = {w.x, w.y, w.z, w.w}, xs[4] = {x.x, x.y, x.z, x.w};
+__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
+  const uint32_t bits[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const float2 a = to_float2(ws[i], T{}), b = to_float2(xs[i], T{});
-    acc = fmaf(a.x, b.x, acc);
-    acc = fmaf(a.y, b.y, acc);
+    const float2 p = to_float2(bits[i], T{});
+    f[2 * i] = p.x;
+    f[2 * i + 1] = p.y;
   }
-  return acc;
 }
 
 // Block: kWarps warps; a warp computes R consecutive output columns n0 .. n0 + R - 1 for
@@ -55,7 +55,7 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
                                                                   const T* __restrict__ input, int64_t ld_input,
                                                                   const T* __restrict__ weight, int64_t ld_weight,
                                                                   const T* __restrict__ bias, int64_t N, int64_t K) {
-  constexpr int U = kUnroll / R;  // chunk steps per iteration
+  constexpr int U = R == 4 ? kUnroll / 2 : kUnroll;  // chunk steps per iteration
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5)) * R;
   if (n0 >= N) return;
@@ -78,6 +78,22 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
 #pragma unroll
     for (int m = 0; m < M; ++m) acc[r][m] = 0.f;
 
+  // One chunk step: every weight chunk and every input chunk is converted to floats once
+  // (converting inside each of the R x M dot products made the kernel ALU-bound at M = 8).
+  auto accumulate = [&](const uint4 (&w)[R], int64_t chunk) {
+    float wf[R][8];
+#pragma unroll
+    for (int r = 0; r < R; ++r) unpack8<T>(w[r], wf[r]);
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      float xf[8];
+      unpack8<T>(__ldg(reinterpret_cast<const uint4*>(input + m * ld_input + chunk * 8)), xf);
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int i = 0; i < 8; ++i) acc[r][m] = fmaf(wf[r][i], xf[i], acc[r][m]);
+    }
+  };
   int64_t c = lane;
   for (; c + 32 * (U - 1) < chunks; c += 32 * U) {
     uint4 w[U][R];
@@ -86,24 +102,13 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
 #pragma unroll
       for (int r = 0; r < R; ++r) w[u][r] = load_streaming(w_rows[r] + (c + 32 * u) * 8);
 #pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int m = 0; m < M; ++m) {
-        const uint4 x = __ldg(reinterpret_cast<const uint4*>(input + m * ld_input + (c + 32 * u) * 8));
-#pragma unroll
-        for (int r = 0; r < R; ++r) acc[r][m] = dot8<T>(w[u][r], x, acc[r][m]);
-      }
+    for (int u = 0; u < U; ++u) accumulate(w[u], c + 32 * u);
   }
   for (; c < chunks; c += 32) {
     uint4 w[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) w[r] = load_streaming(w_rows[r] + c * 8);
-#pragma unroll
-    for (int m = 0; m < M; ++m) {
-      const uint4 x = __ldg(reinterpret_cast<const uint4*>(input + m * ld_input + c * 8));
-#pragma unroll
-      for (int r = 0; r < R; ++r) acc[r][m] = dot8<T>(w[r], x, acc[r][m]);
-    }
+    accumulate(w, c);
   }
 #pragma unroll
   for (int r = 0; r < R; ++r)
@@ -128,6 +133,8 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
   }
 }
 
+bool pdl_enabled();
+
 template <class T, int M>
 void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
   constexpr int R = M <= 2 ? 1 : M <= 4 ? 2 : 4;  // weight rows per warp
@@ -139,7 +146,7 @@ void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
   config.attrs = &attr;
-  config.numAttrs = 1;
+  config.numAttrs = pdl_enabled() ? 1 : 0;
   FK_CUDA_CHECK(cudaLaunchKernelEx(&config, skinny_gemm_kernel<T, M, R>, static_cast<T*>(g.out), g.ld_out,
                                    static_cast<const T*>(g.input), g.ld_input, static_cast<const T*>(g.weight),
                                    g.ld_weight, static_cast<const T*>(g.bias), g.N, g.K));
@@ -158,6 +165,15 @@ void launch(const SkinnyGemm& g, cudaStream_t s) {
     case 8: return launch_rows<T, 8>(g, s);
     default: FK_FAIL(FK_ERR_INTERNAL, "skinny_gemm: M = ", g.M, " outside [1, ", kSkinnyMaxRows, "]");
   }
+}
+
+// FK_LINEAR_PDL=0 launches without the programmatic-dependent attribute (for measuring it).
+bool pdl_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("FK_LINEAR_PDL");
+    return v == nullptr || v[0] != '0';
+  }();
+  return on;
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
