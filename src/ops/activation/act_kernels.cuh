@@ -12,7 +12,6 @@
 #include <atomic>
 
 #include "fk/cuda/check.h"
-#include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 
 namespace fk::ops::act_cuda {
@@ -74,7 +73,6 @@ inline dim3 row_chunk_grid(int64_t rows, const RowChunks& g) {
 // out = op(in) or, gated, out = op(gate, up). kInPlace: out aliases in (coherent loads).
 template <class T, int kN, int kVecs, class Op, bool kInPlace>
 __global__ void __launch_bounds__(kMaxThreads) rowwise_activation(RowwiseParams<T> p, Op op) {
-  cuda::pdl_launch_dependents();  // a following GEMV may start streaming its weights
   using V = cuda::PackedVec<T, kN>;
   const int64_t row = blockIdx.x;
   const int num_vec = p.cols / kN;

@@ -137,7 +137,7 @@ OpDef make_def() {
       J{{"m", 128}, {"n", 256}, {"k", 512}, {"bias", true}},
       J{{"m", 256}, {"n", 512}, {"k", 512}},
       J{{"m", 0}, {"n", 64}, {"k", 64}},  // no tokens
-      // Decode shapes (the weight-streaming path on CUDA): every row count up to 8, K
+      // Decode shapes (the weight-streaming path on CUDA up to 4 rows, cuBLASLt beyond): K
       // tails shorter than a warp's sweep, N not a multiple of the rows per warp, f16, bias.
       J{{"m", 2}, {"n", 37}, {"k", 1288}},
       J{{"m", 5}, {"n", 130}, {"k", 520}, {"dtype", "f16"}, {"bias", true}},

@@ -4,17 +4,15 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <cstdlib>
 
 #include "fk/cuda/check.h"
-#include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 
 namespace fk::ops {
 namespace {
 
 constexpr int kWarps = 8;     // warps per block, one weight row each
-constexpr int kUnroll = 4;    // 16-byte weight loads in flight per thread and weight row
+constexpr int kUnroll = 4;    // chunk steps in flight per thread (R 16-byte loads each)
 
 // A weight chunk is read once: stream it past L1 so that the input rows (read by every
 // warp) stay there.
@@ -47,15 +45,15 @@ __device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
 
 // Block: kWarps warps; a warp computes R consecutive output columns n0 .. n0 + R - 1 for
 // all M rows. Lane l takes the weight rows' 16-byte chunks l, l + 32, ... (coalesced
-// 512-byte warp loads), kUnroll loads in flight per thread; each input chunk loaded serves
-// R weight rows (more rows per warp as M grows keep the L1 input loads per weight load at
-// M / R). The R x M partial sums are reduced across the warp.
+// 512-byte warp loads), kUnroll chunk steps of R loads in flight per thread; each input
+// chunk loaded serves R weight rows (L1 input loads per weight load: M / R). The R x M
+// partial sums are reduced across the warp.
 template <class T, int M, int R>
 __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict__ out, int64_t ld_out,
                                                                   const T* __restrict__ input, int64_t ld_input,
                                                                   const T* __restrict__ weight, int64_t ld_weight,
                                                                   const T* __restrict__ bias, int64_t N, int64_t K) {
-  constexpr int U = R == 4 ? kUnroll / 2 : kUnroll;  // chunk steps per iteration
+  constexpr int U = kUnroll;  // chunk steps per iteration
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5)) * R;
   if (n0 >= N) return;
@@ -63,15 +61,6 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
 #pragma unroll
   for (int r = 0; r < R; ++r) w_rows[r] = weight + (n0 + r < N ? n0 + r : n0) * ld_weight;  // past N: a duplicate, unused
   const int64_t chunks = K / 8;
-  // Launched as a programmatic dependent: the weights are no earlier kernel's output, so
-  // their first sweep is requested into L2 while the kernel before (the norm or activation
-  // producing `input`) finishes; `input` is read only after the wait.
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (lane + 32 * u < chunks) asm volatile("prefetch.global.L2 [%0];" ::"l"(w_rows[r] + (lane + 32 * u) * 8));
-  cuda::pdl_wait();
   float acc[R][M];
 #pragma unroll
   for (int r = 0; r < R; ++r)
@@ -133,23 +122,14 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
   }
 }
 
-bool pdl_enabled();
-
 template <class T, int M>
 void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
-  constexpr int R = M <= 2 ? 1 : M <= 4 ? 2 : 4;  // weight rows per warp
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>((g.N + kWarps * R - 1) / (kWarps * R)));
-  config.blockDim = dim3(kWarps * 32);
-  config.stream = s;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = &attr;
-  config.numAttrs = pdl_enabled() ? 1 : 0;
-  FK_CUDA_CHECK(cudaLaunchKernelEx(&config, skinny_gemm_kernel<T, M, R>, static_cast<T*>(g.out), g.ld_out,
-                                   static_cast<const T*>(g.input), g.ld_input, static_cast<const T*>(g.weight),
-                                   g.ld_weight, static_cast<const T*>(g.bias), g.N, g.K));
+  constexpr int R = M <= 2 ? 1 : 2;  // weight rows per warp
+  const auto blocks = static_cast<unsigned>((g.N + kWarps * R - 1) / (kWarps * R));
+  skinny_gemm_kernel<T, M, R><<<blocks, kWarps * 32, 0, s>>>(
+      static_cast<T*>(g.out), g.ld_out, static_cast<const T*>(g.input), g.ld_input, static_cast<const T*>(g.weight),
+      g.ld_weight, static_cast<const T*>(g.bias), g.N, g.K);
+  FK_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
@@ -159,21 +139,8 @@ void launch(const SkinnyGemm& g, cudaStream_t s) {
     case 2: return launch_rows<T, 2>(g, s);
     case 3: return launch_rows<T, 3>(g, s);
     case 4: return launch_rows<T, 4>(g, s);
-    case 5: return launch_rows<T, 5>(g, s);
-    case 6: return launch_rows<T, 6>(g, s);
-    case 7: return launch_rows<T, 7>(g, s);
-    case 8: return launch_rows<T, 8>(g, s);
     default: FK_FAIL(FK_ERR_INTERNAL, "skinny_gemm: M = ", g.M, " outside [1, ", kSkinnyMaxRows, "]");
   }
-}
-
-// FK_LINEAR_PDL=0 launches without the programmatic-dependent attribute (for measuring it).
-bool pdl_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("FK_LINEAR_PDL");
-    return v == nullptr || v[0] != '0';
-  }();
-  return on;
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }

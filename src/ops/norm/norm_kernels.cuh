@@ -26,7 +26,6 @@
 #include <algorithm>
 
 #include "fk/cuda/check.h"
-#include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 #include "fk/tensor_view.h"
 
@@ -140,7 +139,6 @@ __device__ __forceinline__ cuda::PackedVec<T, kN> normalise(const cuda::PackedVe
 // Fast path: rows of H = num_vec 16-byte vectors, each thread holding up to kVecs of them.
 template <class T, int kVecs, class Spec>
 __global__ void __launch_bounds__(kMaxRegisterThreads) norm_rows_in_registers(NormParams<T> p) {
-  cuda::pdl_launch_dependents();  // a following GEMV may start streaming its weights
   using V = cuda::Packed16Of<T>;
   constexpr int N = V::N;
   __shared__ float scratch[32];
@@ -218,7 +216,6 @@ __global__ void __launch_bounds__(kMaxRegisterThreads) norm_rows_in_registers(No
 // vector width in elements (16 bytes, or 1 for any alignment).
 template <class T, int kN, class Spec>
 __global__ void __launch_bounds__(kMaxRegisterThreads) norm_rows_looped(NormParams<T> p) {
-  cuda::pdl_launch_dependents();  // a following GEMV may start streaming its weights
   using V = cuda::PackedVec<T, kN>;
   __shared__ float scratch[32];
   const int64_t row = blockIdx.x;
