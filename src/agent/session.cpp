@@ -164,13 +164,15 @@ void TaskSession::evaluate(Attempt& a, const std::string& code_hash) {
       ctx_.precompile(a.candidate);
     }
     bench::CandidateRun run;
+    std::string profile;
+    bool passed;
     {
-      Limiter::Hold hold(*ctx_.evaluations);
+      Limiter::Hold hold(*ctx_.evaluations);  // the profiler shares the device like an evaluation
       say(concat(a.step, ": evaluating"));
       run = ctx_.evaluate(task_, a.candidate);
+      passed = run.result.verdict == bench::Verdict::PASSED;
+      if (passed && ctx_.profile) profile = ctx_.profile(task_, run);
     }
-    const bool passed = run.result.verdict == bench::Verdict::PASSED;
-    const std::string profile = passed && ctx_.profile ? ctx_.profile(task_, run) : "";
     if (ctx_.store) ctx_.store(run);
     rec = json{{"type", "evaluation"},
                {"task", task_.id},

@@ -86,6 +86,7 @@ void run(AgentCli& c) {
               static_cast<long long>(s["tokens"].value("prompt", int64_t{0})),
               static_cast<long long>(s["tokens"].value("completion", int64_t{0})), s.value("stop_reason", "").c_str(),
               c.out.c_str());
+  if (s.value("stop_reason", "") == "interrupted") throw CLI::RuntimeError(130);
 }
 
 void setup(CLI::App& app) {
@@ -144,7 +145,7 @@ void setup(CLI::App& app) {
   a->add_option("--ncu", c.ncu, "The ncu executable")->capture_default_str();
   a->add_option("--e2e-model", c.run.e2e.model, "Re-check each task's best candidate end to end on this model");
   a->add_option("--e2e-workload", c.run.e2e.workload, "Workload of the end-to-end check")->capture_default_str();
-  a->add_option("--e2e-args", c.e2e_args, "Engine options for the end-to-end check, e.g. \"--device cpu\"");
+  a->add_option("--e2e-args", c.e2e_args, "Engine options for the end-to-end check, e.g. --e2e-args=\"--device cpu\"");
   a->add_option("--db", c.db, "Results database (default $FK_RESULTS_DB or ~/.cache/fastkernels/results.db)");
   a->add_flag("--no-db", c.no_db, "Do not store the evaluations in the results database");
   a->callback([] { run(c); });

@@ -23,7 +23,7 @@ using test::Scripted;
 const fs::path kSource = FK_SOURCE_DIR;
 
 fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / concat("fk-agent-cli-test-", getpid()) / name;
+  const fs::path p = fs::temp_directory_path() / concat("fk-agent-cli-test-", getpid(), "-", name);
   fs::remove_all(p);
   fs::create_directories(p);
   return p;
@@ -88,6 +88,7 @@ TEST(AgentCli, RunsWritesABestFolderTheHarnessAcceptsAndResumes) {
   EXPECT_EQ(s2["tasks"][0]["best"]["step"], t["best"]["step"]);
   EXPECT_EQ(s2["tasks"][0]["e2e"]["verdict"], "PASSED");
   EXPECT_EQ(again.output.find("end-to-end check of"), std::string::npos) << "the e2e check ran again";
+  if (!HasFailure()) fs::remove_all(dir);
 }
 
 TEST(AgentCli, RejectsBadOptions) {
@@ -112,6 +113,7 @@ TEST(AgentCli, RejectsBadOptions) {
   EXPECT_NE(two.exit_code, 0);
   EXPECT_NE(two.output.find("exactly one of --task and --tasks"), std::string::npos) << two.output;
   EXPECT_EQ(ep.received().size(), 0u);
+  if (!HasFailure()) fs::remove_all(dir);
 }
 
 }  // namespace

@@ -420,5 +420,8 @@ int main(int argc, char** argv) {
   if (argc == 7 && std::strcmp(argv[1], "kernels") == 0 && std::strcmp(argv[2], "worker") == 0)
     return fk::bench::worker_main(argv[4], argv[6]);  // <exe> kernels worker --request R --result F
   testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  const int rc = RUN_ALL_TESTS();
+  std::error_code ec;
+  std::filesystem::remove_all(std::filesystem::temp_directory_path() / fk::concat("fk-agent-test-", getpid()), ec);
+  return rc;
 }

@@ -17,13 +17,20 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path temp_file(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("fk-trajectory-test-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const fs::path p = dir / name;
-  fs::remove(p);
-  return p;
-}
+// A scratch file, removed with its folder when the test ends.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& name)
+      : dir_(fs::temp_directory_path() / ("fk-trajectory-test-" + std::to_string(getpid()) + "-" + name)) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~TempFile() { fs::remove_all(dir_); }
+  fs::path path() const { return dir_ / "trajectory.jsonl"; }
+
+ private:
+  fs::path dir_;
+};
 
 std::string read(const fs::path& p) {
   std::ifstream in(p);
@@ -35,7 +42,8 @@ json rec(const std::string& type, const std::string& step, int value) {
 }
 
 TEST(AgentTrajectory, RecordsComeBackAfterReloadAndTheLastOfAKeyWins) {
-  const fs::path p = temp_file("a.jsonl");
+  const TempFile tmp("a");
+  const fs::path p = tmp.path();
   {
     Trajectory t(p);
     t.append(rec("model_call", "t0", 1));
@@ -54,7 +62,8 @@ TEST(AgentTrajectory, RecordsComeBackAfterReloadAndTheLastOfAKeyWins) {
 }
 
 TEST(AgentTrajectory, APartialLastLineIsSkippedAndCutOff) {
-  const fs::path p = temp_file("b.jsonl");
+  const TempFile tmp("b");
+  const fs::path p = tmp.path();
   {
     Trajectory t(p);
     t.append(rec("model_call", "t0", 1));
@@ -75,7 +84,8 @@ TEST(AgentTrajectory, APartialLastLineIsSkippedAndCutOff) {
 }
 
 TEST(AgentTrajectory, InvalidUtf8FromAModelIsStoredReadably) {
-  const fs::path p = temp_file("c.jsonl");
+  const TempFile tmp("c");
+  const fs::path p = tmp.path();
   {
     Trajectory t(p);
     json r = rec("model_call", "s0", 1);
