@@ -115,7 +115,7 @@ ExtractedCode extract_code(const std::string& answer) {
   else if (answer.find_first_not_of(" \t\r\n") == std::string::npos)
     r.problem = "the answer is empty";
   else
-    r.problem = "the answer contains no fenced code block (```cuda ... ```)";
+    r.problem = "the answer contains no fenced code block (```cuda or ```cpp)";
   return r;
 }
 

@@ -18,6 +18,7 @@
 
 #include "agent/agent_run.h"
 #include "agent/replay_endpoint.h"
+#include "bench/result_store.h"
 #include "bench/worker.h"
 
 namespace fk::agent {
@@ -122,8 +123,9 @@ AgentOptions options(const ReplayEndpoint& ep, const std::string& strategy, cons
   o.pipeline.eval.min_timed_calls = 5;
   o.pipeline.eval.max_timed_calls = 5;
   o.pipeline.eval.min_timed_ms = 0;
-  // One compile cache for the whole test binary: each distinct candidate compiles once.
-  o.pipeline.compile.cache_dir = fs::temp_directory_path() / concat("fk-agent-test-", getpid()) / "cache";
+  // A compile cache shared by every run of these tests (content-addressed, so always valid):
+  // each distinct candidate compiles once.
+  o.pipeline.compile.cache_dir = fs::temp_directory_path() / "fk-agent-test-candidate-cache";
   o.compile_jobs = 2;
   o.eval_jobs = 2;
   return o;
@@ -160,7 +162,9 @@ const json& task_of(const json& summary, size_t i = 0) { return summary["tasks"]
 TEST(AgentSingle, OneSampleJudgedAndRecorded) {
   const fs::path out = scratch("single");
   ReplayEndpoint ep({Scripted::code(kFast)});
-  const json s = run_agent(options(ep, "single", out));
+  AgentOptions o = options(ep, "single", out);
+  o.results_db = out / "results.db";
+  const json s = run_agent(o);
 
   const auto got = ep.received();
   ASSERT_EQ(got.size(), 1u);
@@ -195,6 +199,12 @@ TEST(AgentSingle, OneSampleJudgedAndRecorded) {
   EXPECT_TRUE(has(ev["feedback"], "Task speedup"));
   EXPECT_TRUE(has(ev["feedback"], "Profiler: unavailable"));
   EXPECT_EQ(record(out, "evaluation", "baseline")["verdict"], "PASSED");
+  // The evaluation is also in the results database, under the run's batch.
+  bench::ResultStore db(out / "results.db");
+  const auto stored = db.batch(s["results_batch"].get<std::string>());
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].verdict, "PASSED");
+  EXPECT_EQ(stored[0].task, "rms_norm");
   // The key never reaches the records.
   EXPECT_FALSE(has(read(out / "trajectory.jsonl"), "sk-secret"));
   EXPECT_FALSE(has(read(out / "summary.json"), "sk-secret"));
