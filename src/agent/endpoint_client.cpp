@@ -79,11 +79,12 @@ double backoff_delay_s(const EndpointOptions& o, int retry, double retry_after_s
 }
 
 std::string api_key_from_env(const std::string& var) {
-  for (const std::string& name : {var, std::string("FK_AGENT_API_KEY"), std::string("OPENAI_API_KEY")}) {
-    if (name.empty()) continue;
-    if (const char* v = std::getenv(name.c_str()); v && *v) return v;
-    if (!var.empty()) return "";  // a named variable that is unset means no key, not a fallback
+  if (!var.empty()) {  // a named variable that is unset means no key, not a fallback
+    const char* v = std::getenv(var.c_str());
+    return v ? v : "";
   }
+  for (const char* name : {"FK_AGENT_API_KEY", "OPENAI_API_KEY"})
+    if (const char* v = std::getenv(name); v && *v) return v;
   return "";
 }
 
