@@ -217,6 +217,7 @@ std::vector<int64_t> ModelRunner::execute(std::span<const StepRequest> step) {
     logits = model_.forward(batch, kv_, stream_);
   }
   const std::vector<int64_t> drawn = sample(logits);
+  compute_logprobs(step, logits, graph > 0);
   // Row k of the logits belongs to the k-th request that wanted one (eager), or to
   // sequence k (graph: one row per padded sequence).
   std::vector<int64_t> out;

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -53,6 +54,9 @@ class ModelRunner {
   const std::vector<int64_t>& graph_batch_sizes() const { return graph_sizes_; }
   int64_t graph_replays() const { return graph_replays_; }
   int64_t padding_page() const { return kv_.num_pages() - 1; }
+  // The logprobs of the last execute(), parallel to its tokens: set for the requests whose
+  // parameters ask for logprobs (model_runner_logprobs.cpp).
+  const std::vector<std::optional<TokenLogprobs>>& last_logprobs() const { return last_logprobs_; }
 
  private:
   // Host-side arrays of one step, written by pack() and copied to the device by upload().
@@ -70,6 +74,9 @@ class ModelRunner {
   std::vector<int64_t> sample(const TensorView& logits);  // one token per row, to the host
   int64_t graph_size_for(int64_t seqs) const;  // 0: no captured size fits
   void wait() const;                            // the stream's work done (CUDA backend)
+  // compute_logprobs on the logit rows whose requests ask for logprobs; nothing when none do.
+  // `graph`: row i is step[i] (a captured graph's rows), else the i-th request that needed logits.
+  void compute_logprobs(std::span<const StepRequest> step, const TensorView& logits, bool graph);
 
   DecoderModel& model_;
   KvCache& kv_;
@@ -85,6 +92,8 @@ class ModelRunner {
   std::vector<int64_t> graph_sizes_;
   std::map<int64_t, CudaGraph> graphs_;
   int64_t graph_replays_ = 0;
+  Tensor logprob_, topk_ids_, topk_logprobs_;  // [max_seqs], [max_seqs * 20]; allocated at the first use
+  std::vector<std::optional<TokenLogprobs>> last_logprobs_;
 };
 
 }  // namespace fk::engine
