@@ -13,6 +13,7 @@
 #include "fk/status.h"
 #include "serve/choice_stream.h"
 #include "serve/engine_loop.h"
+#include "serve/logprobs_json.h"
 #include "serve/metrics.h"
 #include "serve/openai_api.h"
 
@@ -103,6 +104,14 @@ struct HttpServer::Impl {
     }
   }
 
+  // The logprobs object of some of a choice's tokens; null when the request did not ask.
+  json logprobs_json(bool wanted, Kind kind, const std::vector<int64_t>& tokens,
+                     const std::vector<engine::TokenLogprobs>& logprobs, int64_t& text_offset) const {
+    if (!wanted) return nullptr;
+    return kind == Kind::chat ? chat_logprobs_json(tokens, logprobs, tok.get())
+                              : completion_logprobs_json(tokens, logprobs, tok.get(), text_offset);
+  }
+
   void completions(const httplib::Request& req, httplib::Response& res, Kind kind) {
     const Clock::time_point t0 = Clock::now();
     try {
@@ -112,6 +121,7 @@ struct HttpServer::Impl {
       const std::string id = concat(kind == Kind::chat ? "chatcmpl-" : "cmpl-", next_id++);
       const int64_t created = static_cast<int64_t>(std::time(nullptr));
       auto choices = std::make_shared<std::vector<std::unique_ptr<Choice>>>(submit_all(cr, id));
+      const bool want_logprobs = cr.params.logprobs.has_value();
       if (!cr.stream) {
         std::vector<ChoiceResult> results;
         int64_t prompt_tokens = 0;
@@ -122,7 +132,9 @@ struct HttpServer::Impl {
           }
           if (!c->error().empty()) throw ApiError(500, "server_error", c->error());
           observe(*c, t0);
-          results.push_back({c->index(), c->tokens(), c->text(), c->finish_reason()});
+          int64_t text_offset = 0;
+          results.push_back({c->index(), c->tokens(), c->text(), c->finish_reason(),
+                             logprobs_json(want_logprobs, kind, c->tokens(), c->logprobs(), text_offset)});
           prompt_tokens += c->prompt_tokens();
         }
         const json out = kind == Kind::chat
@@ -133,7 +145,7 @@ struct HttpServer::Impl {
         return;
       }
       const bool usage = cr.include_usage;
-      res.set_chunked_content_provider("text/event-stream", [this, choices, id, created, usage, t0, kind](
+      res.set_chunked_content_provider("text/event-stream", [this, choices, id, created, usage, t0, kind, want_logprobs](
                                                                size_t, httplib::DataSink& sink) {
         auto send = [&](const json& j) {
           const std::string event = "data: " + j.dump() + "\n\n";
@@ -144,14 +156,22 @@ struct HttpServer::Impl {
         int64_t prompt_tokens = 0, completion_tokens = 0;
         for (auto& c : *choices) {
           bool more = true, first = true;
+          int64_t text_offset = 0;
+          std::vector<int64_t> unsent;  // tokens whose logprobs no chunk carried yet
+          std::vector<engine::TokenLogprobs> unsent_logprobs;
           while (more) {
             more = c->next(fresh, text, t0, [&] { loop.abort(c->id()); });
+            unsent.insert(unsent.end(), fresh.begin(), fresh.end());
+            unsent_logprobs.insert(unsent_logprobs.end(), c->fresh_logprobs().begin(), c->fresh_logprobs().end());
             const engine::FinishReason fin = more ? engine::FinishReason::none : c->finish_reason();
             if (more && text.empty() && (fresh.empty() || kind == Kind::chat)) continue;
+            const json logprobs = logprobs_json(want_logprobs, kind, unsent, unsent_logprobs, text_offset);
+            unsent.clear();
+            unsent_logprobs.clear();
             const json chunk =
                 kind == Kind::chat
-                    ? chat_chunk(id, config.served_model_name, created, c->index(), text, first, fin)
-                    : completion_chunk(id, config.served_model_name, created, c->index(), fresh, text, fin);
+                    ? chat_chunk(id, config.served_model_name, created, c->index(), text, first, fin, logprobs)
+                    : completion_chunk(id, config.served_model_name, created, c->index(), fresh, text, fin, logprobs);
             first = false;
             if (!send(chunk)) {
               // The client went away: free its requests (and their KV blocks) now.
