@@ -12,6 +12,7 @@
 
 #include "fk/status.h"
 #include "serve/choice_stream.h"
+#include "serve/connection_watch.h"
 #include "serve/engine_loop.h"
 #include "serve/logprobs_json.h"
 #include "serve/metrics.h"
@@ -27,6 +28,12 @@ namespace {
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 using Choice = ChoiceStream;
+
+// How often a request's HTTP thread, while it waits for tokens, checks that its client is
+// still connected (connection_watch.h): a few decode steps at most.
+constexpr std::chrono::milliseconds kDisconnectPoll{50};
+// The status nginx logs for a client that closed the connection before the answer.
+constexpr int kClientClosedRequest = 499;
 
 std::unique_ptr<tokenizer::Tokenizer> load_tokenizer(const ServerConfig& c, const std::string& model) {
   namespace fs = std::filesystem;
@@ -112,6 +119,25 @@ struct HttpServer::Impl {
                               : completion_logprobs_json(tokens, logprobs, tok.get(), text_offset);
   }
 
+  // Waits until `c` has news (true), or finds its client gone (false: every choice of the
+  // request is aborted, which frees their KV blocks). `client_gone` is asked once per
+  // kDisconnectPoll, whether tokens keep coming or not.
+  template <class ClientGone>
+  bool wait_or_abandon(Choice& c, const std::vector<std::unique_ptr<Choice>>& all, Clock::time_point& last_look,
+                       ClientGone client_gone) {
+    while (true) {
+      const bool ready = c.wait_ready(kDisconnectPoll);
+      if (Clock::now() - last_look >= kDisconnectPoll) {
+        last_look = Clock::now();
+        if (client_gone()) {
+          for (const auto& other : all) loop.abort(other->id());
+          return false;
+        }
+      }
+      if (ready) return true;
+    }
+  }
+
   void completions(const httplib::Request& req, httplib::Response& res, Kind kind) {
     const Clock::time_point t0 = Clock::now();
     try {
@@ -123,13 +149,21 @@ struct HttpServer::Impl {
       auto choices = std::make_shared<std::vector<std::unique_ptr<Choice>>>(submit_all(cr, id));
       const bool want_logprobs = cr.params.logprobs.has_value();
       if (!cr.stream) {
+        // Nothing is written before the whole answer: the connection itself is watched.
+        ConnectionWatch watch(ConnectionAddress{req.local_addr, req.remote_addr, req.local_port, req.remote_port});
+        Clock::time_point last_look = t0;
         std::vector<ChoiceResult> results;
         int64_t prompt_tokens = 0;
         std::vector<int64_t> fresh;
         std::string text;
         for (auto& c : *choices) {
-          while (c->next(fresh, text, t0, [&] { loop.abort(c->id()); })) {
-          }
+          do {
+            if (!wait_or_abandon(*c, *choices, last_look, [&] { return watch.closed(); })) {
+              res.status = kClientClosedRequest;  // nobody reads it
+              metrics.count_http(kClientClosedRequest);
+              return;
+            }
+          } while (c->next(fresh, text, t0, [&] { loop.abort(c->id()); }));
           if (!c->error().empty()) throw ApiError(500, "server_error", c->error());
           observe(*c, t0);
           int64_t text_offset = 0;
@@ -154,12 +188,17 @@ struct HttpServer::Impl {
         std::vector<int64_t> fresh;
         std::string text;
         int64_t prompt_tokens = 0, completion_tokens = 0;
+        Clock::time_point last_look = Clock::now();
+        // Between chunks (a request queued or in a long prefill sends nothing), the sink
+        // tells whether the client is still there.
+        auto client_gone = [&] { return !sink.is_writable(); };
         for (auto& c : *choices) {
           bool more = true, first = true;
           int64_t text_offset = 0;
           std::vector<int64_t> unsent;  // tokens whose logprobs no chunk carried yet
           std::vector<engine::TokenLogprobs> unsent_logprobs;
           while (more) {
+            if (!wait_or_abandon(*c, *choices, last_look, client_gone)) return false;
             more = c->next(fresh, text, t0, [&] { loop.abort(c->id()); });
             unsent.insert(unsent.end(), fresh.begin(), fresh.end());
             unsent_logprobs.insert(unsent_logprobs.end(), c->fresh_logprobs().begin(), c->fresh_logprobs().end());
