@@ -143,16 +143,22 @@ void EngineLoop::run() {
       done = engine_->step(&tokens);
     } catch (const std::exception& e) {
       // The engine cannot go on (a device fault): fail every live and queued request, and
-      // every later submission (the HTTP side keeps answering, with errors).
-      for (auto& [id, s] : live_) s->finish(engine::FinishReason::abort, 0, e.what());
-      std::lock_guard lk(mu_);
-      for (Submission& q : queue_) q.stream->finish(engine::FinishReason::abort, 0, e.what());
-      stats_.running -= static_cast<int64_t>(live_.size());
-      stats_.queued = 0;
-      queue_.clear();
-      live_.clear();
-      failure_ = e.what();
-      stop_ = true;
+      // every later submission (the HTTP side keeps answering, with errors). The failure is
+      // recorded before any request hears of it: a client answered with the error that
+      // sends again must get the 503 of a failed engine, not a request queued for nobody.
+      std::vector<std::shared_ptr<TokenStream>> failed;
+      {
+        std::lock_guard lk(mu_);
+        failure_ = e.what();
+        stop_ = true;
+        for (auto& [id, s] : live_) failed.push_back(s);
+        for (Submission& q : queue_) failed.push_back(q.stream);
+        stats_.running -= static_cast<int64_t>(live_.size());
+        stats_.queued = 0;
+        queue_.clear();
+        live_.clear();
+      }
+      for (const auto& s : failed) s->finish(engine::FinishReason::abort, 0, e.what());
       return;
     }
     for (const engine::StepToken& t : tokens) {
