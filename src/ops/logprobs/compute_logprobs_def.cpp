@@ -62,8 +62,9 @@ fk_status compute_logprobs_cpu(const void* args, void*) {
 // Workload fields: batch, vocab, k (top alternatives, default 5); dtype (f32 | bf16 logits,
 // default f32); logit_range (uniform in [-r, r], default 8); masked (fraction of logits set
 // to -inf; token b % vocab of row b stays finite); pattern "hot_stride": the tokens with
-// (id / 8) % 1024 < 16 are raised by 4r, which puts every large logit in the strides of a
-// few threads of a kernel that gives each row to one block reading 16 bytes per thread.
+// (id / 8) % 1024 < 16 are raised by 4r, which puts every large logit in the strides of
+// one warp of a kernel that gives each row to a block of 1024 threads reading 16 bytes per
+// thread and step (the CUDA baseline's slow path for rows whose top is not spread out).
 // Sampled ids are uniform in [0, vocab), so some land on -inf logits.
 OpCase make_case(const std::vector<TensorArg>& layout, const Json& w, uint64_t seed) {
   const int64_t N = wl_int(w, "batch"), V = wl_int(w, "vocab"), K = wl_int(w, "k", 5);
