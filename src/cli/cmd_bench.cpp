@@ -4,8 +4,11 @@
 //   throughput: N requests submitted at once, run to completion (ignore-eos): requests/s,
 //               output tokens/s, total tokens/s.
 // Prompts are fresh random token ids per run, so the prefix cache cannot serve them.
+//   serve:      requests (random token ids, or ShareGPT conversations) replayed against an
+//               OpenAI-compatible server.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -15,6 +18,7 @@
 #include "cli/engine_options.h"
 #include "fk/status.h"
 #include "serve/serving_bench.h"
+#include "serve/sharegpt_dataset.h"
 
 namespace fk::cli {
 namespace {
@@ -196,14 +200,46 @@ struct ServeBenchCli {
   serve::ServingBenchConfig config;
   int64_t num_prompts = 200, vocab = 32000;
   std::string input_range = "128:1024", output_range = "128:1024";
+  std::string dataset_name = "random", dataset_path, tokenizer;
+  serve::ShareGptOptions sharegpt;
   std::string out;
 };
 
+// The tokenizer of ShareGPT prompts: --tokenizer, else the --model folder's tokenizer.json.
+tokenizer::Tokenizer bench_tokenizer(const ServeBenchCli& o) {
+  namespace fs = std::filesystem;
+  std::string path = o.tokenizer;
+  if (path.empty() && !o.config.model.empty() && fs::exists(fs::path(o.config.model) / "tokenizer.json"))
+    path = o.config.model;
+  FK_CHECK(!path.empty(), "bench serve: the sharegpt dataset needs the model's tokenizer: pass --tokenizer "
+                          "(tokenizer.json or its folder), or --model naming the model's folder");
+  return tokenizer::Tokenizer::from_file(path);
+}
+
 void run_serve_bench(const ServeBenchCli& o) {
-  const auto in_r = parse_range(o.input_range, "--input-range");
-  const auto out_r = parse_range(o.output_range, "--output-range");
-  const auto reqs = serve::random_requests(o.num_prompts, in_r.first, in_r.second, out_r.first, out_r.second, o.vocab,
-                                           o.config.seed + 11);
+  FK_CHECK(o.dataset_name == "random" || o.dataset_name == "sharegpt", "bench serve: --dataset-name must be random or "
+           "sharegpt, got '", o.dataset_name, "'");
+  std::vector<serve::BenchRequest> reqs;
+  json dataset;
+  if (o.dataset_name == "sharegpt") {
+    FK_CHECK(!o.dataset_path.empty(), "bench serve: --dataset-name sharegpt needs --dataset-path FILE");
+    serve::ShareGptOptions so = o.sharegpt;
+    so.path = o.dataset_path;
+    so.num_prompts = o.num_prompts;
+    so.seed = o.config.seed;
+    serve::ShareGptSample sample = serve::sample_sharegpt(so, bench_tokenizer(o));
+    reqs = std::move(sample.requests);
+    dataset = {{"name", "sharegpt"}, {"path", o.dataset_path}, {"conversations", sample.conversations},
+               {"unique_prompts", sample.unique_prompts}};
+  } else {
+    const auto in_r = parse_range(o.input_range, "--input-range");
+    const auto out_r = parse_range(o.output_range, "--output-range");
+    reqs = serve::random_requests(o.num_prompts, in_r.first, in_r.second, out_r.first, out_r.second, o.vocab,
+                                  o.config.seed + 11);
+    dataset = {{"name", "random"},
+               {"input_range", {in_r.first, in_r.second}},
+               {"output_range", {out_r.first, out_r.second}}};
+  }
   double duration = 0;
   const auto outcomes = serve::run_serving_bench(o.config, reqs, &duration);
   json j = serve::summarize(outcomes, duration);
@@ -214,8 +250,11 @@ void run_serve_bench(const ServeBenchCli& o) {
   j["num_prompts"] = o.num_prompts;
   j["request_rate"] = o.config.request_rate > 0 ? json(o.config.request_rate) : json("inf");
   j["max_concurrency"] = o.config.max_concurrency;
-  j["input_range"] = {in_r.first, in_r.second};
-  j["output_range"] = {out_r.first, out_r.second};
+  j["dataset"] = dataset;
+  if (dataset.contains("input_range")) {
+    j["input_range"] = dataset["input_range"];
+    j["output_range"] = dataset["output_range"];
+  }
   emit(j, o.out);
   FK_CHECK(j["failed"] == 0, "bench serve: ", j["failed"].get<int64_t>(), " requests failed");
 }
@@ -247,7 +286,8 @@ void setup(CLI::App& app) {
   thr->callback([] { run_throughput(t); });
 
   static ServeBenchCli sv;
-  auto* srv = bench->add_subcommand("serve", "Replay random requests against an OpenAI-compatible server (streamed)");
+  auto* srv = bench->add_subcommand("serve", "Replay random or ShareGPT requests against an OpenAI-compatible server "
+                                             "(streamed)");
   srv->add_option("--host", sv.config.host)->capture_default_str();
   srv->add_option("--port", sv.config.port)->capture_default_str();
   srv->add_option("--model", sv.config.model, "Model name sent with each request (default: none)");
@@ -255,6 +295,15 @@ void setup(CLI::App& app) {
   srv->add_option("--input-range", sv.input_range, "Prompt lengths uniform in LO:HI")->capture_default_str();
   srv->add_option("--output-range", sv.output_range, "Output lengths uniform in LO:HI")->capture_default_str();
   srv->add_option("--vocab", sv.vocab, "Prompt token ids are drawn from [0, vocab)")->capture_default_str();
+  srv->add_option("--dataset-name", sv.dataset_name, "random | sharegpt")->capture_default_str();
+  srv->add_option("--dataset-path", sv.dataset_path, "ShareGPT JSON file (list of {id, conversations})");
+  srv->add_option("--tokenizer", sv.tokenizer, "tokenizer.json or its folder for ShareGPT (default: --model's folder)");
+  srv->add_option("--sharegpt-output-len", sv.sharegpt.output_len, "Output length of every request (0: the answer's)")
+      ->capture_default_str();
+  srv->add_option("--sharegpt-max-prompt-len", sv.sharegpt.max_prompt_len, "Longer prompts are skipped")
+      ->capture_default_str();
+  srv->add_option("--sharegpt-max-total-len", sv.sharegpt.max_total_len, "Longer prompt + output are skipped")
+      ->capture_default_str();
   srv->add_option("--request-rate", sv.config.request_rate, "Poisson arrivals per second (0: all at once)");
   srv->add_option("--max-concurrency", sv.config.max_concurrency, "Requests in flight at most (0: no cap)");
   srv->add_option("--seed", sv.config.seed)->capture_default_str();

@@ -189,6 +189,10 @@ std::vector<GenerationResult> Engine::step(std::vector<StepToken>* tokens) {
       (sr.num_new_tokens == 1 ? stats_.decode_tokens : stats_.prefill_tokens) += sr.num_new_tokens;
     }
     const std::vector<int64_t> sampled = runner_->execute(step_buffer_);
+    const std::vector<std::optional<TokenLogprobs>>& logprobs = runner_->last_logprobs();  // parallel to sampled
+    std::vector<std::pair<Request*, size_t>> logprob_targets;  // (request, its outputs before update)
+    for (const ScheduledRequest& sr : out.scheduled)
+      if (sr.needs_logits) logprob_targets.emplace_back(sr.request, sr.request->output_tokens.size());
     const double t = now_s();
     for (const std::string& rid : sampled_ids) {
       auto it = times_.find(rid);
@@ -198,9 +202,14 @@ std::vector<GenerationResult> Engine::step(std::vector<StepToken>* tokens) {
     const auto t1 = Clock::now();
     finished = scheduler_->update(out, sampled);
     stats_.update_s += std::chrono::duration<double>(Clock::now() - t1).count();
+    // A token the update kept (not one dropped by an abort) keeps its logprobs beside it.
+    for (size_t i = 0; i < logprob_targets.size(); ++i) {
+      auto [r, before] = logprob_targets[i];
+      if (logprobs[i] && r->output_tokens.size() == before + 1) r->output_logprobs.push_back(*logprobs[i]);
+    }
     if (tokens) {
       tokens->clear();
-      for (size_t i = 0; i < sampled.size(); ++i) tokens->push_back({sampled_ids[i], sampled[i], false});
+      for (size_t i = 0; i < sampled.size(); ++i) tokens->push_back({sampled_ids[i], sampled[i], false, logprobs[i]});
     }
   }
   const double t = now_s();
@@ -209,6 +218,7 @@ std::vector<GenerationResult> Engine::step(std::vector<StepToken>* tokens) {
     g.id = r->id;
     g.prompt_tokens = std::move(r->prompt_tokens);
     g.output_tokens = std::move(r->output_tokens);
+    g.output_logprobs = std::move(r->output_logprobs);
     g.finish_reason = r->finish_reason;
     g.num_cached_tokens = r->num_cached_tokens;
     g.num_preemptions = r->num_preemptions;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@ struct GenerationResult {
   std::string id;
   std::vector<int64_t> prompt_tokens;
   std::vector<int64_t> output_tokens;
+  std::vector<TokenLogprobs> output_logprobs;  // one per output token when params.logprobs was set
   FinishReason finish_reason = FinishReason::none;
   int64_t num_cached_tokens = 0;  // prompt tokens served by the prefix cache
   int64_t num_preemptions = 0;
@@ -58,6 +60,7 @@ struct StepToken {
   std::string id;
   int64_t token = 0;
   bool finished = false;
+  std::optional<TokenLogprobs> logprobs;  // when the request asked for logprobs
 };
 
 struct EngineStats {

@@ -280,6 +280,7 @@ std::vector<int64_t> ModelRunner::execute(std::span<const StepRequest> step) {
     const size_t i = order_.empty() ? n : order_[n];
     if (step[i].needs_logits) row_of[i] = static_cast<int64_t>(graph > 0 ? n : row++);
   }
+  compute_logprobs(step, logits, row_of);
   std::vector<int64_t> out;
   for (size_t i = 0; i < step.size(); ++i)
     if (step[i].needs_logits) out.push_back(drawn[static_cast<size_t>(row_of[i])]);

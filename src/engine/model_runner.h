@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -60,6 +61,9 @@ class ModelRunner {
   };
   const Counters& counters() const { return counters_; }
   int64_t padding_page() const { return kv_.num_pages() - 1; }
+  // The logprobs of the last execute(), parallel to its tokens: set for the requests whose
+  // parameters ask for logprobs (model_runner_logprobs.cpp).
+  const std::vector<std::optional<TokenLogprobs>>& last_logprobs() const { return last_logprobs_; }
 
  private:
   // Host-side arrays of one step, written by pack() and copied to the device by upload().
@@ -82,6 +86,10 @@ class ModelRunner {
   std::vector<int64_t> sample(const TensorView& logits);  // one token per row, to the host
   int64_t graph_size_for(int64_t seqs) const;  // 0: no captured size fits
   void wait() const;                            // the stream's work done (CUDA backend)
+  // compute_logprobs on the logit rows whose requests ask for logprobs; nothing when none do.
+  // row_of[i]: the logits row of step[i] (-1 when it has none).
+  void compute_logprobs(std::span<const StepRequest> step, const TensorView& logits,
+                        const std::vector<int64_t>& row_of);
 
   DecoderModel& model_;
   KvCache& kv_;
@@ -100,6 +108,8 @@ class ModelRunner {
   std::map<int64_t, CudaGraph> graphs_;
   int64_t graph_replays_ = 0;
   Counters counters_;
+  Tensor logprob_, topk_ids_, topk_logprobs_;  // [max_seqs], [max_seqs * 20]; allocated at the first use
+  std::vector<std::optional<TokenLogprobs>> last_logprobs_;
 };
 
 }  // namespace fk::engine

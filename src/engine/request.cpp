@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "fk/ops/logprobs.h"
 #include "fk/status.h"
 
 namespace fk::engine {
@@ -14,6 +15,8 @@ void SamplingParams::validate() const {
   FK_CHECK(max_tokens >= 1, "max_tokens must be >= 1, got ", max_tokens);
   FK_CHECK(min_tokens >= 0 && min_tokens <= max_tokens, "min_tokens must be in [0, max_tokens], got ", min_tokens);
   for (int64_t t : stop_token_ids) FK_CHECK(t >= 0, "stop_token_ids must be >= 0, got ", t);
+  FK_CHECK(!logprobs || (*logprobs >= 0 && *logprobs <= ops::kMaxTopLogprobs), "logprobs must be in [0, ",
+           ops::kMaxTopLogprobs, "], got ", logprobs.value_or(0));
 }
 
 const char* finish_reason_name(FinishReason r) {

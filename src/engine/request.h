@@ -20,9 +20,20 @@ struct SamplingParams {
   int64_t min_tokens = 0;        // EOS and stop tokens are ignored before this many outputs
   std::vector<int64_t> stop_token_ids;  // finish (reason stop) after emitting any of these
   bool ignore_eos = false;              // keep generating past the model's EOS tokens
+  // Set: every output token comes with its logprob and this many (0..20) most likely
+  // alternatives (TokenLogprobs), of the raw distribution (fk/ops/logprobs.h).
+  std::optional<int32_t> logprobs;
 
   // Throws fk::Error (FK_ERR_INVALID_ARGUMENT) naming the first field out of range.
   void validate() const;
+};
+
+// Log-probabilities of one output token under the model's raw distribution: log_softmax of
+// the logits after soft-capping, before temperature, top-k, top-p and min-p.
+struct TokenLogprobs {
+  float logprob = 0;                // of the sampled token
+  std::vector<int32_t> top_ids;     // the most likely tokens, best first (ties: lower id)
+  std::vector<float> top_logprobs;  // theirs
 };
 
 enum class RequestState : uint8_t { waiting, running, finished };
@@ -34,6 +45,7 @@ struct Request {
   int64_t arrival = 0;  // admission order (FCFS), set by the scheduler
   std::vector<int64_t> prompt_tokens;
   std::vector<int64_t> output_tokens;
+  std::vector<TokenLogprobs> output_logprobs;  // one per output token when params.logprobs is set
   SamplingParams params;
   uint64_t seed = 0;                  // Philox key for this request's draws (offset = output index)
   std::vector<int64_t> eos_token_ids;  // the model's, unless params.ignore_eos

@@ -14,11 +14,13 @@ ChoiceStream::ChoiceStream(int64_t index, std::string id, int64_t prompt_tokens,
 
 bool ChoiceStream::advance(std::vector<int64_t>& fresh, std::chrono::steady_clock::time_point t0) {
   fresh.clear();
-  const bool more = stream_->wait_next(fresh);
+  fresh_logprobs_.clear();
+  const bool more = stream_->wait_next(fresh, &fresh_logprobs_);
   if (!fresh.empty() && first_token_s_ < 0)
     first_token_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (stopped_) {  // tokens the engine made before the abort took effect: not part of the answer
     fresh.clear();
+    fresh_logprobs_.clear();
     return more;
   }
   for (size_t i = 0; i < fresh.size(); ++i) {
@@ -37,6 +39,8 @@ bool ChoiceStream::advance(std::vector<int64_t>& fresh, std::chrono::steady_cloc
       break;
     }
   }
+  if (fresh_logprobs_.size() > fresh.size()) fresh_logprobs_.resize(fresh.size());  // cut at a stop string
+  logprobs_.insert(logprobs_.end(), fresh_logprobs_.begin(), fresh_logprobs_.end());
   if (!more && decoder_ && !stopped_) text_ += decoder_->flush();
   return more;
 }

@@ -26,11 +26,18 @@ class ChoiceStream {
   template <class OnStop>
   bool next(std::vector<int64_t>& tokens, std::string& text, std::chrono::steady_clock::time_point t0, OnStop on_stop);
 
+  // Waits at most `timeout` for the next tokens: true when next() would not block.
+  bool wait_ready(std::chrono::milliseconds timeout) const { return stream_->wait_ready(timeout); }
+
   int64_t index() const { return index_; }
   const std::string& id() const { return id_; }
   int64_t prompt_tokens() const { return prompt_tokens_; }
   const std::vector<int64_t>& tokens() const { return tokens_; }
   const std::string& text() const { return text_; }
+  // Beside tokens() when the request asked for logprobs (else empty); fresh_logprobs():
+  // those of the tokens the last next() returned.
+  const std::vector<engine::TokenLogprobs>& logprobs() const { return logprobs_; }
+  const std::vector<engine::TokenLogprobs>& fresh_logprobs() const { return fresh_logprobs_; }
   engine::FinishReason finish_reason() const;
   std::string error() const { return stream_->error(); }
   double first_token_s() const { return first_token_s_; }
@@ -47,6 +54,7 @@ class ChoiceStream {
   std::vector<std::string> stop_;
   size_t holdback_ = 0;
   std::vector<int64_t> tokens_;
+  std::vector<engine::TokenLogprobs> logprobs_, fresh_logprobs_;
   std::string text_;
   size_t sent_ = 0;
   bool stopped_ = false;

@@ -4,13 +4,22 @@
 
 namespace fk::serve {
 
-bool TokenStream::wait_next(std::vector<int64_t>& out) {
+bool TokenStream::wait_next(std::vector<int64_t>& out, std::vector<engine::TokenLogprobs>* logprobs) {
   std::unique_lock lk(mu_);
   cv_.wait(lk, [&] { return !pending_.empty() || finished_; });
   out.insert(out.end(), pending_.begin(), pending_.end());
+  if (logprobs)
+    logprobs->insert(logprobs->end(), std::make_move_iterator(pending_logprobs_.begin()),
+                     std::make_move_iterator(pending_logprobs_.end()));
   const bool got = !pending_.empty();
   pending_.clear();
+  pending_logprobs_.clear();
   return got || !finished_;
+}
+
+bool TokenStream::wait_ready(std::chrono::milliseconds timeout) const {
+  std::unique_lock lk(mu_);
+  return cv_.wait_for(lk, timeout, [&] { return !pending_.empty() || finished_; });
 }
 
 engine::FinishReason TokenStream::finish_reason() const {
@@ -28,10 +37,11 @@ int64_t TokenStream::num_cached_tokens() const {
   return cached_;
 }
 
-void TokenStream::push(int64_t token) {
+void TokenStream::push(int64_t token, const std::optional<engine::TokenLogprobs>& logprobs) {
   {
     std::lock_guard lk(mu_);
     pending_.push_back(token);
+    if (logprobs) pending_logprobs_.push_back(*logprobs);
   }
   cv_.notify_all();
 }
@@ -133,21 +143,27 @@ void EngineLoop::run() {
       done = engine_->step(&tokens);
     } catch (const std::exception& e) {
       // The engine cannot go on (a device fault): fail every live and queued request, and
-      // every later submission (the HTTP side keeps answering, with errors).
-      for (auto& [id, s] : live_) s->finish(engine::FinishReason::abort, 0, e.what());
-      std::lock_guard lk(mu_);
-      for (Submission& q : queue_) q.stream->finish(engine::FinishReason::abort, 0, e.what());
-      stats_.running -= static_cast<int64_t>(live_.size());
-      stats_.queued = 0;
-      queue_.clear();
-      live_.clear();
-      failure_ = e.what();
-      stop_ = true;
+      // every later submission (the HTTP side keeps answering, with errors). The failure is
+      // recorded before any request hears of it: a client answered with the error that
+      // sends again must get the 503 of a failed engine, not a request queued for nobody.
+      std::vector<std::shared_ptr<TokenStream>> failed;
+      {
+        std::lock_guard lk(mu_);
+        failure_ = e.what();
+        stop_ = true;
+        for (auto& [id, s] : live_) failed.push_back(s);
+        for (Submission& q : queue_) failed.push_back(q.stream);
+        stats_.running -= static_cast<int64_t>(live_.size());
+        stats_.queued = 0;
+        queue_.clear();
+        live_.clear();
+      }
+      for (const auto& s : failed) s->finish(engine::FinishReason::abort, 0, e.what());
       return;
     }
     for (const engine::StepToken& t : tokens) {
       auto it = live_.find(t.id);
-      if (it != live_.end()) it->second->push(t.token);
+      if (it != live_.end()) it->second->push(t.token, t.logprobs);
     }
     const engine::EngineStats es = engine_->stats();
     std::lock_guard lk(mu_);

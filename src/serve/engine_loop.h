@@ -3,12 +3,14 @@
 // thread-safe), adds submitted requests between steps, applies aborts (a client that went
 // away frees its request and KV blocks) and steps while anything is unfinished.
 #pragma once
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,19 +23,23 @@ namespace fk::serve {
 class TokenStream {
  public:
   // Blocks until new tokens arrived or the request finished; moves the new tokens into
-  // `out`. Returns false once the request is finished and every token was taken.
-  bool wait_next(std::vector<int64_t>& out);
+  // `out` (and their logprobs into `logprobs`, when given and the request asked for them).
+  // Returns false once the request is finished and every token was taken.
+  bool wait_next(std::vector<int64_t>& out, std::vector<engine::TokenLogprobs>* logprobs = nullptr);
+  // Waits at most `timeout` for new tokens or the finish: true when wait_next would not block.
+  bool wait_ready(std::chrono::milliseconds timeout) const;
   engine::FinishReason finish_reason() const;
   std::string error() const;  // set when the request failed inside the engine
   int64_t num_cached_tokens() const;
 
-  void push(int64_t token);                                                   // loop thread
+  void push(int64_t token, const std::optional<engine::TokenLogprobs>& logprobs = {});  // loop thread
   void finish(engine::FinishReason why, int64_t cached, std::string error = {});  // loop thread
 
  private:
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable std::condition_variable cv_;
   std::vector<int64_t> pending_;
+  std::vector<engine::TokenLogprobs> pending_logprobs_;  // beside pending_, for requests that asked
   bool finished_ = false;
   engine::FinishReason reason_ = engine::FinishReason::none;
   std::string error_;

@@ -13,7 +13,9 @@
 
 #include "fk/status.h"
 #include "serve/choice_stream.h"
+#include "serve/connection_watch.h"
 #include "serve/engine_loop.h"
+#include "serve/logprobs_json.h"
 #include "serve/metrics.h"
 #include "serve/openai_api.h"
 
@@ -27,6 +29,12 @@ namespace {
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 using Choice = ChoiceStream;
+
+// How often a request's HTTP thread, while it waits for tokens, checks that its client is
+// still connected (connection_watch.h): a few decode steps at most.
+constexpr std::chrono::milliseconds kDisconnectPoll{50};
+// The status nginx logs for a client that closed the connection before the answer.
+constexpr int kClientClosedRequest = 499;
 
 std::unique_ptr<tokenizer::Tokenizer> load_tokenizer(const ServerConfig& c, const std::string& model) {
   namespace fs = std::filesystem;
@@ -106,6 +114,33 @@ struct HttpServer::Impl {
     }
   }
 
+  // The logprobs object of some of a choice's tokens; null when the request did not ask.
+  json logprobs_json(bool wanted, Kind kind, const std::vector<int64_t>& tokens,
+                     const std::vector<engine::TokenLogprobs>& logprobs, int64_t& text_offset) const {
+    if (!wanted) return nullptr;
+    return kind == Kind::chat ? chat_logprobs_json(tokens, logprobs, tok.get())
+                              : completion_logprobs_json(tokens, logprobs, tok.get(), text_offset);
+  }
+
+  // Waits until `c` has news (true), or finds its client gone (false: every choice of the
+  // request is aborted, which frees their KV blocks). `client_gone` is asked once per
+  // kDisconnectPoll, whether tokens keep coming or not.
+  template <class ClientGone>
+  bool wait_or_abandon(Choice& c, const std::vector<std::unique_ptr<Choice>>& all, Clock::time_point& last_look,
+                       ClientGone client_gone) {
+    while (true) {
+      const bool ready = c.wait_ready(kDisconnectPoll);
+      if (Clock::now() - last_look >= kDisconnectPoll) {
+        last_look = Clock::now();
+        if (client_gone()) {
+          for (const auto& other : all) loop.abort(other->id());
+          return false;
+        }
+      }
+      if (ready) return true;
+    }
+  }
+
   void completions(const httplib::Request& req, httplib::Response& res, Kind kind) {
     const Clock::time_point t0 = Clock::now();
     try {
@@ -115,17 +150,28 @@ struct HttpServer::Impl {
       const std::string id = concat(kind == Kind::chat ? "chatcmpl-" : "cmpl-", next_id++);
       const int64_t created = static_cast<int64_t>(std::time(nullptr));
       auto choices = std::make_shared<std::vector<std::unique_ptr<Choice>>>(submit_all(cr, id));
+      const bool want_logprobs = cr.params.logprobs.has_value();
       if (!cr.stream) {
+        // Nothing is written before the whole answer: the connection itself is watched.
+        ConnectionWatch watch(ConnectionAddress{req.local_addr, req.remote_addr, req.local_port, req.remote_port});
+        Clock::time_point last_look = t0;
         std::vector<ChoiceResult> results;
         int64_t prompt_tokens = 0;
         std::vector<int64_t> fresh;
         std::string text;
         for (auto& c : *choices) {
-          while (c->next(fresh, text, t0, [&] { loop.abort(c->id()); })) {
-          }
+          do {
+            if (!wait_or_abandon(*c, *choices, last_look, [&] { return watch.closed(); })) {
+              res.status = kClientClosedRequest;  // nobody reads it
+              metrics.count_http(kClientClosedRequest);
+              return;
+            }
+          } while (c->next(fresh, text, t0, [&] { loop.abort(c->id()); }));
           if (!c->error().empty()) throw ApiError(500, "server_error", c->error());
           observe(*c, t0);
-          results.push_back({c->index(), c->tokens(), c->text(), c->finish_reason()});
+          int64_t text_offset = 0;
+          results.push_back({c->index(), c->tokens(), c->text(), c->finish_reason(),
+                             logprobs_json(want_logprobs, kind, c->tokens(), c->logprobs(), text_offset)});
           prompt_tokens += c->prompt_tokens();
         }
         const json out = kind == Kind::chat
@@ -136,7 +182,7 @@ struct HttpServer::Impl {
         return;
       }
       const bool usage = cr.include_usage;
-      res.set_chunked_content_provider("text/event-stream", [this, choices, id, created, usage, t0, kind](
+      res.set_chunked_content_provider("text/event-stream", [this, choices, id, created, usage, t0, kind, want_logprobs](
                                                                size_t, httplib::DataSink& sink) {
         auto send = [&](const json& j) {
           const std::string event = "data: " + j.dump() + "\n\n";
@@ -145,16 +191,29 @@ struct HttpServer::Impl {
         std::vector<int64_t> fresh;
         std::string text;
         int64_t prompt_tokens = 0, completion_tokens = 0;
+        Clock::time_point last_look = Clock::now();
+        // Between chunks (a request queued or in a long prefill sends nothing), the sink
+        // tells whether the client is still there.
+        auto client_gone = [&] { return !sink.is_writable(); };
         for (auto& c : *choices) {
           bool more = true, first = true;
+          int64_t text_offset = 0;
+          std::vector<int64_t> unsent;  // tokens whose logprobs no chunk carried yet
+          std::vector<engine::TokenLogprobs> unsent_logprobs;
           while (more) {
+            if (!wait_or_abandon(*c, *choices, last_look, client_gone)) return false;
             more = c->next(fresh, text, t0, [&] { loop.abort(c->id()); });
+            unsent.insert(unsent.end(), fresh.begin(), fresh.end());
+            unsent_logprobs.insert(unsent_logprobs.end(), c->fresh_logprobs().begin(), c->fresh_logprobs().end());
             const engine::FinishReason fin = more ? engine::FinishReason::none : c->finish_reason();
             if (more && text.empty() && (fresh.empty() || kind == Kind::chat)) continue;
+            const json logprobs = logprobs_json(want_logprobs, kind, unsent, unsent_logprobs, text_offset);
+            unsent.clear();
+            unsent_logprobs.clear();
             const json chunk =
                 kind == Kind::chat
-                    ? chat_chunk(id, config.served_model_name, created, c->index(), text, first, fin)
-                    : completion_chunk(id, config.served_model_name, created, c->index(), fresh, text, fin);
+                    ? chat_chunk(id, config.served_model_name, created, c->index(), text, first, fin, logprobs)
+                    : completion_chunk(id, config.served_model_name, created, c->index(), fresh, text, fin, logprobs);
             first = false;
             if (!send(chunk)) {
               // The client went away: free its requests (and their KV blocks) now.

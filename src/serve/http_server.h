@@ -1,11 +1,13 @@
 // `fk serve`: the OpenAI-compatible HTTP front of an engine (cpp-httplib). Routes:
 //   POST /v1/completions   text or token-id prompts, n, stream (server-sent events),
-//                          sampling, seed, stop strings and token ids
+//                          sampling, seed, stop strings and token ids, logprobs
 //   POST /v1/chat/completions (with tokenizer.json and the chat_template of
-//                          tokenizer_config.json in the model folder), streamed or not
+//                          tokenizer_config.json in the model folder), streamed or not,
+//                          logprobs / top_logprobs
 //   POST /tokenize, /detokenize (with the model's tokenizer.json)
 //   GET  /v1/models, /health, /metrics (Prometheus text)
 // HTTP threads only parse, submit and wait; the engine runs on its own thread (EngineLoop).
+// A request whose client hangs up is aborted while it computes (connection_watch.h).
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "fk/chat_template.h"
+#include "fk/ops/logprobs.h"
 #include "fk/status.h"
 
 namespace fk::serve {
@@ -122,15 +123,25 @@ void parse_sampling(const json& body, CompletionRequest& r, const tokenizer::Tok
     if (!r.stop.empty() && tok == nullptr)
       bad("stop", "'stop' strings need the model's tokenizer (none was found with the model); use stop_token_ids");
   }
-  if (auto lp = body.find("logprobs"); lp != body.end() && !lp->is_null() && !(lp->is_number_integer() && *lp == 0) &&
-                                       !(lp->is_boolean() && !lp->get<bool>()))
-    bad("logprobs", "'logprobs' is not supported yet");
   if (get_bool(body, "echo", false)) bad("echo", "'echo' is not supported");
   try {
     sp.validate();
   } catch (const Error& e) {
     bad("", e.what());
   }
+}
+
+void parse_completion_logprobs(const json& body, CompletionRequest& r) {
+  const auto lp = body.find("logprobs");
+  if (lp == body.end() || lp->is_null()) return;
+  r.params.logprobs = static_cast<int32_t>(get_int(body, "logprobs", 0, 0, ops::kMaxTopLogprobs));
+}
+
+void parse_chat_logprobs(const json& body, CompletionRequest& r) {
+  const bool wanted = get_bool(body, "logprobs", false);
+  const int64_t top = get_int(body, "top_logprobs", 0, 0, ops::kMaxTopLogprobs);
+  if (top > 0 && !wanted) bad("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+  if (wanted) r.params.logprobs = static_cast<int32_t>(top);
 }
 
 CompletionRequest parse_completion_request(const std::string& text, const std::string& served_model,
@@ -169,6 +180,7 @@ CompletionRequest parse_completion_request(const std::string& text, const std::s
   }
   for (const auto& pr : r.prompts)
     if (pr.empty()) bad("prompt", "a prompt encodes to no tokens");
+  parse_completion_logprobs(body, r);
   parse_sampling(body, r, tok);
   return r;
 }
@@ -191,7 +203,7 @@ json response_json(const char* object, const std::string& id, const std::string&
   for (const ChoiceResult& c : choices) {
     json one = choice_json(c);
     one["index"] = c.index;
-    one["logprobs"] = nullptr;
+    one["logprobs"] = c.logprobs;
     one["finish_reason"] = engine::finish_reason_name(c.finish_reason);
     arr.push_back(std::move(one));
     completion_tokens += static_cast<int64_t>(c.tokens.size());
@@ -203,9 +215,9 @@ json response_json(const char* object, const std::string& id, const std::string&
 
 // A stream chunk of one choice; the finish reason is null until the choice finished.
 json chunk_json(const char* object, const std::string& id, const std::string& model, int64_t created, int64_t index,
-                json choice, engine::FinishReason finish) {
+                json choice, engine::FinishReason finish, const json& logprobs) {
   choice["index"] = index;
-  choice["logprobs"] = nullptr;
+  choice["logprobs"] = logprobs;
   choice["finish_reason"] =
       finish == engine::FinishReason::none ? json(nullptr) : json(engine::finish_reason_name(finish));
   return {{"id", id}, {"object", object}, {"created", created}, {"model", model}, {"choices", json::array({choice})}};
@@ -221,8 +233,10 @@ json completion_response(const std::string& id, const std::string& model, int64_
 }
 
 json completion_chunk(const std::string& id, const std::string& model, int64_t created, int64_t index,
-                      const std::vector<int64_t>& tokens, const std::string& text, engine::FinishReason finish) {
-  return chunk_json("text_completion", id, model, created, index, {{"text", text}, {"token_ids", tokens}}, finish);
+                      const std::vector<int64_t>& tokens, const std::string& text, engine::FinishReason finish,
+                      const json& logprobs) {
+  return chunk_json("text_completion", id, model, created, index, {{"text", text}, {"token_ids", tokens}}, finish,
+                    logprobs);
 }
 
 CompletionRequest parse_chat_request(const std::string& text, const std::string& served_model,
@@ -254,6 +268,7 @@ CompletionRequest parse_chat_request(const std::string& text, const std::string&
   CompletionRequest r;
   r.prompts.push_back(tok->encode(prompt, /*add_special_tokens=*/false));
   if (r.prompts[0].empty()) bad("messages", "the rendered conversation encodes to no tokens");
+  parse_chat_logprobs(body, r);
   parse_sampling(body, r, tok);
   return r;
 }
@@ -266,10 +281,10 @@ json chat_response(const std::string& id, const std::string& model, int64_t crea
 }
 
 json chat_chunk(const std::string& id, const std::string& model, int64_t created, int64_t index,
-                const std::string& text, bool first, engine::FinishReason finish) {
+                const std::string& text, bool first, engine::FinishReason finish, const json& logprobs) {
   json delta = {{"content", text}};
   if (first) delta["role"] = "assistant";
-  return chunk_json("chat.completion.chunk", id, model, created, index, {{"delta", delta}}, finish);
+  return chunk_json("chat.completion.chunk", id, model, created, index, {{"delta", delta}}, finish, logprobs);
 }
 
 }  // namespace fk::serve

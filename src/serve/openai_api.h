@@ -30,7 +30,7 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   std::vector<std::string> stop;  // stop strings (need a tokenizer): the text ends before them
-  engine::SamplingParams params;
+  engine::SamplingParams params;  // params.logprobs: completions' `logprobs`, chat's `top_logprobs`
 };
 
 // `served_model`: the name the server answers to (a request naming another model is a 404).
@@ -41,14 +41,19 @@ CompletionRequest parse_completion_request(const std::string& body, const std::s
 // The parts of a request body every endpoint checks the same way.
 nlohmann::json parse_body(const std::string& text);
 void check_model(const nlohmann::json& body, const std::string& served_model);
-// Fills sampling parameters, n, stream and stop from a completions or chat body.
+// Fills sampling parameters, n, stream and stop from a completions or chat body (not logprobs).
 void parse_sampling(const nlohmann::json& body, CompletionRequest& r, const tokenizer::Tokenizer* tokenizer);
+// Logprobs: completions take `logprobs` (an integer in [0, 20]: that many alternatives);
+// chat takes `logprobs` (a boolean) and `top_logprobs` (an integer in [0, 20], needs logprobs).
+void parse_completion_logprobs(const nlohmann::json& body, CompletionRequest& r);
+void parse_chat_logprobs(const nlohmann::json& body, CompletionRequest& r);
 
 struct ChoiceResult {
   int64_t index = 0;
   std::vector<int64_t> tokens;
   std::string text;
   engine::FinishReason finish_reason = engine::FinishReason::none;
+  nlohmann::json logprobs;  // the choice's logprobs object (logprobs_json.h), null when not asked for
 };
 nlohmann::json usage_json(int64_t prompt_tokens, int64_t completion_tokens);
 nlohmann::json completion_response(const std::string& id, const std::string& model, int64_t created,
@@ -56,7 +61,7 @@ nlohmann::json completion_response(const std::string& id, const std::string& mod
 // One server-sent event's JSON: new tokens of one choice, and its finish reason once finished.
 nlohmann::json completion_chunk(const std::string& id, const std::string& model, int64_t created, int64_t index,
                                 const std::vector<int64_t>& tokens, const std::string& text,
-                                engine::FinishReason finish);
+                                engine::FinishReason finish, const nlohmann::json& logprobs = nullptr);
 
 // Chat: the messages rendered by the model's chat template (tokenizer_config.json) into a
 // prompt, encoded without adding special tokens again (the template writes them).
@@ -67,6 +72,7 @@ nlohmann::json chat_response(const std::string& id, const std::string& model, in
                              const std::vector<ChoiceResult>& choices, int64_t prompt_tokens);
 // A chat stream chunk: `first` adds the assistant role to the delta.
 nlohmann::json chat_chunk(const std::string& id, const std::string& model, int64_t created, int64_t index,
-                          const std::string& text, bool first, engine::FinishReason finish);
+                          const std::string& text, bool first, engine::FinishReason finish,
+                          const nlohmann::json& logprobs = nullptr);
 
 }  // namespace fk::serve

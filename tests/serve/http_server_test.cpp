@@ -145,7 +145,8 @@ TEST_F(Server, BadRequestsGetOpenAiErrors) {
       {R"({"prompt": [1, 2], "model": "other"})", 404, "model"},
       {R"({"max_tokens": 3})", 400, "prompt"},
       {json{{"prompt", std::vector<int64_t>(300, 1)}}.dump(), 400, "prompt"},
-      {R"({"prompt": [1], "logprobs": 5})", 400, "logprobs"},
+      {R"({"prompt": [1], "logprobs": 21})", 400, "logprobs"},
+      {R"({"prompt": [1], "logprobs": true})", 400, "logprobs"},
   };
   for (const Case& c : cases) {
     int status = 0;

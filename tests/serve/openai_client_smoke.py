@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """fk serve driven by the official `openai` Python client: completions (text and token ids,
-plain and streamed), chat completions through the chat template, models, and an error.
+plain and streamed), chat completions through the chat template, logprobs of both, models,
+and errors.
 
     openai_client_smoke.py PATH_TO_FK SOURCE_DIR
 """
@@ -56,6 +57,42 @@ def main(fk, source):
                 model="tiny", messages=[{"role": "user", "content": "Hi!"}], max_tokens=6, temperature=0,
                 stream=True, extra_body={"ignore_eos": True}) if ch.choices)
             assert deltas == chat.choices[0].message.content, (deltas, chat.choices[0].message.content)
+
+            # Logprobs: the legacy completions format and the chat format, whole and streamed.
+            c = client.completions.create(model="tiny", prompt="Hello world", max_tokens=6, temperature=0, logprobs=2,
+                                          extra_body={"ignore_eos": True})
+            lp = c.choices[0].logprobs
+            assert len(lp.tokens) == 6 and len(lp.token_logprobs) == 6 and len(lp.text_offset) == 6, lp
+            assert all(x <= 0 for x in lp.token_logprobs), lp
+            for token, value, top in zip(lp.tokens, lp.token_logprobs, lp.top_logprobs):
+                assert token in top and top[token] == value == max(top.values()), (token, value, top)
+            streamed = []
+            for ch in client.completions.create(model="tiny", prompt="Hello world", max_tokens=6, temperature=0,
+                                                logprobs=2, stream=True, extra_body={"ignore_eos": True}):
+                if ch.choices and ch.choices[0].logprobs:
+                    streamed += ch.choices[0].logprobs.token_logprobs
+            assert streamed == lp.token_logprobs, (streamed, lp.token_logprobs)
+
+            chat = client.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "Hi!"}],
+                                                  max_tokens=6, temperature=0, logprobs=True, top_logprobs=3,
+                                                  extra_body={"ignore_eos": True})
+            content = chat.choices[0].logprobs.content
+            assert len(content) == 6, chat
+            for entry in content:
+                assert entry.bytes == list(entry.token.encode("utf-8")), entry
+                assert len(entry.top_logprobs) == 3 and entry.top_logprobs[0].logprob == entry.logprob, entry
+            streamed = []
+            for ch in client.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "Hi!"}],
+                                                     max_tokens=6, temperature=0, logprobs=True, top_logprobs=3,
+                                                     stream=True, extra_body={"ignore_eos": True}):
+                if ch.choices and ch.choices[0].logprobs:
+                    streamed += [e.logprob for e in ch.choices[0].logprobs.content]
+            assert streamed == [e.logprob for e in content], (streamed, content)
+            try:
+                client.completions.create(model="tiny", prompt="x", max_tokens=4, logprobs=21)
+                raise AssertionError("logprobs=21 was accepted")
+            except openai.BadRequestError as e:
+                assert "logprobs" in str(e), e
 
             try:
                 client.completions.create(model="tiny", prompt="x", max_tokens=4, temperature=-1)
