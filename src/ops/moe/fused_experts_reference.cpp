@@ -132,7 +132,7 @@ Tolerance fused_experts_tolerance(const FusedExpertsArgs& a, DType out_dtype) {
   }
   const DType act_dtype = a.hidden.dtype;
   const double unit = act_dtype == DType::f16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
-  const double c = a.w13.dtype == DType::f8e4m3fn ? 6.0 : 4.0;
+  const double c = a.w13.dtype == DType::f8e4m3fn ? 4.0 : 3.0;
   tol.atol += c * 2 * unit * rms_down * weight_sum;
   return tol;
 }

@@ -14,9 +14,9 @@ void fused_experts_reference(const FusedExpertsArgs& a);
 // the activation dtype, fp8 weights dequantised into it). With u the unit roundoff of the
 // activation dtype and `typical` the expected size of an output (estimated from the rms of
 // the inputs through the two projections and the largest sum of |weights| of a token):
-//     atol = default atol + c * 2u * typical,   c = 4 (6 with fp8 weights).
-// The roundings are random-signed, so their sum stays near 2u * typical; c covers the
-// largest of many outputs.
+//     atol = default atol + c * 2u * typical,   c = 3 (4 with fp8 weights).
+// The roundings are random-signed: their sum has an rms of about 0.6u * typical, and the
+// largest of a million outputs stays below 5 times that; c leaves twice that room.
 Tolerance fused_experts_tolerance(const FusedExpertsArgs& a, DType out_dtype);
 
 }  // namespace fk::ops
