@@ -55,6 +55,14 @@ json environment(const engine::Engine& e, const EngineOptions& o) {
   return j;
 }
 
+// Step kinds and where the wall time went (host scheduling, host preparation, launch to
+// sampled tokens, bookkeeping), to tell a slow kernel from a busy host.
+json step_profile(const engine::EngineStats& s) {
+  return {{"decode_steps", s.decode_steps}, {"mixed_steps", s.mixed_steps}, {"prefill_steps", s.prefill_steps},
+          {"schedule_s", s.schedule_s},     {"prepare_s", s.prepare_s},     {"run_s", s.run_s},
+          {"update_s", s.update_s}};
+}
+
 void emit(const json& j, const std::string& path) {
   std::printf("%s\n", j.dump(2).c_str());
   if (path.empty()) return;
@@ -112,6 +120,7 @@ void run_latency(const LatencyCli& o) {
   }
   j["latencies_s"] = total;
   j["graph_replays"] = e.stats().graph_replays;
+  j["step_profile"] = step_profile(e.stats());  // warm-up iterations included
   emit(j, o.out);
 }
 
@@ -179,6 +188,7 @@ void run_throughput(const ThroughputCli& o) {
   j["steps"] = s.steps;
   j["preemptions"] = s.preemptions;
   j["graph_replays"] = s.graph_replays;
+  j["step_profile"] = step_profile(s);
   emit(j, o.out);
 }
 

@@ -168,7 +168,10 @@ bool Engine::abort(const std::string& id) { return scheduler_->abort(id); }
 bool Engine::has_unfinished() const { return scheduler_->has_unfinished(); }
 
 std::vector<GenerationResult> Engine::step(std::vector<StepToken>* tokens) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
   const SchedulerOutput out = scheduler_->schedule();
+  stats_.schedule_s += std::chrono::duration<double>(Clock::now() - t0).count();
   std::vector<GenerationResult> results;
   std::vector<std::unique_ptr<Request>> finished;
   if (out.scheduled.empty()) {
@@ -192,7 +195,9 @@ std::vector<GenerationResult> Engine::step(std::vector<StepToken>* tokens) {
       if (it != times_.end() && it->second.second == 0.0) it->second.second = t;
     }
     ++stats_.steps;
+    const auto t1 = Clock::now();
     finished = scheduler_->update(out, sampled);
+    stats_.update_s += std::chrono::duration<double>(Clock::now() - t1).count();
     if (tokens) {
       tokens->clear();
       for (size_t i = 0; i < sampled.size(); ++i) tokens->push_back({sampled_ids[i], sampled[i], false});
@@ -261,6 +266,12 @@ EngineStats Engine::stats() const {
   s.graph_replays = runner_->graph_replays();
   s.preemptions = scheduler_->num_preemptions();
   s.free_pages = blocks_->num_free_blocks();
+  const ModelRunner::Counters& c = runner_->counters();
+  s.decode_steps = c.decode_steps;
+  s.mixed_steps = c.mixed_steps;
+  s.prefill_steps = c.prefill_steps;
+  s.prepare_s = c.prepare_s;
+  s.run_s = c.run_s;
   return s;
 }
 

@@ -16,6 +16,11 @@ struct ForwardBatch {
   // Every sequence computes exactly one token: the decode attention kernel (and, on CUDA,
   // a captured graph) serves the step.
   bool decode_only = false;
+  // A mixed step's first D sequences compute one token each (tokens [0, D)): the decode
+  // kernel serves them and the prefill kernel only the rest, whose metadata is in the
+  // prefill_* views below (rebased to start at 0). A prefill kernel would spend a whole
+  // query tile on each single-token sequence. 0 when the step has no such split.
+  int64_t num_decode_seqs = 0;
 
   TensorView input_ids;       // [T] i32
   TensorView positions;       // [T] i64
@@ -28,6 +33,15 @@ struct ForwardBatch {
   TensorView qo_indptr_host;         // [B+1] i32 on the CPU
   TensorView kv_indptr_host;         // [B+1] i32 on the CPU
   TensorView kv_last_page_len_host;  // [B] i32 on the CPU
+
+  // The sequences [D, B) of a split mixed step, as their own batch (P = B - D sequences).
+  TensorView prefill_qo_indptr;              // [P+1] i32 (device): qo_indptr[D:] - D
+  TensorView prefill_kv_indptr;              // [P+1] i32 (device): kv_indptr[D:] - kv_indptr[D]
+  TensorView prefill_kv_indices;             // kv_indices from kv_indptr[D] on (device)
+  TensorView prefill_kv_last_page_len;       // [P] i32 (device): kv_last_page_len[D:]
+  TensorView prefill_qo_indptr_host;         // [P+1] i32 on the CPU
+  TensorView prefill_kv_indptr_host;         // [P+1] i32 on the CPU
+  TensorView prefill_kv_last_page_len_host;  // [P] i32 on the CPU
 };
 
 }  // namespace fk::engine

@@ -1,6 +1,7 @@
 #include "engine/model_runner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "engine/views.h"
@@ -33,8 +34,10 @@ void put(const Tensor& dst, const std::vector<T>& src, void* stream) {
 }  // namespace
 
 void ModelRunner::HostBatch::clear() {
-  for (auto* v : {&input_ids, &qo_indptr, &kv_indptr, &kv_indices, &kv_last_page_len, &logits_indices, &top_k})
+  for (auto* v : {&input_ids, &qo_indptr, &kv_indptr, &kv_indices, &kv_last_page_len, &logits_indices, &top_k,
+                  &prefill_qo_indptr, &prefill_kv_indptr})
     v->clear();
+  num_decode_seqs = 0;
   for (auto* v : {&positions, &slot_mapping, &seed, &offset}) v->clear();
   for (auto* v : {&temperature, &top_p, &min_p}) v->clear();
 }
@@ -65,6 +68,10 @@ ModelRunner::ModelRunner(DecoderModel& model, KvCache& kv, RunnerConfig config, 
   qo_indptr_host_ = host_buf(B + 1, DType::i32);
   kv_indptr_host_ = host_buf(B + 1, DType::i32);
   kv_last_page_len_host_ = host_buf(B, DType::i32);
+  prefill_qo_indptr_ = dev_buf(B + 1, DType::i32);
+  prefill_kv_indptr_ = dev_buf(B + 1, DType::i32);
+  prefill_qo_indptr_host_ = host_buf(B + 1, DType::i32);
+  prefill_kv_indptr_host_ = host_buf(B + 1, DType::i32);
   temperature_ = dev_buf(B, DType::f32);
   top_k_ = dev_buf(B, DType::i32);
   top_p_ = dev_buf(B, DType::f32);
@@ -85,7 +92,8 @@ int64_t ModelRunner::graph_size_for(int64_t seqs) const {
   return 0;
 }
 
-void ModelRunner::pack(std::span<const StepRequest> step, int64_t padded_seqs) {
+void ModelRunner::pack(std::span<const StepRequest> step, int64_t padded_seqs, std::span<const size_t> order,
+                       bool split_decodes) {
   HostBatch& h = host_;
   h.clear();
   const int64_t S = kv_.page_size();
@@ -103,7 +111,8 @@ void ModelRunner::pack(std::span<const StepRequest> step, int64_t padded_seqs) {
     // the same tokens alone, in any batch and after a preemption.
     h.offset.push_back(r ? static_cast<int64_t>(r->output_tokens.size()) : 0);
   };
-  for (const StepRequest& sr : step) {
+  for (size_t n = 0; n < step.size(); ++n) {
+    const StepRequest& sr = step[order.empty() ? n : order[n]];
     const Request& r = *sr.request;
     FK_CHECK(sr.count > 0 && sr.start >= 0 && sr.start + sr.count <= r.total_tokens(), "model runner: request ",
              r.id, " schedules tokens [", sr.start, ", ", sr.start + sr.count, ") of ", r.total_tokens());
@@ -141,9 +150,24 @@ void ModelRunner::pack(std::span<const StepRequest> step, int64_t padded_seqs) {
                         ? step[static_cast<size_t>(i)].request
                         : nullptr);
   } else {
-    for (size_t i = 0; i < step.size(); ++i)
-      if (step[i].needs_logits) add_logit_row(h.qo_indptr[i + 1] - 1, step[i].request);
+    for (size_t n = 0; n < step.size(); ++n) {
+      const StepRequest& sr = step[order.empty() ? n : order[n]];
+      if (sr.needs_logits) add_logit_row(h.qo_indptr[n + 1] - 1, sr.request);
+    }
     if (h.logits_indices.empty()) add_logit_row(0, nullptr);  // a step of partial prefills: one unused row
+  }
+  if (split_decodes) {
+    // The leading single-token sequences are the decode part; the rest, rebased, the prefill part.
+    const size_t B = h.kv_last_page_len.size();
+    size_t D = 0;
+    while (D < B && h.qo_indptr[D + 1] - h.qo_indptr[D] == 1) ++D;
+    if (D > 0 && D < B) {
+      h.num_decode_seqs = static_cast<int64_t>(D);
+      for (size_t i = D; i <= B; ++i) {
+        h.prefill_qo_indptr.push_back(h.qo_indptr[i] - h.qo_indptr[D]);
+        h.prefill_kv_indptr.push_back(h.kv_indptr[i] - h.kv_indptr[D]);
+      }
+    }
   }
 }
 
@@ -163,6 +187,12 @@ ForwardBatch ModelRunner::upload(bool decode_only) {
   std::memcpy(qo_indptr_host_.data(), h.qo_indptr.data(), h.qo_indptr.size() * sizeof(int32_t));
   std::memcpy(kv_indptr_host_.data(), h.kv_indptr.data(), h.kv_indptr.size() * sizeof(int32_t));
   std::memcpy(kv_last_page_len_host_.data(), h.kv_last_page_len.data(), h.kv_last_page_len.size() * sizeof(int32_t));
+  if (h.num_decode_seqs > 0) {
+    put(prefill_qo_indptr_, h.prefill_qo_indptr, stream_);
+    put(prefill_kv_indptr_, h.prefill_kv_indptr, stream_);
+    std::memcpy(prefill_qo_indptr_host_.data(), h.prefill_qo_indptr.data(), h.prefill_qo_indptr.size() * sizeof(int32_t));
+    std::memcpy(prefill_kv_indptr_host_.data(), h.prefill_kv_indptr.data(), h.prefill_kv_indptr.size() * sizeof(int32_t));
+  }
   put(temperature_, h.temperature, stream_);
   put(top_k_, h.top_k, stream_);
   put(top_p_, h.top_p, stream_);
@@ -186,6 +216,18 @@ ForwardBatch ModelRunner::upload(bool decode_only) {
   b.qo_indptr_host = first_rows(qo_indptr_host_, B + 1);
   b.kv_indptr_host = first_rows(kv_indptr_host_, B + 1);
   b.kv_last_page_len_host = first_rows(kv_last_page_len_host_, B);
+  if (h.num_decode_seqs > 0) {
+    const int64_t D = h.num_decode_seqs, P = B - D;
+    b.num_decode_seqs = D;
+    b.prefill_qo_indptr = first_rows(prefill_qo_indptr_, P + 1);
+    b.prefill_kv_indptr = first_rows(prefill_kv_indptr_, P + 1);
+    b.prefill_kv_indices = row_range(kv_indices_, h.kv_indptr[static_cast<size_t>(D)],
+                                     kv_indices_.numel() - h.kv_indptr[static_cast<size_t>(D)]);
+    b.prefill_kv_last_page_len = row_range(kv_last_page_len_, D, P);
+    b.prefill_qo_indptr_host = first_rows(prefill_qo_indptr_host_, P + 1);
+    b.prefill_kv_indptr_host = first_rows(prefill_kv_indptr_host_, P + 1);
+    b.prefill_kv_last_page_len_host = row_range(kv_last_page_len_host_, D, P);
+  }
   return b;
 }
 
@@ -205,9 +247,20 @@ std::vector<int64_t> ModelRunner::execute(std::span<const StepRequest> step) {
   FK_CHECK(!step.empty(), "model runner: an empty step");
   const bool decode_only = std::all_of(step.begin(), step.end(), [](const StepRequest& s) { return s.count == 1; });
   const int64_t graph = decode_only ? graph_size_for(static_cast<int64_t>(step.size())) : 0;
-  pack(step, graph);
+  // A mixed step packs its single-token requests first, for the decode kernel.
+  order_.clear();
+  if (!decode_only) {
+    for (size_t i = 0; i < step.size(); ++i)
+      if (step[i].count == 1) order_.push_back(i);
+    for (size_t i = 0; i < step.size(); ++i)
+      if (step[i].count != 1) order_.push_back(i);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  pack(step, graph, order_, /*split_decodes=*/!decode_only);
   const ForwardBatch batch = upload(decode_only);
   model_.plan(batch, kv_, graph > 0, stream_);
+  const auto t1 = std::chrono::steady_clock::now();
+  ++(decode_only ? counters_.decode_steps : batch.num_decode_seqs > 0 ? counters_.mixed_steps : counters_.prefill_steps);
   TensorView logits;
   if (graph > 0) {
     graphs_.at(graph).replay(stream_);
@@ -217,13 +270,19 @@ std::vector<int64_t> ModelRunner::execute(std::span<const StepRequest> step) {
     logits = model_.forward(batch, kv_, stream_);
   }
   const std::vector<int64_t> drawn = sample(logits);
-  // Row k of the logits belongs to the k-th request that wanted one (eager), or to
-  // sequence k (graph: one row per padded sequence).
-  std::vector<int64_t> out;
-  for (size_t i = 0, row = 0; i < step.size(); ++i) {
-    if (graph > 0) row = i;
-    if (step[i].needs_logits) out.push_back(drawn[graph > 0 ? i : row++]);
+  const auto t2 = std::chrono::steady_clock::now();
+  counters_.prepare_s += std::chrono::duration<double>(t1 - t0).count();
+  counters_.run_s += std::chrono::duration<double>(t2 - t1).count();
+  // Row k of the logits belongs to sequence k (graph: one row per padded sequence), or to
+  // the k-th request that wanted one in packing order (eager). Tokens go back in step order.
+  std::vector<int64_t> row_of(step.size(), -1);
+  for (size_t n = 0, row = 0; n < step.size(); ++n) {
+    const size_t i = order_.empty() ? n : order_[n];
+    if (step[i].needs_logits) row_of[i] = static_cast<int64_t>(graph > 0 ? n : row++);
   }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < step.size(); ++i)
+    if (step[i].needs_logits) out.push_back(drawn[static_cast<size_t>(row_of[i])]);
   return out;
 }
 

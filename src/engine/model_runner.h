@@ -52,12 +52,21 @@ class ModelRunner {
   void capture_graphs();
   const std::vector<int64_t>& graph_batch_sizes() const { return graph_sizes_; }
   int64_t graph_replays() const { return graph_replays_; }
+  // Where a step's time goes, summed over steps: host work before the launch (packing,
+  // uploads, attention plans) and from the launch to the sampled tokens on the host.
+  struct Counters {
+    int64_t decode_steps = 0, mixed_steps = 0, prefill_steps = 0;  // mixed: decode part split off
+    double prepare_s = 0, run_s = 0;
+  };
+  const Counters& counters() const { return counters_; }
   int64_t padding_page() const { return kv_.num_pages() - 1; }
 
  private:
   // Host-side arrays of one step, written by pack() and copied to the device by upload().
   struct HostBatch {
     std::vector<int32_t> input_ids, qo_indptr, kv_indptr, kv_indices, kv_last_page_len, logits_indices;
+    std::vector<int32_t> prefill_qo_indptr, prefill_kv_indptr;  // a split mixed step's prefill part
+    int64_t num_decode_seqs = 0;
     std::vector<int64_t> positions, slot_mapping;
     std::vector<float> temperature, top_p, min_p;
     std::vector<int32_t> top_k;
@@ -65,7 +74,10 @@ class ModelRunner {
     void clear();
   };
   // padded_seqs > 0: a captured graph's batch size (padding sequences appended, one logit row each).
-  void pack(std::span<const StepRequest> step, int64_t padded_seqs);
+  // `order` (empty: as given) is the order in which the step's requests are packed; with
+  // split_decodes, the leading single-token requests form the step's decode part.
+  void pack(std::span<const StepRequest> step, int64_t padded_seqs, std::span<const size_t> order = {},
+            bool split_decodes = false);
   ForwardBatch upload(bool decode_only);
   std::vector<int64_t> sample(const TensorView& logits);  // one token per row, to the host
   int64_t graph_size_for(int64_t seqs) const;  // 0: no captured size fits
@@ -77,14 +89,17 @@ class ModelRunner {
   void* stream_;
   DeviceType backend_;
   HostBatch host_;
+  std::vector<size_t> order_;  // the step's packing order (empty: as scheduled)
   // Persistent device buffers (on the CPU backend, the same memory as the host mirrors).
   Tensor input_ids_, positions_, slot_mapping_, logits_indices_, qo_indptr_, kv_indptr_, kv_indices_,
       kv_last_page_len_;
   Tensor qo_indptr_host_, kv_indptr_host_, kv_last_page_len_host_;  // the plan's host mirrors
+  Tensor prefill_qo_indptr_, prefill_kv_indptr_, prefill_qo_indptr_host_, prefill_kv_indptr_host_;
   Tensor temperature_, top_k_, top_p_, min_p_, seed_, offset_, sampled_;
   std::vector<int64_t> graph_sizes_;
   std::map<int64_t, CudaGraph> graphs_;
   int64_t graph_replays_ = 0;
+  Counters counters_;
 };
 
 }  // namespace fk::engine

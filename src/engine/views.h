@@ -15,6 +15,15 @@ inline TensorView first_rows(TensorView v, int64_t n) {
   return v;
 }
 
+// v[begin:begin + n] along dim 0 (any rank).
+inline TensorView row_range(TensorView v, int64_t begin, int64_t n) {
+  FK_CHECK(begin >= 0 && n >= 0 && begin + n <= v.shape[0], "row_range: [", begin, ", ", begin + n,
+           ") of a view with ", v.shape[0]);
+  v.data = v.element_ptr(begin * v.strides[0]);
+  v.shape[0] = n;
+  return v;
+}
+
 // Columns [begin, begin + n) of a 2-D view with a contiguous last dimension.
 inline TensorView columns(TensorView v, int64_t begin, int64_t n) {
   FK_CHECK(v.rank == 2 && begin >= 0 && begin + n <= v.shape[1], "columns: [", begin, ", ", begin + n,

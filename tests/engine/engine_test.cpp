@@ -70,6 +70,7 @@ TEST(Engine, BatchOf64WithChunkingPreemptionAndPrefixCachingMatchesSoloRuns) {
       for (size_t i = 0; i < prompts.size(); ++i)
         EXPECT_EQ(got[i].output_tokens, want[i]) << model << " prompt " << i << " seed " << seed;
       EXPECT_GT(e.stats().preemptions, 0) << model << ": the test means to force preemption";
+      EXPECT_GT(e.stats().mixed_steps, 0) << model << ": decodes beside prefill chunks take the split path";
       int64_t cached = 0;
       for (const auto& r : got) cached += r.num_cached_tokens;
       EXPECT_GT(cached, 0) << model << ": shared prefixes should hit the prefix cache";

@@ -48,13 +48,17 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
   const auto ws = ops::paged_attention_workspace_bytes(max_seqs, max_tokens, c.num_attention_heads,
                                                       c.num_key_value_heads, D);
   const bool cpu = device.is_cpu();  // the CPU implementation has no plan and needs no scratch
-  for (size_t i = 0; i < variants.size(); ++i) {
+  auto make_plan = [&] {
     AttentionPlan p;
     p.float_workspace = Tensor::empty({cpu ? 16 : ws.float_bytes}, DType::u8, device, stream);
     p.int_workspace = Tensor::empty({cpu ? 16 : ws.int_bytes}, DType::u8, device, stream);
     p.host_int_workspace = Tensor::empty({cpu ? 16 : ws.int_bytes}, DType::u8);
     p.plan_info = Tensor::zeros({ops::kAttentionPlanInfoLen}, DType::i64);
-    plans_.push_back(std::move(p));
+    return p;
+  };
+  for (size_t i = 0; i < variants.size(); ++i) {
+    plans_.push_back(make_plan());
+    decode_part_plans_.push_back(make_plan());
   }
 
   auto buffer = [&](int64_t rows, int64_t cols) { return Tensor::empty({rows, cols}, dtype_, device, stream); };
@@ -73,7 +77,8 @@ int64_t DecoderModel::activation_bytes() const {
   int64_t b = 0;
   for (const Tensor* t : {&residual_, &a_, &b_, &qkv_, &attn_out_, &gate_up_, &act_, &head_in_, &logits_})
     b += static_cast<int64_t>(t->nbytes());
-  for (const AttentionPlan& p : plans_) b += static_cast<int64_t>(p.float_workspace.nbytes() + p.int_workspace.nbytes());
+  for (const auto* set : {&plans_, &decode_part_plans_})
+    for (const AttentionPlan& p : *set) b += static_cast<int64_t>(p.float_workspace.nbytes() + p.int_workspace.nbytes());
   return b;
 }
 
@@ -145,14 +150,45 @@ void DecoderModel::attention(const ForwardBatch& b, int64_t layer, const TensorV
     else
       call_op(args, backend_, stream);
   };
-  if (b.decode_only)
+  if (b.decode_only) {
     go(attention_args<ops::BatchDecodePagedAttentionArgs>(b, q, out, kv.k(layer), kv.v(layer), p.float_workspace,
                                                           p.int_workspace, p.host_int_workspace, p.plan_info,
                                                           spec_.sm_scale, la, cuda_graph_));
-  else
+    return;
+  }
+  if (b.num_decode_seqs == 0) {
     go(attention_args<ops::BatchPrefillPagedAttentionArgs>(b, q, out, kv.k(layer), kv.v(layer), p.float_workspace,
                                                            p.int_workspace, p.host_int_workspace, p.plan_info,
                                                            spec_.sm_scale, la, cuda_graph_));
+    return;
+  }
+  // A split mixed step: sequences [0, D) (tokens [0, D)) through the decode kernel, the
+  // rest through the prefill kernel, each as a batch of its own with its own plan.
+  const int64_t D = b.num_decode_seqs, T = q.shape[0];
+  const AttentionPlan& dp = decode_part_plans_[static_cast<size_t>(layer_plan_[static_cast<size_t>(layer)])];
+  ForwardBatch decode_part = b;
+  decode_part.num_seqs = D;
+  decode_part.kv_indptr = first_rows(b.kv_indptr, D + 1);
+  decode_part.kv_last_page_len = first_rows(b.kv_last_page_len, D);
+  decode_part.kv_indptr_host = first_rows(b.kv_indptr_host, D + 1);
+  decode_part.kv_last_page_len_host = first_rows(b.kv_last_page_len_host, D);
+  go(attention_args<ops::BatchDecodePagedAttentionArgs>(decode_part, first_rows(q, D), first_rows(out, D), kv.k(layer),
+                                                        kv.v(layer), dp.float_workspace, dp.int_workspace,
+                                                        dp.host_int_workspace, dp.plan_info, spec_.sm_scale, la,
+                                                        /*cuda_graph=*/false));
+  ForwardBatch prefill_part = b;
+  prefill_part.num_seqs = b.num_seqs - D;
+  prefill_part.qo_indptr = b.prefill_qo_indptr;
+  prefill_part.kv_indptr = b.prefill_kv_indptr;
+  prefill_part.kv_indices = b.prefill_kv_indices;
+  prefill_part.kv_last_page_len = b.prefill_kv_last_page_len;
+  prefill_part.qo_indptr_host = b.prefill_qo_indptr_host;
+  prefill_part.kv_indptr_host = b.prefill_kv_indptr_host;
+  prefill_part.kv_last_page_len_host = b.prefill_kv_last_page_len_host;
+  go(attention_args<ops::BatchPrefillPagedAttentionArgs>(prefill_part, row_range(q, D, T - D), row_range(out, D, T - D),
+                                                         kv.k(layer), kv.v(layer), p.float_workspace, p.int_workspace,
+                                                         p.host_int_workspace, p.plan_info, spec_.sm_scale, la,
+                                                         /*cuda_graph=*/false));
 }
 
 TensorView DecoderModel::query_view(int64_t tokens) const {

@@ -60,6 +60,7 @@ class DecoderModel {
   DeviceType backend_;
   std::vector<Tensor> rope_caches_;  // one per spec_.ropes
   std::vector<AttentionPlan> plans_;
+  std::vector<AttentionPlan> decode_part_plans_;  // a split mixed step's decode part (ForwardBatch)
   std::vector<int> layer_plan_;      // which of plans_ each layer uses
   bool cuda_graph_ = false;          // what the last plan was made with
   // Activations, sized for the largest step.

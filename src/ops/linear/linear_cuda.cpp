@@ -1,4 +1,5 @@
-// linear CUDA baseline: cuBLASLt.
+// linear CUDA baseline: cuBLASLt, and for decode shapes (a few input rows) a weight-streaming
+// kernel of our own (skinny_gemm.h).
 //
 // Row-major out[M, N] = input[M, K] @ weight[N, K]^T is, read column-major, the product
 // out^T[N, M] = weight^T[N, K] * input^T[K, M]: cuBLAS's A is the weight (stored K x N,
@@ -20,6 +21,7 @@
 #include "ops/linear/linear_algo_cache.h"
 #include "ops/linear/linear_bias.h"
 #include "ops/linear/linear_validate.h"
+#include "ops/linear/skinny_gemm.h"
 
 namespace fk::ops {
 namespace {
@@ -164,6 +166,27 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
   key.align_out = pointer_alignment(a.out.data);
   key.align_bias = key.bias ? pointer_alignment(a.bias.data) : 0;
   if (a.input.dtype == DType::f8e4m3fn) check_fp8_support(a, key);
+
+  // Decode shapes: a weight-streaming kernel of our own (skinny_gemm.h says why).
+  if (a.out.dtype == a.input.dtype) {
+    SkinnyGemm g;
+    g.out = a.out.data;
+    g.input = a.input.data;
+    g.weight = a.weight.data;
+    g.bias = key.bias ? a.bias.data : nullptr;
+    g.M = key.m;
+    g.N = key.n;
+    g.K = key.k;
+    g.ld_out = key.ld_out;
+    g.ld_input = key.ld_input;
+    g.ld_weight = key.ld_weight;
+    g.dtype = a.input.dtype;
+    if (skinny_gemm_applies(g)) {
+      cublaslt::DeviceGuard guard(device);
+      skinny_gemm(g, stream);
+      return;
+    }
+  }
 
   cublaslt::DeviceGuard guard(device);
   cublasLtHandle_t handle = cublaslt::handle(device);

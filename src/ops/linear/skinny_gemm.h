@@ -1,0 +1,30 @@
+// The linear baseline's path for decode shapes: a few rows of input (M <= kSkinnyMaxRows)
+// against a large weight. Such a product is a stream over the weight (M flops per byte
+// loaded), and cuBLASLt's small-M kernels leave a third of the memory bandwidth unused on
+// Hopper (bench/results: 48-68% of speed of light at M = 1). This kernel streams each
+// weight row through one warp with 16-byte loads, several in flight per thread.
+#pragma once
+#include <cstdint>
+
+#include "fk/dtype.h"
+
+namespace fk::ops {
+
+constexpr int64_t kSkinnyMaxRows = 8;
+
+struct SkinnyGemm {
+  void* out = nullptr;         // [M, N], row stride ld_out; dtype
+  const void* input = nullptr;  // [M, K], row stride ld_input; dtype
+  const void* weight = nullptr; // [N, K], row stride ld_weight; dtype
+  const void* bias = nullptr;   // [N] or null; dtype
+  int64_t M = 0, N = 0, K = 0, ld_out = 0, ld_input = 0, ld_weight = 0;
+  DType dtype = DType::bf16;    // bf16 or f16, all operands
+};
+
+// True when the kernel takes the problem: 1 <= M <= kSkinnyMaxRows, bf16/f16 throughout,
+// K a multiple of 8, input and weight rows 16-byte aligned (pointers and strides).
+bool skinny_gemm_applies(const SkinnyGemm& g);
+// out = input @ weight^T (+ bias), f32 accumulation in a fixed order; async on `stream`.
+void skinny_gemm(const SkinnyGemm& g, void* stream);
+
+}  // namespace fk::ops
