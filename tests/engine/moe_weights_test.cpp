@@ -131,6 +131,40 @@ TEST(MoeWeights, MissingExpertsAreAClearError) {
   fs::remove_all(dir);
 }
 
+// config.json as transformers 5 writes it for the tiny golden models of make_goldens.py
+// (rope_parameters, the experts count under either key, OLMoE without head_dim).
+TEST(MoeWeights, TransformersConfigsOfTheGoldenModelsResolve) {
+  const std::string common = R"("hidden_act": "silu", "vocab_size": 256, "max_position_embeddings": 512,
+    "rms_norm_eps": 1e-06, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
+    "bos_token_id": 1, "eos_token_id": 2, "dtype": "bfloat16", "tie_word_embeddings": false,
+    "transformers_version": "5.17.0", )";
+  const ModelSpec mixtral = model_spec_for(parse_model_config("{" + common + R"("model_type": "mixtral",
+    "architectures": ["MixtralForCausalLM"], "hidden_size": 64, "head_dim": 64, "intermediate_size": 128,
+    "num_local_experts": 8, "num_experts_per_tok": 2, "router_jitter_noise": 0.0, "sliding_window": null,
+    "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"}})"));
+  EXPECT_EQ(mixtral.moe.num_experts, 8);
+  EXPECT_EQ(mixtral.moe.intermediate, 128);
+  EXPECT_TRUE(mixtral.moe.renormalize);
+  EXPECT_EQ(mixtral.layers[0].window_left, -1);
+  const ModelSpec qwen = model_spec_for(parse_model_config("{" + common + R"("model_type": "qwen3_moe",
+    "architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 64, "head_dim": 64, "intermediate_size": 128,
+    "moe_intermediate_size": 96, "num_local_experts": 8, "num_experts_per_tok": 2, "norm_topk_prob": true, "decoder_sparse_step": 1,
+    "mlp_only_layers": [], "use_sliding_window": false, "sliding_window": null, "attention_bias": false,
+    "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"}})"));
+  EXPECT_EQ(qwen.moe.num_experts, 8);
+  EXPECT_EQ(qwen.moe.intermediate, 96);
+  EXPECT_TRUE(qwen.qk_norm);
+  EXPECT_TRUE(qwen.is_moe_layer(0) && qwen.is_moe_layer(1));
+  const ModelSpec olmoe = model_spec_for(parse_model_config("{" + common + R"("model_type": "olmoe",
+    "architectures": ["OlmoeForCausalLM"], "hidden_size": 128, "intermediate_size": 128, "num_experts": 6,
+    "num_experts_per_tok": 3, "norm_topk_prob": false, "clip_qkv": null, "pad_token_id": 0, "attention_bias": false,
+    "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}})"));
+  EXPECT_EQ(olmoe.config.head_dim, 64);
+  EXPECT_EQ(olmoe.moe.top_k, 3);
+  EXPECT_FALSE(olmoe.moe.renormalize);
+  EXPECT_TRUE(olmoe.qk_norm_across_heads);
+}
+
 TEST(MoeWeights, SharedExpertsAreRefusedClearly) {
   ModelConfig c = model_config_by_name("tiny-qwen3-moe");
   c.moe.shared_expert_intermediate_size = 64;

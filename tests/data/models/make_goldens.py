@@ -159,6 +159,20 @@ def clear_routing_prompt(model, probe, n, vocab, gen):
     raise RuntimeError(f"no prompt of {n} tokens with clear routing in {MAX_PROMPT_DRAWS} draws")
 
 
+def save(model, folder, moe):
+    """save_pretrained in HF's original layout (MoE experts as per-expert tensors). Should
+    this transformers fail to convert the fused experts back, the fused layout
+    (experts.gate_up_proj / experts.down_proj) is written instead: the engine loads both."""
+    if not moe:
+        model.save_pretrained(folder, safe_serialization=True)
+        return
+    try:
+        model.save_pretrained(folder, safe_serialization=True)
+    except Exception as e:  # noqa: BLE001 - any conversion failure: fall back to the fused layout
+        print("per-expert layout failed (", e, "): writing the fused layout")
+        model.save_pretrained(folder, safe_serialization=True, save_original_format=False)
+
+
 def main(out_dir, only):
     torch.manual_seed(0)
     families = {**{k: v + (False,) for k, v in FAMILIES.items()}, **{k: v + (True,) for k, v in MOE_FAMILIES.items()}}
@@ -180,7 +194,7 @@ def main(out_dir, only):
         randomize(model, gen)
         folder = os.path.join(out_dir, family)
         os.makedirs(folder, exist_ok=True)
-        model.to(torch.bfloat16).save_pretrained(folder, safe_serialization=True)
+        save(model.to(torch.bfloat16), folder, moe)
         model.to(torch.float32)
 
         prompts, generated, tensors, extra_info = [], [], {}, {}
