@@ -18,7 +18,7 @@ QUICK=${FK_BENCH_QUICK:-0}
 if [ "$QUICK" = 1 ]; then
   LAT_IN=16 LAT_OUT=8 PREFILL=64 THR_N=20 THR_RANGE=8:32 SERVE_N=10 SERVE_SAT=20 VOCAB=256
 else
-  LAT_IN=128 LAT_OUT=128 PREFILL=8192 THR_N=1000 THR_RANGE=128:1024 SERVE_N=60 SERVE_SAT=500 VOCAB=128256
+  LAT_IN=128 LAT_OUT=128 PREFILL=8192 THR_N=1000 THR_RANGE=128:1024 SERVE_N=60 SERVE_SAT=1000 VOCAB=128256
 fi
 mkdir -p "$OUT/logs"
 step() {  # step NAME SECONDS CMD...
@@ -41,7 +41,8 @@ step throughput 240 "$BIN/fk" bench throughput --model "$MODEL" --device "$DEVIC
   --input-range "$THR_RANGE" --output-range "$THR_RANGE" --json-out "$OUT/throughput.json"
 
 # Serving: fk serve in the background, then fk bench serve at 1 request/s (median TPOT vs
-# the batch-1 decode step above) and at saturation (output tokens/s vs the offline figure).
+# the batch-1 decode step above) and at saturation: the offline benchmark's request count
+# and lengths, all sent at once (output tokens/s vs the offline figure).
 PORT=18431
 "$BIN/fk" serve "$MODEL" --device "$DEVICE" --port "$PORT" > "$OUT/logs/serve_server.log" 2>&1 &
 SERVER=$!
@@ -51,7 +52,7 @@ for _ in $(seq 1 300); do
 done
 step serve_rate1 200 "$BIN/fk" bench serve --port "$PORT" --num-prompts "$SERVE_N" --request-rate 1 \
   --input-range "$THR_RANGE" --output-range "$THR_RANGE" --vocab "$VOCAB" --json-out "$OUT/serve_rate1.json"
-step serve_saturation 240 "$BIN/fk" bench serve --port "$PORT" --num-prompts "$SERVE_SAT" --max-concurrency 256 \
+step serve_saturation 240 "$BIN/fk" bench serve --port "$PORT" --num-prompts "$SERVE_SAT" \
   --input-range "$THR_RANGE" --output-range "$THR_RANGE" --vocab "$VOCAB" --json-out "$OUT/serve_saturation.json"
 kill "$SERVER" 2>/dev/null
 wait "$SERVER" 2>/dev/null

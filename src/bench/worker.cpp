@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 
 #include "bench/candidate.h"
@@ -95,7 +96,9 @@ int worker_main(const fs::path& request_file, const fs::path& result_file) {
 }
 
 EvalResult run_in_worker(const WorkerRequest& req, double timeout_s) {
-  const fs::path dir = fs::temp_directory_path() / concat("fk-worker-", getpid(), "-", req.task.id);
+  // One folder per evaluation: a process may run several at once (fk agent evaluates in parallel).
+  static std::atomic<int> serial{0};
+  const fs::path dir = fs::temp_directory_path() / concat("fk-worker-", getpid(), "-", serial++, "-", req.task.id);
   fs::create_directories(dir);
   const fs::path request = dir / "request.json", result = dir / "result.json";
   std::ofstream(request) << request_to_json(req).dump(1);

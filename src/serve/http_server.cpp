@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -55,7 +56,9 @@ struct HttpServer::Impl {
       std::ifstream f(model_dir / "tokenizer_config.json");
       tok_config = std::make_unique<nlohmann::ordered_json>(nlohmann::ordered_json::parse(f));
     }
-    http.new_task_queue = [n = config.threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
+    const int64_t threads = config.threads > 0 ? config.threads
+                                               : std::max<int64_t>(64, 2 * loop.engine().config().max_num_seqs + 16);
+    http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
     routes();
   }
 

@@ -20,7 +20,10 @@ struct ServerConfig {
   int port = 8000;                 // 0: any free port (see HttpServer::port)
   std::string served_model_name;   // what /v1/models lists and requests must name
   int64_t max_pending = 4096;      // requests in the server at once; more get 503
-  int threads = 64;                // HTTP worker threads
+  // HTTP worker threads; 0: twice the engine's max_num_seqs plus 16 (at least 64). A
+  // streamed request holds its thread until its last token, so fewer threads than running
+  // requests would cap the engine's batch below max_num_seqs.
+  int threads = 0;
   std::string tokenizer;           // tokenizer.json or its folder; empty: the model folder's, if any
 };
 

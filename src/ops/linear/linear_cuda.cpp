@@ -15,6 +15,11 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "fk/cuda/check.h"
 #include "fk/op_registry.h"
 #include "ops/linear/cublas_status.h"
 #include "ops/linear/cublaslt_context.h"
@@ -84,8 +89,10 @@ std::string describe_problem(const LinearGemmKey& k, const LinearArgs& a) {
                 k.ld_out, "; alignments ", k.align_input, "/", k.align_weight, "/", k.align_out, " bytes)");
 }
 
-// The heuristic's best algorithm for the problem, or false when it has none.
-bool query_algo(cublasLtHandle_t handle, Problem& p, const LinearGemmKey& key, cublasLtMatmulAlgo_t& algo) {
+// Up to `count` of the heuristic's algorithms for the problem, best-ranked first (none when
+// it has none).
+std::vector<cublasLtMatmulAlgo_t> query_algos(cublasLtHandle_t handle, Problem& p, const LinearGemmKey& key,
+                                              int count) {
   cublasLtMatmulPreferenceOpaque_t pref;
   FK_CUBLASLT_CHECK(cublasLtMatmulPreferenceInit(&pref));
   auto set_pref = [&](cublasLtMatmulPreferenceAttributes_t attr, auto value) {
@@ -98,30 +105,104 @@ bool query_algo(cublasLtHandle_t handle, Problem& p, const LinearGemmKey& key, c
   set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, static_cast<uint32_t>(key.align_out));
   set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, static_cast<uint32_t>(key.align_out));
 
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(count));
   int found = 0;
   const cublasStatus_t s =
-      cublasLtMatmulAlgoGetHeuristic(handle, &p.op, &p.a, &p.b, &p.c, &p.c, &pref, 1, &result, &found);
-  if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_INVALID_VALUE || (s == CUBLAS_STATUS_SUCCESS && found == 0))
-    return false;
+      cublasLtMatmulAlgoGetHeuristic(handle, &p.op, &p.a, &p.b, &p.c, &p.c, &pref, count, results.data(), &found);
+  if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_INVALID_VALUE) return {};
   if (s != CUBLAS_STATUS_SUCCESS) cublaslt::throw_status(s, "cublasLtMatmulAlgoGetHeuristic");
-  algo = result.algo;
-  return true;
+  std::vector<cublasLtMatmulAlgo_t> algos;
+  for (int i = 0; i < found; ++i)
+    if (results[static_cast<size_t>(i)].state == CUBLAS_STATUS_SUCCESS) algos.push_back(results[static_cast<size_t>(i)].algo);
+  return algos;
 }
 
-LinearPlan make_plan(cublasLtHandle_t handle, const LinearArgs& a, const LinearGemmKey& key) {
+// Decode-sized problems (M up to this) time the heuristic's top candidates once and keep
+// the fastest: its first choice for these skinny shapes can leave most SMs idle (at
+// M = 256, N = 4096 its 128x128 tiles make 64 blocks for 132 SMs). Larger problems take
+// the first choice. The engine's decode batches are at most its graph sizes, so this
+// tunes a bounded set of shapes; FK_LINEAR_AUTOTUNE=0 turns it off.
+constexpr int64_t kAutotuneMaxM = 256;
+constexpr int kAutotuneCandidates = 8;
+
+bool autotune_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("FK_LINEAR_AUTOTUNE");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+
+// FK_LINEAR_SKINNY=0 sends decode shapes to cuBLASLt too (for comparing the two).
+bool skinny_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("FK_LINEAR_SKINNY");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+
+bool stream_capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  FK_CUDA_CHECK(cudaStreamIsCapturing(stream, &st));
+  return st != cudaStreamCaptureStatusNone;
+}
+
+struct RunContext {
+  cublasLtHandle_t handle;
+  void* workspace;
+  cudaStream_t stream;
+};
+
+cublasStatus_t matmul(const RunContext& ctx, Problem& p, const LinearArgs& a, const cublasLtMatmulAlgo_t& algo) {
+  const float alpha = 1.f, beta = 0.f;
+  return cublasLtMatmul(ctx.handle, &p.op, &alpha, a.weight.data, &p.a, a.input.data, &p.b, &beta, a.out.data, &p.c,
+                        a.out.data, &p.c, &algo, ctx.workspace, cublaslt::kWorkspaceBytes, ctx.stream);
+}
+
+// The fastest of `algos` on this call's own operands (it writes `out`, which the call
+// overwrites anyway): one warm-up and three timed runs each, on the call's stream.
+cublasLtMatmulAlgo_t fastest(const RunContext& ctx, Problem& p, const LinearArgs& a,
+                             const std::vector<cublasLtMatmulAlgo_t>& algos) {
+  cudaEvent_t start, stop;
+  FK_CUDA_CHECK(cudaEventCreate(&start));
+  FK_CUDA_CHECK(cudaEventCreate(&stop));
+  float best_ms = 0;
+  size_t best = 0;
+  bool have = false;
+  for (size_t i = 0; i < algos.size(); ++i) {
+    if (matmul(ctx, p, a, algos[i]) != CUBLAS_STATUS_SUCCESS) continue;
+    FK_CUDA_CHECK(cudaEventRecord(start, ctx.stream));
+    bool ok = true;
+    for (int r = 0; r < 3 && ok; ++r) ok = matmul(ctx, p, a, algos[i]) == CUBLAS_STATUS_SUCCESS;
+    FK_CUDA_CHECK(cudaEventRecord(stop, ctx.stream));
+    FK_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    FK_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (ok && (!have || ms < best_ms)) best_ms = ms, best = i, have = true;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return algos[best];  // the heuristic's first choice should every candidate fail here
+}
+
+LinearPlan make_plan(const RunContext& ctx, const LinearArgs& a, const LinearGemmKey& key) {
+  const bool tune = key.m <= kAutotuneMaxM && autotune_enabled() && !stream_capturing(ctx.stream);
+  const int count = tune ? kAutotuneCandidates : 1;
   LinearPlan plan;
   Problem p;
+  std::vector<cublasLtMatmulAlgo_t> algos;
   if (key.bias) {
     init_problem(p, a, key, true);
-    if (query_algo(handle, p, key, plan.algo)) {
-      plan.bias_in_epilogue = true;
-      return plan;
-    }
+    algos = query_algos(ctx.handle, p, key, count);
+    plan.bias_in_epilogue = !algos.empty();
   }
-  init_problem(p, a, key, false);
-  if (!query_algo(handle, p, key, plan.algo))
-    FK_FAIL(FK_ERR_UNSUPPORTED, kOp, ": cuBLASLt has no algorithm for ", describe_problem(key, a));
+  if (algos.empty()) {
+    init_problem(p, a, key, false);
+    algos = query_algos(ctx.handle, p, key, count);
+  }
+  if (algos.empty()) FK_FAIL(FK_ERR_UNSUPPORTED, kOp, ": cuBLASLt has no algorithm for ", describe_problem(key, a));
+  plan.algo = algos.size() > 1 ? fastest(ctx, p, a, algos) : algos[0];
   return plan;
 }
 
@@ -181,7 +262,7 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
     g.ld_input = key.ld_input;
     g.ld_weight = key.ld_weight;
     g.dtype = a.input.dtype;
-    if (skinny_gemm_applies(g)) {
+    if (skinny_enabled() && skinny_gemm_applies(g)) {
       cublaslt::DeviceGuard guard(device);
       skinny_gemm(g, stream);
       return;
@@ -189,14 +270,11 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
   }
 
   cublaslt::DeviceGuard guard(device);
-  cublasLtHandle_t handle = cublaslt::handle(device);
-  void* workspace = cublaslt::workspace(device, stream);
-  const LinearPlan plan = plan_cache().get_or_make(key, [&] { return make_plan(handle, a, key); });
+  const RunContext ctx{cublaslt::handle(device), cublaslt::workspace(device, stream), stream};
+  const LinearPlan plan = plan_cache().get_or_make(key, [&] { return make_plan(ctx, a, key); });
   Problem p;
   init_problem(p, a, key, plan.bias_in_epilogue);
-  const float alpha = 1.f, beta = 0.f;
-  FK_CUBLASLT_CHECK(cublasLtMatmul(handle, &p.op, &alpha, a.weight.data, &p.a, a.input.data, &p.b, &beta, a.out.data,
-                                   &p.c, a.out.data, &p.c, &plan.algo, workspace, cublaslt::kWorkspaceBytes, stream));
+  FK_CUBLASLT_CHECK(matmul(ctx, p, a, plan.algo));
   if (key.bias && !plan.bias_in_epilogue)
     add_bias_rows(a.out.data, key.ld_out, a.bias.data, key.m, key.n, a.out.dtype, stream);
 }

@@ -137,8 +137,8 @@ OpDef make_def() {
       J{{"m", 128}, {"n", 256}, {"k", 512}, {"bias", true}},
       J{{"m", 256}, {"n", 512}, {"k", 512}},
       J{{"m", 0}, {"n", 64}, {"k", 64}},  // no tokens
-      // Decode shapes (the weight-streaming path on CUDA): every row count up to 8, K
-      // tails shorter than a warp's sweep, f16, bias.
+      // Decode shapes (the weight-streaming path on CUDA up to 4 rows, cuBLASLt beyond): K
+      // tails shorter than a warp's sweep, N not a multiple of the rows per warp, f16, bias.
       J{{"m", 2}, {"n", 37}, {"k", 1288}},
       J{{"m", 5}, {"n", 130}, {"k", 520}, {"dtype", "f16"}, {"bias", true}},
       J{{"m", 8}, {"n", 96}, {"k", 4104}, {"bias", true}},
@@ -153,7 +153,7 @@ OpDef make_def() {
   d.bench_workloads.push_back(J{{"m", 8192}, {"n", 8192}, {"k", 8192}});
   d.bench_workloads.push_back(J{{"m", 8192}, {"n", 8192}, {"k", 8192}, {"dtype", "f8e4m3fn"}});
   const int64_t layer_nk[4][2] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};
-  for (int64_t m : {1, 8, 64, 256, 4096, 16384})
+  for (int64_t m : {1, 4, 8, 64, 256, 4096, 16384})
     for (const auto& nk : layer_nk) d.bench_workloads.push_back(J{{"m", m}, {"n", nk[0]}, {"k", nk[1]}});
   d.bench_workloads.push_back(J{{"m", 1}, {"n", 128256}, {"k", 4096}});  // the LM head of a decode step
   for (const auto& nk : layer_nk)

@@ -12,7 +12,7 @@ namespace fk::ops {
 namespace {
 
 constexpr int kWarps = 8;     // warps per block, one weight row each
-constexpr int kUnroll = 4;    // 16-byte weight loads in flight per thread
+constexpr int kUnroll = 4;    // chunk steps in flight per thread (R 16-byte loads each)
 
 // A weight chunk is read once: stream it past L1 so that the input rows (read by every
 // warp) stay there.
@@ -31,71 +31,102 @@ __device__ __forceinline__ float2 to_float2(uint32_t bits, __half) {
   return __half22float2(*reinterpret_cast<const __half2*>(&bits));
 }
 
-// Dot product of 8 weight and 8 input elements (one 16-byte chunk each), added to acc.
+// The 8 elements of a 16-byte chunk as floats.
 template <class T>
-__device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc) {
-  const uint32_t ws[4] = {w.x, w.y, w.z, w.w}, xs[4] = {x.x, x.y, x.z, x.w};
+__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
+  const uint32_t bits[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const float2 a = to_float2(ws[i], T{}), b = to_float2(xs[i], T{});
-    acc = fmaf(a.x, b.x, acc);
-    acc = fmaf(a.y, b.y, acc);
+    const float2 p = to_float2(bits[i], T{});
+    f[2 * i] = p.x;
+    f[2 * i + 1] = p.y;
   }
-  return acc;
 }
 
-// Block: kWarps warps; warp w of block b computes output column n = b * kWarps + w for all
-// M rows. Lane l takes the weight row's 16-byte chunks l, l + 32, ... (coalesced 512-byte
-// warp loads), kUnroll of them in flight; the M partial sums are reduced across the warp.
-template <class T, int M>
+// Block: kWarps warps; a warp computes R consecutive output columns n0 .. n0 + R - 1 for
+// all M rows. Lane l takes the weight rows' 16-byte chunks l, l + 32, ... (coalesced
+// 512-byte warp loads), kUnroll chunk steps of R loads in flight per thread; each input
+// chunk loaded serves R weight rows (L1 input loads per weight load: M / R). The R x M
+// partial sums are reduced across the warp.
+template <class T, int M, int R>
 __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict__ out, int64_t ld_out,
                                                                   const T* __restrict__ input, int64_t ld_input,
                                                                   const T* __restrict__ weight, int64_t ld_weight,
                                                                   const T* __restrict__ bias, int64_t N, int64_t K) {
+  constexpr int U = kUnroll;  // chunk steps per iteration
   const int lane = static_cast<int>(threadIdx.x) & 31;
-  const int64_t n = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5);
-  if (n >= N) return;
-  const T* w_row = weight + n * ld_weight;
+  const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5)) * R;
+  if (n0 >= N) return;
+  const T* w_rows[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) w_rows[r] = weight + (n0 + r < N ? n0 + r : n0) * ld_weight;  // past N: a duplicate, unused
   const int64_t chunks = K / 8;
-  float acc[M];
+  float acc[R][M];
 #pragma unroll
-  for (int m = 0; m < M; ++m) acc[m] = 0.f;
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int m = 0; m < M; ++m) acc[r][m] = 0.f;
 
+  // One chunk step: every weight chunk and every input chunk is converted to floats once
+  // (converting inside each of the R x M dot products made the kernel ALU-bound at M = 8).
+  auto accumulate = [&](const uint4 (&w)[R], int64_t chunk) {
+    float wf[R][8];
+#pragma unroll
+    for (int r = 0; r < R; ++r) unpack8<T>(w[r], wf[r]);
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      float xf[8];
+      unpack8<T>(__ldg(reinterpret_cast<const uint4*>(input + m * ld_input + chunk * 8)), xf);
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int i = 0; i < 8; ++i) acc[r][m] = fmaf(wf[r][i], xf[i], acc[r][m]);
+    }
+  };
   int64_t c = lane;
-  for (; c + 32 * (kUnroll - 1) < chunks; c += 32 * kUnroll) {
-    uint4 w[kUnroll];
+  for (; c + 32 * (U - 1) < chunks; c += 32 * U) {
+    uint4 w[U][R];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) w[u] = load_streaming(w_row + (c + 32 * u) * 8);
+    for (int u = 0; u < U; ++u)
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
+      for (int r = 0; r < R; ++r) w[u][r] = load_streaming(w_rows[r] + (c + 32 * u) * 8);
 #pragma unroll
-      for (int m = 0; m < M; ++m)
-        acc[m] = dot8<T>(w[u], __ldg(reinterpret_cast<const uint4*>(input + m * ld_input + (c + 32 * u) * 8)), acc[m]);
+    for (int u = 0; u < U; ++u) accumulate(w[u], c + 32 * u);
   }
   for (; c < chunks; c += 32) {
-    const uint4 w = load_streaming(w_row + c * 8);
+    uint4 w[R];
 #pragma unroll
-    for (int m = 0; m < M; ++m)
-      acc[m] = dot8<T>(w, __ldg(reinterpret_cast<const uint4*>(input + m * ld_input + c * 8)), acc[m]);
+    for (int r = 0; r < R; ++r) w[r] = load_streaming(w_rows[r] + c * 8);
+    accumulate(w, c);
   }
 #pragma unroll
-  for (int m = 0; m < M; ++m)
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) acc[m] += __shfl_xor_sync(0xffffffffu, acc[m], off);
-  if (lane < M) {
-    float v = 0.f;
+  for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int m = 0; m < M; ++m)
-      if (m == lane) v = acc[m];
-    if (bias) v += cuda::to_float(bias[n]);
-    out[lane * ld_out + n] = cuda::from_float<T>(v);
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) acc[r][m] += __shfl_xor_sync(0xffffffffu, acc[r][m], off);
+  // Lane r * M + m writes out[m, n0 + r].
+  if (lane < R * M) {
+    float v = 0.f;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int m = 0; m < M; ++m)
+        if (r * M + m == lane) v = acc[r][m];
+    const int r = lane / M, m = lane % M;
+    const int64_t n = n0 + r;
+    if (n < N) {
+      if (bias) v += cuda::to_float(bias[n]);
+      out[m * ld_out + n] = cuda::from_float<T>(v);
+    }
   }
 }
 
 template <class T, int M>
 void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
-  const auto blocks = static_cast<unsigned>((g.N + kWarps - 1) / kWarps);
-  skinny_gemm_kernel<T, M><<<blocks, kWarps * 32, 0, s>>>(
+  constexpr int R = M <= 2 ? 1 : 2;  // weight rows per warp
+  const auto blocks = static_cast<unsigned>((g.N + kWarps * R - 1) / (kWarps * R));
+  skinny_gemm_kernel<T, M, R><<<blocks, kWarps * 32, 0, s>>>(
       static_cast<T*>(g.out), g.ld_out, static_cast<const T*>(g.input), g.ld_input, static_cast<const T*>(g.weight),
       g.ld_weight, static_cast<const T*>(g.bias), g.N, g.K);
   FK_CUDA_CHECK_LAUNCH();
@@ -108,10 +139,6 @@ void launch(const SkinnyGemm& g, cudaStream_t s) {
     case 2: return launch_rows<T, 2>(g, s);
     case 3: return launch_rows<T, 3>(g, s);
     case 4: return launch_rows<T, 4>(g, s);
-    case 5: return launch_rows<T, 5>(g, s);
-    case 6: return launch_rows<T, 6>(g, s);
-    case 7: return launch_rows<T, 7>(g, s);
-    case 8: return launch_rows<T, 8>(g, s);
     default: FK_FAIL(FK_ERR_INTERNAL, "skinny_gemm: M = ", g.M, " outside [1, ", kSkinnyMaxRows, "]");
   }
 }

@@ -2,7 +2,11 @@
 // against a large weight. Such a product is a stream over the weight (M flops per byte
 // loaded), and cuBLASLt's small-M kernels leave a third of the memory bandwidth unused on
 // Hopper (bench/results: 48-68% of speed of light at M = 1). This kernel streams each
-// weight row through one warp with 16-byte loads, several in flight per thread.
+// weight row through one warp with 16-byte loads, several in flight per thread; from 3
+// input rows on, a warp takes two weight rows and reuses every input chunk across them.
+// Measured on an H100 (bench/results/h100/linear_bench.json, engine decode steps): up to
+// 4 rows it beats cuBLASLt (Llama-3.1-8B batch-1 step 6.26 ms against 6.73 ms), at 8 rows
+// it lost (7.74 against 7.04 ms), so larger M stays with cuBLASLt.
 #pragma once
 #include <cstdint>
 
@@ -10,7 +14,7 @@
 
 namespace fk::ops {
 
-constexpr int64_t kSkinnyMaxRows = 8;
+constexpr int64_t kSkinnyMaxRows = 4;
 
 struct SkinnyGemm {
   void* out = nullptr;         // [M, N], row stride ld_out; dtype

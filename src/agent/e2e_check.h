@@ -1,0 +1,28 @@
+// The optional end-to-end reward: the best candidate of a task installed in the engine
+// (`fk e2e eval` in a child process), compared with the baseline engine run on the same
+// workload: token agreement, logit drift, speedup and a verdict.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/task.h"
+
+namespace fk::agent {
+
+struct E2eOptions {
+  std::string model;                    // empty: no end-to-end check
+  std::string workload = "tiny";
+  std::vector<std::string> extra_args;  // engine options for fk e2e eval (--device cpu ...)
+  double timeout_s = 3600;
+  std::string fk_executable;            // empty: this executable
+};
+
+// Runs fk e2e eval with the candidate installed as the task's op; writes
+// out_dir/e2e/<task>.json and returns {verdict, reason, report, seconds}.
+nlohmann::json e2e_check(const E2eOptions& options, const bench::Task& task, const std::filesystem::path& candidate,
+                         const std::filesystem::path& out_dir);
+
+}  // namespace fk::agent
