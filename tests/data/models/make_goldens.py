@@ -18,7 +18,8 @@ routing decision of every layer at every position is clear: the gap between the 
 the (k+1)-th router logit is at least ROUTING_MARGIN times that layer's router-logit
 standard deviation. bf16 rounding in the engine moves router logits by a few thousandths
 of that; without the margin a near tie picks another expert and the logits of that
-position differ wholesale, which no tolerance can tell from a bug.
+position differ wholesale, which no tolerance can tell from a bug. Their first greedy
+choice must be clear too (FIRST_TOKEN_MARGIN), so that every prompt has tokens to compare.
 
     python3 tests/data/models/make_goldens.py OUT_DIR             # every family
     python3 tests/data/models/make_goldens.py OUT_DIR mixtral olmoe   # only these
@@ -73,6 +74,10 @@ PROMPT_LENGTHS = [7, 41]
 MOE_PROMPT_LENGTHS = [7, 29]
 NEW_TOKENS = 12
 ROUTING_MARGIN = 0.03
+# The engine's golden check compares greedy tokens with HF's up to the first choice whose
+# top-2 logit gap is below 4% of the row's largest |logit|: MoE prompts are also drawn
+# until their first greedy choice is clearer than that, so every prompt compares tokens.
+FIRST_TOKEN_MARGIN = 0.05
 MAX_PROMPT_DRAWS = 20000
 
 
@@ -145,7 +150,8 @@ def greedy(model, prompt):
 
 def clear_routing_prompt(model, probe, n, vocab, gen):
     """Draws prompts of n tokens until every routing decision over prompt + generated tokens
-    has a clear margin. Returns prompt, generated tokens, logits, margin and draws."""
+    has a clear margin and the first greedy choice is clear. Returns prompt, generated
+    tokens, logits, margin and draws."""
     for draw in range(1, MAX_PROMPT_DRAWS + 1):
         prompt = torch.randint(3, vocab, (n,), generator=gen).tolist()
         with torch.no_grad():
@@ -154,7 +160,10 @@ def clear_routing_prompt(model, probe, n, vocab, gen):
             continue
         tokens, logits = greedy(model, prompt)  # its last forward is over prompt + generated
         margin = probe.min_margin()
-        if margin >= ROUTING_MARGIN:
+        first = logits[n - 1]
+        top2 = first.topk(2).values
+        first_clear = float(top2[0] - top2[1]) >= FIRST_TOKEN_MARGIN * float(first.abs().max())
+        if margin >= ROUTING_MARGIN and first_clear:
             return prompt, tokens, logits, margin, draw
     raise RuntimeError(f"no prompt of {n} tokens with clear routing in {MAX_PROMPT_DRAWS} draws")
 
