@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Writes the shipped L1/L2 task files (tasks/dense-llm/*.json) from the serving shapes of
-Llama-3.1-8B, Qwen3-8B and Mistral-7B.
+"""Writes the shipped L1/L2 task files: tasks/dense-llm/*.json from the serving shapes of
+Llama-3.1-8B, Qwen3-8B and Mistral-7B, and tasks/moe-llm/*.json from those of the MoE
+models Qwen3-30B-A3B, Mixtral-8x7B and OLMoE-1B-7B (DeepSeek-V3 and Llama-4-Scout for the
+routings the first three do not use).
 
 Each workload's `calls` is how often one serving mix calls that shape: the op's calls per
 forward step times the number of steps of each scenario below. Until `fk capture` records
@@ -173,16 +175,94 @@ TASKS = {
 }
 
 
-def main():
-    out_dir = os.path.join(HERE, "dense-llm")
+# ---- mixture-of-experts models ------------------------------------------------------------
+MOE_MODELS = {
+    # name: hidden, MoE layers, experts, top-k, expert intermediate, renormalised top-k
+    "qwen3-30b-a3b": dict(hidden=2048, layers=48, experts=128, topk=8, inter=768, renorm=True),
+    "mixtral-8x7b": dict(hidden=4096, layers=32, experts=8, topk=2, inter=14336, renorm=True),
+    "olmoe-1b-7b": dict(hidden=2048, layers=16, experts=64, topk=8, inter=1024, renorm=False),
+}
+# DeepSeek-V3 (grouped top-k with a correction bias, 58 MoE layers) and Llama-4-Scout
+# (sigmoid top-1): the routings the models above do not use.
+DEEPSEEK = {"deepseek-v3": dict(hidden=7168, layers=58, experts=256, topk=8, groups=8, topk_group=4, scale=2.5)}
+LLAMA4 = {"llama-4-scout": dict(hidden=5120, layers=48, experts=16, topk=1)}
+# The fused experts' 8-bit deployment: Qwen3-30B-A3B with block-scaled fp8 expert weights.
+QWEN3_FP8 = {"qwen3-30b-a3b-fp8": dict(MOE_MODELS["qwen3-30b-a3b"], fp8=True)}
+
+
+def topk_softmax(m, t, ctx, label):
+    shape = {"tokens": t, "experts": m["experts"], "topk": m["topk"]}
+    if not m["renorm"]:
+        shape["renormalize"] = False
+    yield shape, m["layers"]
+
+
+def topk_sigmoid(m, t, ctx, label):
+    yield {"tokens": t, "experts": m["experts"], "topk": m["topk"], "renormalize": False}, m["layers"]
+
+
+def grouped_topk(m, t, ctx, label):
+    yield {"tokens": t, "experts": m["experts"], "topk": m["topk"], "groups": m["groups"],
+           "topk_group": m["topk_group"], "scale": m["scale"]}, m["layers"]
+
+
+def block_rows(slots, experts):
+    """The fused-experts baseline's rows per GEMM block (moe_gemm_layout.h)."""
+    used = min(slots, experts)
+    avg = -(-slots // used) if used else 0
+    return 16 if avg <= 12 else 32 if avg <= 24 else 64 if avg <= 48 else 128
+
+
+def align(m, t, ctx, label):
+    yield {"tokens": t, "topk": m["topk"], "experts": m["experts"],
+           "block_size": block_rows(t * m["topk"], m["experts"])}, m["layers"]
+
+
+def unpermute_sum(m, t, ctx, label):
+    yield {"tokens": t, "topk": m["topk"], "hidden": m["hidden"]}, m["layers"]
+
+
+def fused_experts(m, t, ctx, label):
+    shape = {"tokens": t, "topk": m["topk"], "experts": m["experts"], "hidden": m["hidden"], "inter": m["inter"]}
+    if m.get("fp8"):
+        shape["weight_dtype"] = "f8e4m3fn"
+    yield shape, m["layers"]
+
+
+MOE_TASKS = {
+    "moe_topk_softmax": dict(op="moe_topk_softmax", level="L1", gen=topk_softmax, models=MOE_MODELS,
+                             check=[{"tokens": 7, "experts": 60, "topk": 4}, {"tokens": 5, "experts": 8, "topk": 2,
+                                                                             "ties": True}]),
+    "moe_topk_sigmoid": dict(op="moe_topk_sigmoid", level="L1", gen=topk_sigmoid, models=LLAMA4,
+                             check=[{"tokens": 9, "experts": 12, "topk": 2}]),
+    "moe_grouped_topk": dict(op="moe_grouped_topk", level="L1", gen=grouped_topk, models=DEEPSEEK,
+                             check=[{"tokens": 5, "experts": 48, "topk": 4, "groups": 6, "topk_group": 2,
+                                     "scale": 2.0}]),
+    "moe_align_block_size": dict(op="moe_align_block_size", level="L1", gen=align, models=MOE_MODELS,
+                                 check=[{"tokens": 33, "topk": 3, "experts": 40, "block_size": 8,
+                                         "routing": "skewed"}]),
+    "moe_unpermute_sum": dict(op="moe_unpermute_sum", level="L1", gen=unpermute_sum, models=MOE_MODELS,
+                              check=[{"tokens": 6, "topk": 3, "hidden": 200}]),
+    "fused_experts": dict(op="fused_experts", level="L2", gen=fused_experts, models=MOE_MODELS,
+                          check=[{"tokens": 5, "topk": 2, "experts": 6, "hidden": 128, "inter": 96},
+                                 {"tokens": 9, "topk": 3, "experts": 4, "hidden": 72, "inter": 40,
+                                  "routing": "dropped"}]),
+    "fused_experts_fp8": dict(op="fused_experts", level="L2", gen=fused_experts, models=QWEN3_FP8,
+                              check=[{"tokens": 5, "topk": 2, "experts": 6, "hidden": 256, "inter": 160,
+                                      "weight_dtype": "f8e4m3fn"}]),
+}
+
+
+def write_tasks(tasks, category, default_models):
+    out_dir = os.path.join(HERE, category)
     os.makedirs(out_dir, exist_ok=True)
-    for task_id, spec in TASKS.items():
-        models = spec.get("models", MODELS)
+    for task_id, spec in tasks.items():
+        models = spec.get("models", default_models)
         task = {
             "id": task_id,
             "op": spec["op"],
             "level": spec["level"],
-            "category": "dense-llm",
+            "category": category,
             "architectures": list(models),
             "description": "Generated by tasks/generate.py from the serving shapes of "
                            + ", ".join(models) + ".",
@@ -196,6 +276,11 @@ def main():
             json.dump(task, f, indent=1)
             f.write("\n")
         print(f"{task_id}: {len(task['workloads'])} workloads")
+
+
+def main():
+    write_tasks(TASKS, "dense-llm", MODELS)
+    write_tasks(MOE_TASKS, "moe-llm", MOE_MODELS)
 
 
 if __name__ == "__main__":

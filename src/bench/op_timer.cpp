@@ -43,6 +43,8 @@ void finish_result(OpBenchResult& r, const DeviceCeilings* ceilings) {
     const SpeedOfLight sol = speed_of_light(r.cost, *ceilings);
     r.sol = sol.seconds() / seconds;
     r.sol_bound = sol.bound();
+    r.bandwidth_fraction = sol.memory_s / seconds;
+    if (sol.compute_s > 0) r.compute_fraction = sol.compute_s / seconds;
   }
 }
 

@@ -99,6 +99,9 @@ struct OpBenchResult {
   double tflops = 0;             // OpCost::flops / median
   std::optional<double> sol;     // fraction of speed of light (with stored ceilings)
   std::string sol_bound;         // "memory" or "compute"
+  // Both sides of the speed of light, whichever binds (with stored ceilings): bytes moved
+  // at the copy bandwidth, and flops at the compute ceiling, over the measured time.
+  std::optional<double> bandwidth_fraction, compute_fraction;
   std::string error;             // set when this workload could not be timed
 };
 

@@ -66,6 +66,8 @@ nlohmann::json to_json(const OpBenchReport& report) {
       j["sol_fraction"] = *r.sol;
       j["sol_bound"] = r.sol_bound;
     }
+    if (r.bandwidth_fraction) j["bandwidth_fraction"] = *r.bandwidth_fraction;
+    if (r.compute_fraction) j["compute_fraction"] = *r.compute_fraction;
     results.push_back(j);
   }
   const TimerOptions& t = report.timer;

@@ -177,17 +177,27 @@ void resolve_sliding(ModelConfig& c, const Family& fam, const ConfigFields& f) {
   if (!any_sliding) c.sliding_window = 0;  // a window no layer uses is no window
 }
 
+// The number of experts under the family's own key or the other one: transformers maps
+// one onto the other (attribute_map), and configs it writes may carry either.
+int64_t expert_count(const ConfigFields& f, const char* key, const char* alias) {
+  const auto a = f.optional_integer(key), b = f.optional_integer(alias);
+  if (a && b && *a != *b) f.fail(concat("'", key, "' (", *a, ") and '", alias, "' (", *b, ") disagree"));
+  if (a) return *a;
+  if (b) return *b;
+  return f.integer(key);  // the "missing required field" error
+}
+
 void parse_moe(ModelConfig& c, const Family& fam, const ConfigFields& f) {
   MoeConfig& m = c.moe;
   switch (fam.moe) {
     case MoeRule::dense: return;
     case MoeRule::mixtral:
-      m.num_experts = f.integer("num_local_experts");
+      m.num_experts = expert_count(f, "num_local_experts", "num_experts");
       m.expert_intermediate_size = c.intermediate_size;
       m.norm_topk_prob = true;  // Mixtral renormalises its top-k routing weights
       break;
     case MoeRule::qwen3_moe: {
-      m.num_experts = f.integer("num_experts");
+      m.num_experts = expert_count(f, "num_experts", "num_local_experts");
       m.expert_intermediate_size = f.integer("moe_intermediate_size");
       m.norm_topk_prob = f.boolean("norm_topk_prob");
       m.decoder_sparse_step = f.integer("decoder_sparse_step");
@@ -203,7 +213,7 @@ void parse_moe(ModelConfig& c, const Family& fam, const ConfigFields& f) {
       break;
     }
     case MoeRule::olmoe:
-      m.num_experts = f.integer("num_experts");
+      m.num_experts = expert_count(f, "num_experts", "num_local_experts");
       m.expert_intermediate_size = c.intermediate_size;
       m.norm_topk_prob = f.boolean("norm_topk_prob");
       break;

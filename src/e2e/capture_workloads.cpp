@@ -1,5 +1,5 @@
 // From an op call's argument struct to the op's task workload fields: the inverse of each
-// op's make_case (src/ops/*/..._def.cpp), for the ops a dense decoder calls.
+// op's make_case (src/ops/*/..._def.cpp), for the ops a decoder calls (dense or MoE).
 #include <cstring>
 
 #include "e2e/capture.h"
@@ -9,6 +9,7 @@
 #include "fk/ops/embedding.h"
 #include "fk/ops/kv_cache.h"
 #include "fk/ops/linear.h"
+#include "fk/ops/moe.h"
 #include "fk/ops/norm.h"
 #include "fk/ops/rope.h"
 #include "fk/ops/sampling.h"
@@ -108,6 +109,18 @@ std::optional<json> workload_of_call(const std::string& op, const void* raw) {
   if (op == "sample") {
     const auto& a = *static_cast<const ops::SampleArgs*>(raw);
     return json{{"batch", a.logits.shape[0]}, {"vocab", a.logits.shape[1]}, {"dtype", dt(a.logits)}};
+  }
+  if (op == "moe_topk_softmax") {
+    const auto& a = *static_cast<const ops::MoeTopkSoftmaxArgs*>(raw);
+    return json{{"tokens", a.gating_output.shape[0]}, {"experts", a.gating_output.shape[1]},
+                {"topk", a.topk_ids.shape[1]}, {"renormalize", a.renormalize != 0}, {"dtype", dt(a.gating_output)}};
+  }
+  if (op == "fused_experts") {  // the routing of a case is drawn anew (uniform)
+    const auto& a = *static_cast<const ops::FusedExpertsArgs*>(raw);
+    json w = {{"tokens", a.hidden.shape[0]}, {"topk", a.topk_ids.shape[1]}, {"experts", a.w13.shape[0]},
+              {"hidden", a.hidden.shape[1]}, {"inter", a.w13.shape[1] / 2}, {"dtype", dt(a.hidden)}};
+    if (a.w13.dtype == DType::f8e4m3fn) w["weight_dtype"] = dt(a.w13);
+    return w;
   }
   return std::nullopt;
 }

@@ -58,6 +58,10 @@ TEST(OpTimer, ResultNumbersComeFromTheMedian) {
   ASSERT_TRUE(r.sol.has_value());
   EXPECT_NEAR(*r.sol, 0.5, 1e-12);
   EXPECT_EQ(r.sol_bound, "memory");
+  ASSERT_TRUE(r.bandwidth_fraction.has_value());
+  EXPECT_NEAR(*r.bandwidth_fraction, 0.5, 1e-12);  // memory-bound: the fraction of copy bandwidth is the SOL
+  ASSERT_TRUE(r.compute_fraction.has_value());
+  EXPECT_LT(*r.compute_fraction, *r.bandwidth_fraction);
   OpBenchResult no = result_with({10}, {1e6, 0, DType::bf16});
   finish_result(no, nullptr);
   EXPECT_FALSE(no.sol.has_value());

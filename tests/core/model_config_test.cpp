@@ -371,10 +371,16 @@ TEST(ModelConfig, Errors) {
   EXPECT_CONFIG_ERROR(moe + R"("num_experts_per_tok": 2})", "missing required field 'num_local_experts' (mixtral)");
   EXPECT_CONFIG_ERROR(moe + R"("num_local_experts": 4, "num_experts_per_tok": 5})", "'num_experts_per_tok' (5) exceeds");
   EXPECT_CONFIG_ERROR(moe + R"("num_local_experts": 0, "num_experts_per_tok": 1})", "'num_local_experts' must be positive");
+  // transformers maps num_experts and num_local_experts onto each other: either key works.
+  EXPECT_EQ(parse_model_config(moe + R"("num_experts": 4, "num_experts_per_tok": 2})").moe.num_experts, 4);
+  EXPECT_CONFIG_ERROR(moe + R"("num_experts": 4, "num_local_experts": 8, "num_experts_per_tok": 2})", "disagree");
   const std::string qmoe = R"({"model_type": "qwen3_moe", "hidden_size": 64, "moe_intermediate_size": 32,
     "num_hidden_layers": 2, "num_attention_heads": 4, "head_dim": 16, "vocab_size": 10, "num_experts": 4,
     "num_experts_per_tok": 2, )";
   EXPECT_NO_THROW(parse_model_config(qmoe + R"("norm_topk_prob": true})"));  // no dense layer, no dense width
+  EXPECT_EQ(parse_model_config(R"({"model_type": "qwen3_moe", "hidden_size": 64, "moe_intermediate_size": 32,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "head_dim": 16, "vocab_size": 10, "num_local_experts": 6,
+    "num_experts_per_tok": 2})").moe.num_experts, 6);
   EXPECT_CONFIG_ERROR(qmoe + R"("mlp_only_layers": [2]})", "'mlp_only_layers' entry 2 is not a layer index");
   EXPECT_CONFIG_ERROR(qmoe + R"("mlp_only_layers": [1]})", "'intermediate_size' is not given");
   EXPECT_CONFIG_ERROR(qmoe + R"("decoder_sparse_step": 0})", "'decoder_sparse_step' must be positive");

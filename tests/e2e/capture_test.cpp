@@ -54,5 +54,37 @@ TEST(Capture, EveryCallBecomesATaskWorkloadThatInstantiates) {
   }
 }
 
+// MoE models (built-in tiny configs, random weights): routing and experts are captured too.
+TEST(Capture, MoeCallsBecomeTaskWorkloadsThatInstantiate) {
+  for (const char* model : {"tiny-qwen3-moe", "tiny-olmoe"}) {
+    engine::EngineConfig c;
+    c.model = model;
+    c.backend = DeviceType::cpu;
+    c.num_pages = 128;
+    c.max_num_batched_tokens = 64;
+    const WorkloadSpec w = workload_spec("tiny");
+    const CaptureResult r = capture_workload(c, w);
+    int64_t experts_calls = 0, linear_calls = 0, embedding_calls = 0;
+    for (const CapturedOp& op : r.ops) {
+      for (const auto& [key, wc] : op.workloads)
+        EXPECT_FALSE(wc.first.contains("untranslated")) << model << ": " << op.op << " was not translated";
+      if (op.op == "fused_experts") experts_calls = op.calls;
+      if (op.op == "linear") linear_calls = op.calls;
+      if (op.op == "embedding") embedding_calls = op.calls;
+    }
+    // Each step, per layer: qkv, output and router projections, one experts call; the head.
+    const int64_t steps = embedding_calls / 2;
+    EXPECT_EQ(experts_calls, steps * 2) << model;
+    EXPECT_EQ(linear_calls, steps * (3 * 2 + 1)) << model;
+    const fs::path dir = fs::temp_directory_path() / ("fk-capture-" + std::string(model));
+    fs::remove_all(dir);
+    write_task_files(r, model, w.name, dir);
+    for (const bench::Task& t : bench::load_tasks(dir))
+      for (const bench::TaskWorkload& tw : t.workloads)
+        EXPECT_NO_THROW(OpRegistry::global().def(t.op).make_case(tw.shape, 3)) << t.op << " " << tw.shape.dump();
+    fs::remove_all(dir);
+  }
+}
+
 }  // namespace
 }  // namespace fk::e2e

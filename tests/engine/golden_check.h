@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -132,6 +133,10 @@ inline double row_scale(const float* row, int64_t n) {
 
 inline void check_family(const std::string& family, DeviceType backend) {
   SCOPED_TRACE(family);
+  // Missing data is a failure, not a skip: every family listed must have its goldens.
+  ASSERT_TRUE(std::filesystem::exists(model_dir(family) + "/golden.json"))
+      << "no golden data for " << family << " in " << model_dir(family)
+      << " (tests/data/models/make_goldens.py writes it)";
   const Golden g = load_golden(family);
   EngineStream stream(backend == DeviceType::cuda);
   const Device dev = backend == DeviceType::cuda ? Device::cuda(0) : Device::cpu();

@@ -14,7 +14,8 @@ TEST_P(GoldenGpu, LogitsAndGreedyTokensMatchTransformers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, GoldenGpu,
-                         ::testing::Values("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3"));
+                         ::testing::Values("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "mixtral",
+                                           "qwen3_moe", "olmoe"));
 
 }  // namespace
 }  // namespace fk::engine::test

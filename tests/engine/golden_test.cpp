@@ -1,4 +1,4 @@
-// The engine on the CPU backend against HF transformers goldens of every dense family.
+// The engine on the CPU backend against HF transformers goldens of every family.
 #include "engine/golden_check.h"  // tests/engine/
 
 namespace fk::engine::test {
@@ -9,7 +9,8 @@ class GoldenCpu : public ::testing::TestWithParam<std::string> {};
 TEST_P(GoldenCpu, LogitsAndGreedyTokensMatchTransformers) { check_family(GetParam(), DeviceType::cpu); }
 
 INSTANTIATE_TEST_SUITE_P(Families, GoldenCpu,
-                         ::testing::Values("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3"));
+                         ::testing::Values("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "mixtral",
+                                           "qwen3_moe", "olmoe"));
 
 }  // namespace
 }  // namespace fk::engine::test

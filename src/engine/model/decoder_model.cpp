@@ -10,6 +10,7 @@
 #include "fk/ops/embedding.h"
 #include "fk/ops/kv_cache.h"
 #include "fk/ops/linear.h"
+#include "fk/ops/moe.h"
 #include "fk/ops/norm.h"
 #include "fk/ops/rope.h"
 #include "fk/rope_cache.h"
@@ -67,16 +68,34 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
   b_ = buffer(max_tokens, H);
   qkv_ = buffer(max_tokens, spec_.qkv_rows());
   attn_out_ = buffer(max_tokens, c.q_size());
-  gate_up_ = buffer(max_tokens, 2 * I);
-  act_ = buffer(max_tokens, I);
+  // The dense MLP's buffers only when some layer is dense (Qwen3-MoE configs name an
+  // intermediate_size none of their layers uses).
+  bool any_dense = false;
+  for (int64_t l = 0; l < spec_.num_layers(); ++l) any_dense |= !spec_.is_moe_layer(l);
+  gate_up_ = buffer(max_tokens, any_dense ? 2 * I : 0);
+  act_ = buffer(max_tokens, any_dense ? I : 0);
   head_in_ = buffer(max_logits, H);
   logits_ = buffer(max_logits, c.vocab_size);
+  if (spec_.moe.enabled) {
+    const int64_t E = spec_.moe.num_experts, k = spec_.moe.top_k;
+    router_logits_ = buffer(max_tokens, E);
+    topk_weights_ = Tensor::empty({max_tokens, k}, DType::f32, device, stream);
+    topk_ids_ = Tensor::empty({max_tokens, k}, DType::i32, device, stream);
+    // The CPU implementation needs no scratch.
+    const int64_t ws = cpu ? 16 : ops::fused_experts_workspace_bytes(max_tokens, k, E, H, spec_.moe.intermediate);
+    moe_workspace_ = Tensor::empty({ws}, DType::u8, device, stream);
+  }
+  if (spec_.qk_norm_across_heads) {
+    q_normed_ = buffer(max_tokens, c.q_size());
+    k_normed_ = buffer(max_tokens, c.kv_size());
+  }
 }
 
 int64_t DecoderModel::activation_bytes() const {
   int64_t b = 0;
-  for (const Tensor* t : {&residual_, &a_, &b_, &qkv_, &attn_out_, &gate_up_, &act_, &head_in_, &logits_})
-    b += static_cast<int64_t>(t->nbytes());
+  for (const Tensor* t : {&residual_, &a_, &b_, &qkv_, &attn_out_, &gate_up_, &act_, &head_in_, &logits_,
+                          &router_logits_, &topk_weights_, &topk_ids_, &moe_workspace_, &q_normed_, &k_normed_})
+    if (t->defined()) b += static_cast<int64_t>(t->nbytes());
   for (const auto* set : {&plans_, &decode_part_plans_})
     for (const AttentionPlan& p : *set) b += static_cast<int64_t>(p.float_workspace.nbytes() + p.int_workspace.nbytes());
   return b;
@@ -101,6 +120,15 @@ void DecoderModel::add_norm(const TensorView& x, const TensorView& residual, con
 void DecoderModel::linear(const TensorView& out, const TensorView& in, const Tensor& w, const Tensor& bias,
                           void* stream) const {
   call_op(ops::LinearArgs{out, in, w, opt(bias), absent(), absent()}, backend_, stream);
+}
+
+void DecoderModel::moe_mlp(const TensorView& out, const TensorView& in, const LayerWeights& w, void* stream) const {
+  const int64_t T = in.shape[0];
+  const TensorView logits = rows(router_logits_, T), weights = rows(topk_weights_, T), ids = rows(topk_ids_, T);
+  linear(logits, in, w.router, Tensor{}, stream);
+  call_op(ops::MoeTopkSoftmaxArgs{weights, ids, logits, spec_.moe.renormalize ? 1 : 0}, backend_, stream);
+  call_op(ops::FusedExpertsArgs{out, in, w.w13, w.w2, absent(), absent(), weights, ids, moe_workspace_}, backend_,
+          stream);
 }
 
 namespace {
@@ -193,6 +221,7 @@ void DecoderModel::attention(const ForwardBatch& b, int64_t layer, const TensorV
 
 TensorView DecoderModel::query_view(int64_t tokens) const {
   const ModelConfig& c = spec_.config;
+  if (spec_.qk_norm_across_heads) return as_heads(rows(q_normed_, tokens), c.num_attention_heads, c.head_dim);
   return as_heads(columns(rows(qkv_, tokens), 0, c.q_size()), c.num_attention_heads, c.head_dim);
 }
 
@@ -217,7 +246,10 @@ TensorView DecoderModel::forward(const ForwardBatch& b, const KvCache& kv, void*
            " logit rows; the model was sized for ", logits_.size(0));
   const TensorView residual = rows(residual_, T), x = rows(a_, T), y = rows(b_, T);
   const TensorView qkv = rows(qkv_, T), q = query_view(T);
-  const TensorView k = as_heads(columns(qkv, c.q_size(), c.kv_size()), c.num_key_value_heads, c.head_dim);
+  // OLMoE normalises q and k over the whole projection into buffers of their own.
+  const TensorView k = spec_.qk_norm_across_heads
+                           ? as_heads(rows(k_normed_, T), c.num_key_value_heads, c.head_dim)
+                           : as_heads(columns(qkv, c.q_size(), c.kv_size()), c.num_key_value_heads, c.head_dim);
   const TensorView v = as_heads(columns(qkv, c.q_size() + c.kv_size(), c.kv_size()), c.num_key_value_heads, c.head_dim);
   const TensorView attn_out = rows(attn_out_, T);
   const TensorView gate_up = rows(gate_up_, T), act = rows(act_, T);
@@ -237,6 +269,12 @@ TensorView DecoderModel::forward(const ForwardBatch& b, const KvCache& kv, void*
     linear(qkv, x, w.qkv, w.qkv_bias, stream);
     const LayerAttention& la = spec_.layers[static_cast<size_t>(l)];
     const Tensor& cos_sin = rope_caches_[static_cast<size_t>(la.rope_index)];
+    if (spec_.qk_norm_across_heads) {
+      call_op(ops::RmsNormArgs{rows(q_normed_, T), columns(qkv, 0, c.q_size()), w.q_norm, spec_.rms_norm_eps}, backend_,
+              stream);
+      call_op(ops::RmsNormArgs{rows(k_normed_, T), columns(qkv, c.q_size(), c.kv_size()), w.k_norm, spec_.rms_norm_eps},
+              backend_, stream);
+    }
     if (spec_.qk_norm)
       call_op(ops::QkNormRopeArgs{b.positions, q, k, w.q_norm, w.k_norm, cos_sin, static_cast<int32_t>(c.head_dim),
                                   ops::RopeStyle::neox, spec_.rms_norm_eps},
@@ -257,16 +295,22 @@ TensorView DecoderModel::forward(const ForwardBatch& b, const KvCache& kv, void*
       mlp_in = x;
     }
     add_norm(mlp_in, residual, w.pre_mlp_norm, stream);
-    linear(gate_up, mlp_in, w.gate_up, w.gate_up_bias, stream);
-    switch (spec_.activation) {
-      case MlpActivation::silu: call_op(ops::SiluAndMulArgs{act, gate_up}, backend_, stream); break;
-      case MlpActivation::gelu: call_op(ops::GeluAndMulArgs{act, gate_up, ops::GeluApprox::none}, backend_, stream); break;
-      case MlpActivation::gelu_tanh:
-        call_op(ops::GeluAndMulArgs{act, gate_up, ops::GeluApprox::tanh}, backend_, stream);
-        break;
-    }
     const TensorView mlp_out = mlp_in.data == x.data ? y : x;
-    linear(mlp_out, act, w.down, w.down_bias, stream);
+    if (spec_.is_moe_layer(l)) {
+      moe_mlp(mlp_out, mlp_in, w, stream);
+    } else {
+      linear(gate_up, mlp_in, w.gate_up, w.gate_up_bias, stream);
+      switch (spec_.activation) {
+        case MlpActivation::silu: call_op(ops::SiluAndMulArgs{act, gate_up}, backend_, stream); break;
+        case MlpActivation::gelu:
+          call_op(ops::GeluAndMulArgs{act, gate_up, ops::GeluApprox::none}, backend_, stream);
+          break;
+        case MlpActivation::gelu_tanh:
+          call_op(ops::GeluAndMulArgs{act, gate_up, ops::GeluApprox::tanh}, backend_, stream);
+          break;
+      }
+      linear(mlp_out, act, w.down, w.down_bias, stream);
+    }
     if (spec_.sandwich_norm)
       norm(x, mlp_out, w.post_mlp_norm, stream);
     else if (mlp_out.data != x.data)

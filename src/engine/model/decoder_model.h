@@ -1,5 +1,6 @@
-// A dense decoder LLM as a sequence of registry ops (every call goes through the op
-// registry, so an installed candidate kernel runs inside the engine). One forward pass
+// A decoder LLM (dense or mixture-of-experts) as a sequence of registry ops (every call
+// goes through the op registry, so an installed candidate kernel runs inside the engine).
+// One forward pass
 // serves prefill, chunked prefill, decode and mixed batches: packed tokens in, logits of
 // the requested rows out. Activations live in buffers allocated once for the largest step.
 #pragma once
@@ -51,6 +52,8 @@ class DecoderModel {
   void norm(const TensorView& out, const TensorView& in, const Tensor& w, void* stream) const;
   void add_norm(const TensorView& x, const TensorView& residual, const Tensor& w, void* stream) const;
   void linear(const TensorView& out, const TensorView& in, const Tensor& w, const Tensor& bias, void* stream) const;
+  // The sparse MLP of an MoE layer: router, top-k routing, routed experts (out = experts(in)).
+  void moe_mlp(const TensorView& out, const TensorView& in, const LayerWeights& w, void* stream) const;
   TensorView rows(const Tensor& buffer, int64_t n) const;
 
   ModelSpec spec_;
@@ -65,6 +68,9 @@ class DecoderModel {
   bool cuda_graph_ = false;          // what the last plan was made with
   // Activations, sized for the largest step.
   Tensor residual_, a_, b_, qkv_, attn_out_, gate_up_, act_, head_in_, logits_;
+  // MoE layers: router logits [T, E], routing [T, k] (f32 weights, i32 ids), the experts'
+  // workspace; OLMoE: the normalised q and k [T, q_size], [T, kv_size].
+  Tensor router_logits_, topk_weights_, topk_ids_, moe_workspace_, q_normed_, k_normed_;
 };
 
 }  // namespace fk::engine

@@ -62,10 +62,22 @@ MlpActivation activation_of(const std::string& act) {
   FK_FAIL(FK_ERR_UNSUPPORTED, "hidden activation '", act, "' is not supported by the engine's gated MLP");
 }
 
+void resolve_moe(ModelSpec& s) {
+  const MoeConfig& m = s.config.moe;
+  if (m.shared_expert_intermediate_size > 0)
+    FK_FAIL(FK_ERR_UNSUPPORTED, "model_type '", s.config.model_type,
+            "': shared experts are not supported by the engine's MoE layers");
+  if (activation_of(s.config.hidden_act) != MlpActivation::silu)
+    FK_FAIL(FK_ERR_UNSUPPORTED, "model_type '", s.config.model_type, "': experts with activation '",
+            s.config.hidden_act, "' are not supported (fused_experts is SwiGLU)");
+  s.moe.enabled = true;
+  s.moe.num_experts = m.num_experts;
+  s.moe.top_k = m.num_experts_per_tok;
+  s.moe.intermediate = m.expert_intermediate_size;
+  s.moe.renormalize = m.norm_topk_prob;
+}
+
 ModelSpec model_spec_for(const ModelConfig& config) {
-  if (config.is_moe())
-    FK_FAIL(FK_ERR_UNSUPPORTED, "model_type '", config.model_type,
-            "' has mixture-of-experts layers, which the dense engine does not run");
   ModelSpec s;
   s.config = config;
   s.activation = activation_of(config.hidden_act);
@@ -88,6 +100,9 @@ ModelSpec model_spec_for(const ModelConfig& config) {
     if (std::find(f.model_types.begin(), f.model_types.end(), config.model_type) == f.model_types.end()) continue;
     s.family = f.name;
     f.resolve(s);
+    if (config.is_moe() && !s.moe.enabled)
+      FK_FAIL(FK_ERR_UNSUPPORTED, "model_type '", config.model_type,
+              "' has mixture-of-experts layers, which its model family does not run");
     return s;
   }
   std::string known;

@@ -1,8 +1,10 @@
 // What a decoder model computes, resolved once from its ModelConfig by the family's file
-// (llama.cpp, qwen.cpp, gemma.cpp): which norm, activation, projections, biases and
-// attention settings each layer uses, and where each weight sits in an HF checkpoint.
-// The forward pass (decoder_model.cpp) reads only this struct, never config.json fields.
+// (llama.cpp, qwen.cpp, gemma.cpp, mixtral.cpp, qwen_moe.cpp, olmoe.cpp): which norm,
+// activation, projections, biases, attention settings and mixture-of-experts blocks each
+// layer uses, and where each weight sits in an HF checkpoint. The forward pass
+// (decoder_model.cpp) reads only this struct, never config.json fields.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +29,21 @@ struct LayerAttention {
   friend bool operator==(const LayerAttention&, const LayerAttention&) = default;
 };
 
+// The sparse MLP of MoE layers: a router (linear to E logits), softmax top-k routing and
+// the routed experts (fused_experts).
+struct MoeSpec {
+  bool enabled = false;
+  int64_t num_experts = 0;
+  int64_t top_k = 0;
+  int64_t intermediate = 0;  // each expert's intermediate size
+  bool renormalize = false;  // top-k weights divided by their sum (Mixtral, Qwen3-MoE)
+  // HF checkpoint names under "layers.N.": the block's module (its router is
+  // "<module>.gate.weight", its experts "<module>.experts...") and the names of an
+  // expert's {gate, up, down} projections; the loader takes the first that exists.
+  std::vector<std::string> module_names = {"mlp"};
+  std::vector<std::array<std::string, 3>> expert_weight_names = {{"gate_proj", "up_proj", "down_proj"}};
+};
+
 struct ModelSpec {
   ModelConfig config;
   std::string family;  // "llama", "qwen", "gemma": the file that resolved it
@@ -40,6 +57,8 @@ struct ModelSpec {
   // as offsets from one too: the loader adds the one so the fused qk_norm_rope op applies.
   bool qk_norm = false;
   bool qk_norm_weight_offset = false;
+  // OLMoE: RMSNorm of the whole q and k projections (weights [heads * head_dim]) before rope.
+  bool qk_norm_across_heads = false;
   // Gemma 2/3: norms after attention and after the MLP, before each residual add.
   bool sandwich_norm = false;
   // Gemma: embeddings multiplied by sqrt(hidden), rounded to the model dtype first as HF does.
@@ -51,6 +70,7 @@ struct ModelSpec {
 
   std::vector<RopeConfig> ropes;       // one per distinct rope (Gemma3: global and local)
   std::vector<LayerAttention> layers;  // one per decoder layer
+  MoeSpec moe;                         // layers with config.is_moe_layer(l) use it
 
   // HF checkpoint names. `prefix` is what precedes "layers.N." and "embed_tokens"
   // ("model." or, for multimodal wrappers, "language_model.model.").
@@ -60,11 +80,12 @@ struct ModelSpec {
   std::string post_mlp_norm_name;                              // sandwich only: post_feedforward_layernorm
 
   int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }
+  bool is_moe_layer(int64_t l) const { return moe.enabled && config.is_moe_layer(l); }
   int64_t qkv_rows() const { return config.q_size() + 2 * config.kv_size(); }
 };
 
 // The spec of a config, by its model_type (throws naming the type when no family claims it,
-// or naming the setting the engine does not run, e.g. MoE layers or dynamic rope scaling).
+// or naming the setting the engine does not run, e.g. shared experts or dynamic rope scaling).
 ModelSpec model_spec_for(const ModelConfig& config);
 
 // ---- for the family files -----------------------------------------------------------
@@ -79,5 +100,8 @@ struct ModelFamilyRegistrar {
 // The RopeConfig of a config's rope_theta and rope_scaling (theta overridable: Gemma3's local layers).
 RopeConfig rope_config_of(const ModelConfig& config, double theta);
 MlpActivation activation_of(const std::string& hidden_act);
+// Fills spec.moe from the config's MoE fields (softmax top-k routing); the family then
+// sets its checkpoint names.
+void resolve_moe(ModelSpec& spec);
 
 }  // namespace fk::engine

@@ -112,9 +112,54 @@ int64_t bytes_of(const ModelWeights& w) {
   for (const LayerWeights& l : w.layers)
     for (const Tensor* t : {&l.input_norm, &l.qkv, &l.qkv_bias, &l.q_norm, &l.k_norm, &l.o_proj, &l.o_bias,
                             &l.post_attn_norm, &l.pre_mlp_norm, &l.gate_up, &l.gate_up_bias, &l.down, &l.down_bias,
-                            &l.post_mlp_norm})
+                            &l.post_mlp_norm, &l.router, &l.w13, &l.w2})
       add(*t);
   return b;
+}
+
+// The router and experts of MoE layer l: per-expert tensors (what HF checkpoints hold:
+// "<module>.experts.<e>.<gate|up|down>.weight") stacked, or transformers 5's fused
+// "<module>.experts.gate_up_proj" [E, 2Ie, H] and "<module>.experts.down_proj" [E, H, Ie].
+void load_experts(CheckpointReader& r, const ModelSpec& spec, int64_t l, LayerWeights& lw) {
+  const MoeSpec& m = spec.moe;
+  const int64_t E = m.num_experts, H = spec.config.hidden_size, Ie = m.intermediate;
+  auto n = [&](const std::string& what) { return r.layer_name(l, what); };
+  std::string module, tried;
+  for (const std::string& name : m.module_names) {
+    tried += (tried.empty() ? "" : ", ") + n(name + ".gate.weight");
+    if (r.has(n(name + ".gate.weight"))) {
+      module = name;
+      break;
+    }
+  }
+  if (module.empty())
+    FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint has no MoE router for layer ", l, " (looked for ", tried, ")");
+  lw.router = r.tensor(n(module + ".gate.weight"), {E, H});
+  const std::string experts = module + ".experts.";
+  if (r.has(n(experts + "gate_up_proj"))) {
+    lw.w13 = r.tensor(n(experts + "gate_up_proj"), {E, 2 * Ie, H});
+    lw.w2 = r.tensor(n(experts + "down_proj"), {E, H, Ie});
+    return;
+  }
+  tried = n(experts + "gate_up_proj");
+  for (const auto& names : m.expert_weight_names) {
+    tried += ", " + n(experts + "0." + names[0] + ".weight");
+    if (!r.has(n(experts + "0." + names[0] + ".weight"))) continue;
+    std::vector<std::string> gate_up, down;
+    std::vector<Shape> gate_up_shapes, down_shapes;
+    for (int64_t e = 0; e < E; ++e) {
+      const std::string p = concat(experts, e, ".");
+      gate_up.push_back(n(p + names[0] + ".weight"));
+      gate_up.push_back(n(p + names[1] + ".weight"));
+      gate_up_shapes.insert(gate_up_shapes.end(), 2, Shape{Ie, H});
+      down.push_back(n(p + names[2] + ".weight"));
+      down_shapes.push_back({H, Ie});
+    }
+    lw.w13 = r.stacked(gate_up, gate_up_shapes).reshape({E, 2 * Ie, H});
+    lw.w2 = r.stacked(down, down_shapes).reshape({E, H, Ie});
+    return;
+  }
+  FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint has no expert weights for layer ", l, " (looked for ", tried, ")");
 }
 
 }  // namespace
@@ -159,6 +204,10 @@ ModelWeights load_checkpoint_weights(const ModelSpec& spec, const safetensors::C
       lw.q_norm = r.tensor(n("self_attn.q_norm.weight"), {D}, f);
       lw.k_norm = r.tensor(n("self_attn.k_norm.weight"), {D}, f);
     }
+    if (spec.qk_norm_across_heads) {
+      lw.q_norm = r.tensor(n("self_attn.q_norm.weight"), {q});
+      lw.k_norm = r.tensor(n("self_attn.k_norm.weight"), {kv});
+    }
     lw.o_proj = r.tensor(n("self_attn.o_proj.weight"), {H, q});
     if (spec.o_bias) lw.o_bias = r.tensor(n("self_attn.o_proj.bias"), {H});
     if (spec.sandwich_norm) {
@@ -166,6 +215,11 @@ ModelWeights load_checkpoint_weights(const ModelSpec& spec, const safetensors::C
       lw.post_mlp_norm = r.tensor(n(spec.post_mlp_norm_name + ".weight"), {H});
     }
     lw.pre_mlp_norm = r.tensor(n(spec.pre_mlp_norm_name + ".weight"), {H});
+    if (spec.is_moe_layer(l)) {
+      load_experts(r, spec, l, lw);
+      w.layers.push_back(std::move(lw));
+      continue;
+    }
     lw.gate_up = r.stacked({n("mlp.gate_proj.weight"), n("mlp.up_proj.weight")}, {{I, H}, {I, H}});
     lw.down = r.tensor(n("mlp.down_proj.weight"), {H, I});
     if (spec.mlp_bias) {
@@ -220,6 +274,10 @@ ModelWeights dummy_weights(const ModelSpec& spec, DType dtype, Device device, ui
       lw.q_norm = constant({D}, 1.0f);  // the offset is already applied: identity is 1
       lw.k_norm = constant({D}, 1.0f);
     }
+    if (spec.qk_norm_across_heads) {
+      lw.q_norm = constant({q}, 1.0f);
+      lw.k_norm = constant({kv}, 1.0f);
+    }
     lw.o_proj = projection(H, q);
     if (spec.o_bias) lw.o_bias = normal({H}, 0.02f);
     if (spec.sandwich_norm) {
@@ -227,6 +285,14 @@ ModelWeights dummy_weights(const ModelSpec& spec, DType dtype, Device device, ui
       lw.post_mlp_norm = constant({H}, norm_identity);
     }
     lw.pre_mlp_norm = constant({H}, norm_identity);
+    if (spec.is_moe_layer(l)) {
+      const int64_t E = spec.moe.num_experts, Ie = spec.moe.intermediate;
+      lw.router = projection(E, H);
+      lw.w13 = normal({E, 2 * Ie, H}, static_cast<float>(1.0 / std::sqrt(static_cast<double>(H))));
+      lw.w2 = normal({E, H, Ie}, static_cast<float>(1.0 / std::sqrt(static_cast<double>(Ie))));
+      w.layers.push_back(std::move(lw));
+      continue;
+    }
     lw.gate_up = projection(2 * I, H);
     lw.down = projection(H, I);
     if (spec.mlp_bias) {

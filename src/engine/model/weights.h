@@ -1,7 +1,9 @@
 // A decoder model's weights on one device, in the layout the forward pass wants: q, k and v
 // projections fused into one [q + 2 kv, hidden] matrix (one GEMM), gate and up fused into
 // one [2 * intermediate, hidden] matrix ([gate | up] rows, what silu_and_mul reads), norm
-// weights as the norm ops take them. Filled from an HF checkpoint or at random.
+// weights as the norm ops take them; MoE layers hold their router and every expert's
+// gate/up ([E, 2 * expert intermediate, hidden], gate rows first) and down projections
+// stacked, as fused_experts reads them. Filled from an HF checkpoint or at random.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -15,13 +17,16 @@ namespace fk::engine {
 struct LayerWeights {
   Tensor input_norm;               // [H]
   Tensor qkv, qkv_bias;            // [Hq*D + 2*Hk*D, H], [Hq*D + 2*Hk*D] (qkv_bias: optional)
-  Tensor q_norm, k_norm;           // [D] (qk_norm only; offset already added for Gemma3)
+  Tensor q_norm, k_norm;           // [D] (qk_norm only; offset already added for Gemma3), or
+                                   // [Hq*D], [Hk*D] (qk_norm_across_heads)
   Tensor o_proj, o_bias;           // [H, Hq*D], [H] (optional)
   Tensor post_attn_norm;           // [H] (sandwich only)
   Tensor pre_mlp_norm;             // [H]
   Tensor gate_up, gate_up_bias;    // [2I, H], [2I] (optional)
   Tensor down, down_bias;          // [H, I], [H] (optional)
   Tensor post_mlp_norm;            // [H] (sandwich only)
+  Tensor router;                   // [E, H] (MoE layers; gate_up/down are then absent)
+  Tensor w13, w2;                  // [E, 2Ie, H], [E, H, Ie]
 };
 
 struct ModelWeights {

@@ -1,0 +1,153 @@
+// MoE ops on the GPU: the CUDA grouping equals the stable reference exactly (both order an
+// expert's slots by slot index), routing and fused experts on production shapes against
+// the f64 oracle (token counts cut so that the oracle stays quick), every GEMM tile
+// configuration, determinism, replay inside a CUDA graph, and clear errors for shapes
+// the baseline does not run.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "bench/op_check.h"
+#include "engine/device.h"
+#include "fk/op_registry.h"
+#include "fk/ops/moe.h"
+#include "fk/runtime.h"
+#include "support/test_seed.h"
+
+namespace fk::ops {
+namespace {
+
+const OpDef& def(const char* name) { return OpRegistry::global().def(name); }
+
+void expect_passes(const char* op, const Json& w, const std::string& tag) {
+  const auto r = bench::check_op(def(op), w, test::seed_for(tag + w.dump()), DeviceType::cuda);
+  EXPECT_TRUE(r.passed) << op << " " << w.dump() << ": " << r.message;
+}
+
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  const Tensor ha = a.to(Device::cpu()), hb = b.to(Device::cpu());
+  return ha.nbytes() == hb.nbytes() && std::memcmp(ha.data(), hb.data(), ha.nbytes()) == 0;
+}
+
+TEST(MoeGpu, GroupingEqualsTheStableReferenceExactly) {
+  FK_REQUIRE_GPU();
+  const Json shapes[] = {
+      {{"tokens", 1}, {"topk", 8}, {"experts", 128}, {"block_size", 16}},
+      {{"tokens", 64}, {"topk", 8}, {"experts", 128}, {"block_size", 16}},
+      {{"tokens", 256}, {"topk", 8}, {"experts", 128}, {"block_size", 32}},   // 2048 slots: one CTA
+      {{"tokens", 257}, {"topk", 8}, {"experts", 128}, {"block_size", 32}},   // 2056: chunked
+      {{"tokens", 8192}, {"topk", 8}, {"experts", 128}, {"block_size", 128}},
+      {{"tokens", 4000}, {"topk", 8}, {"experts", 256}, {"block_size", 64}, {"routing", "skewed"}},
+      {{"tokens", 3000}, {"topk", 2}, {"experts", 4000}, {"block_size", 16}},
+      {{"tokens", 5000}, {"topk", 1}, {"experts", 8}, {"block_size", 128}, {"routing", "same"}},
+      {{"tokens", 999}, {"topk", 3}, {"experts", 16}, {"block_size", 1}, {"routing", "dropped"}},
+  };
+  for (const Json& w : shapes) {
+    const OpCase host = def("moe_align_block_size").make_case(w, test::seed_for("MoeGpuAlign" + w.dump()));
+    OpCase want = host;
+    for (size_t i = 0; i < 3; ++i) want.tensors[i] = host.tensors[i].clone();
+    want.bind(def("moe_align_block_size").tensor_args);
+    call_op(want.as<MoeAlignBlockSizeArgs>(), DeviceType::cpu, nullptr);
+    OpCase dev = bench::case_to_device(def("moe_align_block_size"), host, Device::cuda(0));
+    bench::poison_outputs(def("moe_align_block_size"), dev);
+    call_op(dev.as<MoeAlignBlockSizeArgs>(), DeviceType::cuda, nullptr);
+    rt::device_synchronize();
+    for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(same_bytes(dev.tensors[i], want.tensors[i])) << w.dump() << " output " << i;
+  }
+}
+
+TEST(MoeGpu, RoutingOnProductionShapes) {
+  FK_REQUIRE_GPU();
+  expect_passes("moe_topk_softmax", {{"tokens", 333}, {"experts", 128}, {"topk", 8}}, "route");
+  expect_passes("moe_topk_softmax", {{"tokens", 100}, {"experts", 64}, {"topk", 8}, {"renormalize", false}}, "route");
+  expect_passes("moe_topk_softmax", {{"tokens", 50}, {"experts", 512}, {"topk", 8}, {"ties", true}}, "route");
+  expect_passes("moe_topk_sigmoid", {{"tokens", 77}, {"experts", 16}, {"topk", 1}}, "route");
+  expect_passes("moe_grouped_topk",
+                {{"tokens", 200}, {"experts", 256}, {"topk", 8}, {"groups", 8}, {"topk_group", 4}, {"scale", 2.5}},
+                "route");
+  expect_passes("moe_grouped_topk",
+                {{"tokens", 64}, {"experts", 160}, {"topk", 6}, {"groups", 32}, {"topk_group", 3},
+                 {"scoring", "softmax"}, {"bias", false}},
+                "route");
+}
+
+TEST(MoeGpu, FusedExpertsProductionShapesMatchOracle) {
+  FK_REQUIRE_GPU();
+  const Json qwen3 = {{"topk", 8}, {"experts", 128}, {"hidden", 2048}, {"inter", 768}};
+  for (int64_t tokens : {1, 4}) {
+    Json w = qwen3;
+    w["tokens"] = tokens;
+    expect_passes("fused_experts", w, "qwen3");
+    w["weight_dtype"] = "f8e4m3fn";
+    expect_passes("fused_experts", w, "qwen3");
+  }
+  // Mixtral's layer sizes (two of its eight experts, to keep the oracle quick) and OLMoE's.
+  expect_passes("fused_experts", {{"tokens", 3}, {"topk", 2}, {"experts", 2}, {"hidden", 4096}, {"inter", 14336}},
+                "mixtral");
+  expect_passes("fused_experts", {{"tokens", 3}, {"topk", 8}, {"experts", 64}, {"hidden", 2048}, {"inter", 1024}},
+                "olmoe");
+}
+
+// Enough slots per expert for each GEMM tile configuration (16, 32, 64 and 128 rows).
+TEST(MoeGpu, FusedExpertsEveryTileConfiguration) {
+  FK_REQUIRE_GPU();
+  for (int64_t tokens : {20, 150, 300, 800}) {
+    for (const char* wdt : {"bf16", "f8e4m3fn"}) {
+      const Json w = {{"tokens", tokens}, {"topk", 2},         {"experts", 16},
+                      {"hidden", 256},    {"inter", 128},      {"weight_dtype", wdt}};
+      expect_passes("fused_experts", w, "tiles");
+    }
+  }
+  expect_passes("fused_experts",
+                {{"tokens", 700}, {"topk", 1}, {"experts", 4}, {"hidden", 136}, {"inter", 200}, {"routing", "same"},
+                 {"dtype", "f16"}},
+                "tiles");
+}
+
+TEST(MoeGpu, FusedExpertsIsDeterministicAndReplaysInACudaGraph) {
+  FK_REQUIRE_GPU();
+  const OpDef& d = def("fused_experts");
+  const OpCase host = d.make_case({{"tokens", 64}, {"topk", 8}, {"experts", 128}, {"hidden", 2048}, {"inter", 768}}, 5);
+  engine::EngineStream stream(true);
+  OpCase dev = bench::case_to_device(d, host, Device::cuda(0));
+  call_op(dev.as<FusedExpertsArgs>(), DeviceType::cuda, stream.get());
+  rt::stream_synchronize(stream.get());
+  const Tensor first = dev.tensors[0].clone();
+  bench::poison_outputs(d, dev, stream.get());
+  call_op(dev.as<FusedExpertsArgs>(), DeviceType::cuda, stream.get());
+  rt::stream_synchronize(stream.get());
+  EXPECT_TRUE(same_bytes(dev.tensors[0], first)) << "two calls on the same inputs differ";
+
+  bench::poison_outputs(d, dev, stream.get());
+  engine::CudaGraph graph;
+  graph.capture(stream.get(), [&] { call_op(dev.as<FusedExpertsArgs>(), DeviceType::cuda, stream.get()); });
+  graph.replay(stream.get());
+  rt::stream_synchronize(stream.get());
+  EXPECT_TRUE(same_bytes(dev.tensors[0], first)) << "the graph replay differs from the eager call";
+
+  // New routing in the same buffers: the captured graph follows it (no routing-dependent
+  // launch shapes were baked in).
+  const OpCase other = d.make_case({{"tokens", 64}, {"topk", 8}, {"experts", 128}, {"hidden", 2048}, {"inter", 768},
+                                    {"routing", "skewed"}},
+                                   6);
+  dev.tensors[7].copy_from(other.tensors[7]);
+  OpCase eager = bench::case_to_device(d, host, Device::cuda(0));
+  eager.tensors[7].copy_from(other.tensors[7]);
+  call_op(eager.as<FusedExpertsArgs>(), DeviceType::cuda, stream.get());
+  graph.replay(stream.get());
+  rt::stream_synchronize(stream.get());
+  EXPECT_TRUE(same_bytes(dev.tensors[0], eager.tensors[0])) << "the replay with new routing differs from eager";
+}
+
+TEST(MoeGpu, ShapesTheBaselineDoesNotRunAreClearErrors) {
+  FK_REQUIRE_GPU();
+  const OpDef& d = def("fused_experts");
+  const OpCase host = d.make_case({{"tokens", 4}, {"topk", 2}, {"experts", 4}, {"hidden", 60}, {"inter", 32}}, 1);
+  const OpCase dev = bench::case_to_device(d, host, Device::cuda(0));
+  const fk_status s = OpRegistry::global().active("fused_experts", DeviceType::cuda)(dev.args_ptr(), nullptr);
+  EXPECT_EQ(s, FK_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(last_error_message()).find("multiples of 8"), std::string::npos) << last_error_message();
+}
+
+}  // namespace
+}  // namespace fk::ops
