@@ -133,7 +133,7 @@ TEST_F(LogprobsApi, ChatLogprobsInTheChatFormatWholeAndStreamed) {
   // Whole characters decode the same one token at a time (random weights also make pieces
   // of characters, which decode to U+FFFD alone).
   if (joined_tokens.find("\xEF\xBF\xBD") == std::string::npos)
-    EXPECT_EQ(joined_tokens, r["choices"][0]["message"]["content"]);
+    EXPECT_EQ(joined_tokens, r["choices"][0]["message"]["content"].get<std::string>());
 
   body["stream"] = true;
   json streamed = json::array();

@@ -184,7 +184,7 @@ TEST_F(TextServer, ChatCompletionIsTheTemplatedPromptsCompletion) {
     if (!c["finish_reason"].is_null()) finish = c["finish_reason"];
     pos = end;
   }
-  EXPECT_EQ(joined, plain["choices"][0]["text"]);
+  EXPECT_EQ(joined, plain["choices"][0]["text"].get<std::string>());
   EXPECT_EQ(finish, "length");
 }
 
