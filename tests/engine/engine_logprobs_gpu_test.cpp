@@ -26,7 +26,7 @@ TEST(EngineLogprobsGpu, GraphAndEagerStepsMatchTeacherForcedLogSoftmax) {
     c.backend = DeviceType::cuda;
     c.num_pages = 64;
     c.max_num_batched_tokens = 256;
-    c.max_num_seqs = 8;
+    c.max_num_seqs = 16;  // prefill_logits returns at most max_num_seqs rows (10 here)
     c.max_model_len = 256;
     Engine e(c);
     const int64_t V = e.spec().config.vocab_size;
