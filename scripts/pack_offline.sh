@@ -4,6 +4,7 @@
 # files of the working tree) and every third-party build dependency:
 #   .deps/include: CUTLASS/CuTe, FlashInfer, nlohmann-json, CLI11, cpp-httplib, sqlite3.h
 #   .deps/lib:     libsqlite3, libcpp-httplib (Debian's build of cpp-httplib is a library)
+#                  and what it links (OpenSSL, zlib, Brotli; their headers in .deps/include)
 #   .deps/src:     GoogleTest sources
 # Usage: scripts/pack_offline.sh [OUT.tar.gz] [--deps-only]
 # On the GPU host (needs only cmake >= 3.25, ninja or make, a C++20 compiler, CUDA 13):
@@ -35,6 +36,15 @@ httplib=$(ldconfig -p | awk '/libcpp-httplib\.so\.0\.11 .*x86-64/ {print $NF; ex
 if [ -n "$httplib" ]; then
   cp -L "$httplib" "$root/.deps/lib/libcpp-httplib.so.0.11"
   ln -s libcpp-httplib.so.0.11 "$root/.deps/lib/libcpp-httplib.so"
+  # Debian builds it with OpenSSL, zlib and Brotli, and its header includes theirs under
+  # those switches: a host without their -dev packages needs the headers and libraries.
+  cp -r /usr/include/openssl "$root/.deps/include/"
+  cp -r /usr/include/x86_64-linux-gnu/openssl/. "$root/.deps/include/openssl/" 2>/dev/null || true
+  cp /usr/include/zlib.h /usr/include/zconf.h "$root/.deps/include/"
+  cp -r /usr/include/brotli "$root/.deps/include/"
+  for l in libssl.so.3 libcrypto.so.3 libz.so.1 libbrotlidec.so.1 libbrotlienc.so.1 libbrotlicommon.so.1; do
+    cp -L "/lib/x86_64-linux-gnu/$l" "$root/.deps/lib/"
+  done
 fi
 cp -r /usr/src/googletest "$root/.deps/src/googletest"
 mkdir -p "$(dirname "$out")"
