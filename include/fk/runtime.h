@@ -19,6 +19,12 @@ bool built_with_cuda();
 void* device_malloc(size_t bytes, int device, void* stream = nullptr);
 void device_free(void* ptr, void* stream = nullptr);
 
+// Page-locked host memory: copies from it are truly asynchronous (a pageable source makes
+// cudaMemcpyAsync stage through a driver buffer and return only when it is done). Without
+// CUDA: ordinary aligned memory.
+void* host_pinned_malloc(size_t bytes);
+void host_pinned_free(void* ptr);
+
 // Synchronous copy between any two devices (host<->device, device<->device).
 void memcpy_sync(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes);
 // Asynchronous copy on `stream` (either side may be host memory).

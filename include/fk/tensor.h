@@ -20,6 +20,9 @@ class Tensor {
                       void* stream = nullptr);
   static Tensor zeros(const Shape& shape, DType dtype, Device device = Device::cpu(),
                       void* stream = nullptr);
+  // Uninitialised host tensor in page-locked memory (rt::host_pinned_malloc): the source of
+  // asynchronous uploads.
+  static Tensor empty_pinned(const Shape& shape, DType dtype);
 
   bool defined() const { return defined_; }
   const TensorView& view() const { return view_; }

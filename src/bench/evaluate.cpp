@@ -4,8 +4,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <future>
+#include <optional>
 #include <thread>
 
+#include "bench/bytes_equal.h"
 #include "bench/call_timer.h"
 #include "bench/guardrails.h"
 #include "bench/kernel_trace.h"
@@ -99,6 +102,39 @@ struct Reference {
   bool is_oracle = true;
 };
 
+// A round's host-side work, which needs no device: its inputs and, when affordable, the
+// f64 oracle's outputs. Done for all rounds at once on worker threads before the first
+// round runs: at production shapes the inputs and the oracle took most of a task's time.
+struct PreparedRound {
+  OpCase host;
+  std::optional<OpCase> oracle;
+};
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Snapshots of the outputs a round verified, on their own device, and the comparison of a
+// later call's outputs with them there (bytes_equal.h says why not on the host).
+std::vector<Tensor> snapshot_outputs(const OpDef& def, const OpCase& c) {
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < def.tensor_args.size(); ++i)
+    if (written(def.tensor_args[i].role) && c.tensors[i].defined() && c.tensors[i].nbytes() > 0)
+      out.push_back(c.tensors[i].clone());
+  return out;
+}
+
+bool outputs_match(const OpDef& def, const OpCase& c, const std::vector<Tensor>& expected, void* stream) {
+  size_t k = 0;
+  for (size_t i = 0; i < def.tensor_args.size(); ++i) {
+    if (!written(def.tensor_args[i].role) || !c.tensors[i].defined() || c.tensors[i].nbytes() == 0) continue;
+    const Tensor& t = c.tensors[i];
+    if (k >= expected.size() || expected[k].nbytes() != t.nbytes()) return false;
+    if (!bytes_equal(t.data(), expected[k].data(), t.nbytes(), t.device(), stream)) return false;
+    ++k;
+  }
+  return k == expected.size();
+}
+
 TimingStats summarize(std::vector<double> us) {
   TimingStats t;
   if (us.empty()) return t;
@@ -131,9 +167,19 @@ class WorkloadEvaluator {
     try {
       std::vector<uint64_t> seeds = cfg_.seeds;
       seeds.push_back(cfg_.secret_seed);
-      for (size_t r = 0; r < seeds.size(); ++r) round(w, shape, seeds[r], r, r + 1 == seeds.size());
+      auto t0 = Clock::now();
+      std::vector<std::future<PreparedRound>> prepared;
+      for (uint64_t seed : seeds)
+        prepared.push_back(std::async(std::launch::async, [this, &shape, seed] { return prepare(shape, seed); }));
+      for (auto& p : prepared) p.wait();
+      w.seconds_prepare = seconds_since(t0);
+      t0 = Clock::now();
+      for (size_t r = 0; r < seeds.size(); ++r) round(w, prepared[r].get(), seeds[r], r, r + 1 == seeds.size());
+      w.seconds_check = seconds_since(t0);
       w.correct = true;
+      t0 = Clock::now();
       if (w.timed) time_workload(w);
+      w.seconds_timing = seconds_since(t0);
     } catch (const Failure& f) {
       w.correct = false;
       w.message = f.message;
@@ -151,13 +197,27 @@ class WorkloadEvaluator {
  private:
   Device device() const { return cfg_.backend == DeviceType::cpu ? Device::cpu() : Device::cuda(0); }
 
-  Reference make_reference(const OpCase& host, OpCase& base_dev) {
+  bool oracle_affordable(const OpCase& host) const {
     const OpCost cost = def_.cost ? def_.cost(host) : OpCost{};
+    return cost.flops <= cfg_.oracle_flop_budget && cost.bytes <= cfg_.oracle_byte_budget;
+  }
+
+  // Host only (thread-safe): make_case and the CPU reference are pure functions of the seed.
+  PreparedRound prepare(const Json& shape, uint64_t seed) const {
+    PreparedRound p;
+    p.host = def_.make_case(shape, seed);
+    if (oracle_affordable(p.host)) {
+      p.oracle = make_oracle_case(def_, p.host);
+      run_oracle(def_, *p.oracle);
+    }
+    return p;
+  }
+
+  Reference make_reference(PreparedRound& prep, OpCase& base_dev) {
     Reference ref;
-    ref.is_oracle = cost.flops <= cfg_.oracle_flop_budget && cost.bytes <= cfg_.oracle_byte_budget;
+    ref.is_oracle = prep.oracle.has_value();
     if (ref.is_oracle) {
-      ref.c = make_oracle_case(def_, host);
-      run_oracle(def_, ref.c);
+      ref.c = std::move(*prep.oracle);
     } else {
       ref.c = case_to_device(def_, base_dev, Device::cpu());  // already ran: holds the baseline's outputs
     }
@@ -187,9 +247,9 @@ class WorkloadEvaluator {
     return why;
   }
 
-  void round(WorkloadResult& w, const Json& shape, uint64_t seed, size_t r, bool secret) {
+  void round(WorkloadResult& w, PreparedRound prep, uint64_t seed, size_t r, bool secret) {
     const std::string which = secret ? "secret round" : concat("round ", r);
-    OpCase host = def_.make_case(shape, seed);
+    const OpCase host = prep.host;
     void* stream = timer_.stream();
 
     // Baseline on its own copy: its error against the oracle sets the precision bar.
@@ -198,7 +258,7 @@ class WorkloadEvaluator {
     plan(base_, base_dev, stream, "baseline");
     call(base_, base_dev, stream, "baseline");
     sync(cfg_.backend);
-    Reference ref = make_reference(host, base_dev);
+    Reference ref = make_reference(prep, base_dev);
     w.reference = ref.is_oracle ? "oracle" : "baseline";
     double base_err = 0;
     if (ref.is_oracle) {
@@ -265,8 +325,9 @@ class WorkloadEvaluator {
       w.deterministic = output_bytes(def_, again, stream) == first;
     }
     if (!secret) {  // the public rounds' buffers become the timing sets
-      if (r == 1 && !sets_.empty()) sets_.front() = {host, base_dev, cand_dev, first};
-      else sets_.push_back({host, base_dev, cand_dev, first});
+      Set set{host, base_dev, cand_dev, snapshot_outputs(def_, cand_dev)};
+      if (r == 1 && !sets_.empty()) sets_.front() = std::move(set);
+      else sets_.push_back(std::move(set));
     }
   }
 
@@ -310,7 +371,7 @@ class WorkloadEvaluator {
         const Implementation& impl = cand_turn ? cand_ : base_;
         const double us = timer_.time_us([&] { call(impl, c, stream, cand_turn ? "candidate" : "baseline"); });
         if (cand_turn) {
-          if (output_bytes(def_, c, stream) != s.expected) {
+          if (!outputs_match(def_, c, s.expected, stream)) {
             if (w.deterministic)
               throw Failure{Verdict::REWARD_HACK,
                             concat("timed call ", i, ": output differs from the checked output for the same inputs")};
@@ -341,7 +402,7 @@ class WorkloadEvaluator {
 
   struct Set {
     OpCase host, base, cand;
-    std::vector<std::string> expected;
+    std::vector<Tensor> expected;  // the verified outputs (snapshot_outputs), on the candidate's device
   };
 
   const Task& task_;

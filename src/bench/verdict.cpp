@@ -55,7 +55,8 @@ Json to_json(const WorkloadResult& w) {
           {"candidate", to_json(w.candidate)},
           {"speedup", w.speedup},
           {"sol_baseline", w.sol_baseline},
-          {"sol_candidate", w.sol_candidate}};
+          {"sol_candidate", w.sol_candidate},
+          {"seconds", {{"prepare", w.seconds_prepare}, {"check", w.seconds_check}, {"timing", w.seconds_timing}}}};
 }
 
 Json to_json(const EvalResult& r) {
@@ -100,6 +101,10 @@ EvalResult eval_result_from_json(const Json& j) {
     x.speedup = w.value("speedup", 0.0);
     x.sol_baseline = w.value("sol_baseline", 0.0);
     x.sol_candidate = w.value("sol_candidate", 0.0);
+    const Json secs = w.value("seconds", Json::object());
+    x.seconds_prepare = secs.value("prepare", 0.0);
+    x.seconds_check = secs.value("check", 0.0);
+    x.seconds_timing = secs.value("timing", 0.0);
     r.workloads.push_back(std::move(x));
   }
   return r;

@@ -1,4 +1,6 @@
 // The runtime of a CPU-only build: every device request fails with a clear message.
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "fk/runtime.h"
@@ -21,6 +23,12 @@ void memcpy_sync(void* dst, Device dd, const void* src, Device sd, size_t n) {
   if (!dd.is_cpu() || !sd.is_cpu()) no_cuda("memcpy to or from a CUDA device");
   std::memmove(dst, src, n);
 }
+void* host_pinned_malloc(size_t bytes) {
+  void* p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
+  if (!p) FK_FAIL(FK_ERR_OUT_OF_MEMORY, "host allocation of ", bytes, " bytes failed");
+  return p;
+}
+void host_pinned_free(void* ptr) { std::free(ptr); }
 void memcpy_async(void* dst, Device dd, const void* src, Device sd, size_t n, void*) {
   memcpy_sync(dst, dd, src, sd, n);
 }

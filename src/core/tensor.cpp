@@ -63,6 +63,17 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device, void* strea
   return t;
 }
 
+Tensor Tensor::empty_pinned(const Shape& shape, DType dtype) {
+  FK_CHECK(dtype_is_valid(dtype), "invalid dtype ", static_cast<int>(dtype));
+  Tensor t;
+  t.view_ = make_view(nullptr, shape.data(), static_cast<int>(shape.size()), dtype, Device::cpu());
+  t.defined_ = true;
+  void* p = rt::host_pinned_malloc(std::max<size_t>(1, static_cast<size_t>(t.view_.nbytes())));
+  t.storage_ = std::shared_ptr<void>(p, [](void* q) { rt::host_pinned_free(q); });
+  t.view_.data = t.storage_.get();
+  return t;
+}
+
 Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device, void* stream) {
   Tensor t = empty(shape, dtype, device, stream);
   if (device.is_cpu()) {

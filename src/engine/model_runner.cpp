@@ -23,12 +23,14 @@ std::vector<int64_t> default_graph_sizes(int64_t max_seqs) {
   return s;
 }
 
-template <class T>
-void put(const Tensor& dst, const std::vector<T>& src, void* stream) {
-  FK_CHECK(static_cast<int64_t>(src.size()) <= dst.numel(), "model runner: ", src.size(),
-           " entries do not fit a buffer of ", dst.numel());
-  if (src.empty()) return;
-  rt::memcpy_async(dst.data(), dst.device(), src.data(), Device::cpu(), src.size() * sizeof(T), stream);
+// Bytes the step arena needs for the largest step: T tokens, B sequences (and as many logit
+// rows), a page table of P pages per sequence.
+size_t arena_capacity(int64_t T, int64_t B, int64_t P) {
+  auto a = [](int64_t n, size_t size) { return StepArena::padded_bytes(n, size); };
+  return a(T, 4) + 2 * a(T, 8)                           // input_ids, positions, slot_mapping
+         + 4 * a(B + 1, 4) + a(B, 4)                      // qo/kv indptr (and the prefill part's), last page lens
+         + 4 * a(B, 4) + a(B, 4) + 2 * a(B, 8)            // logits_indices, temperature, top_k, top_p, min_p, seed, offset
+         + a(B * P, 4);                                   // kv_indices
 }
 
 }  // namespace
@@ -55,30 +57,14 @@ ModelRunner::ModelRunner(DecoderModel& model, KvCache& kv, RunnerConfig config, 
   }
   const Device dev = model.device();
   const int64_t T = config_.max_tokens, B = config_.max_seqs;
-  auto dev_buf = [&](int64_t n, DType t) { return Tensor::zeros({n}, t, dev, stream); };
   auto host_buf = [&](int64_t n, DType t) { return Tensor::zeros({n}, t); };
-  input_ids_ = dev_buf(T, DType::i32);
-  positions_ = dev_buf(T, DType::i64);
-  slot_mapping_ = dev_buf(T, DType::i64);
-  logits_indices_ = dev_buf(B, DType::i32);
-  qo_indptr_ = dev_buf(B + 1, DType::i32);
-  kv_indptr_ = dev_buf(B + 1, DType::i32);
-  kv_indices_ = dev_buf(B * config_.max_pages_per_seq, DType::i32);
-  kv_last_page_len_ = dev_buf(B, DType::i32);
+  arena_ = StepArena(arena_capacity(T, B, config_.max_pages_per_seq), dev, backend_ == DeviceType::cuda, stream);
   qo_indptr_host_ = host_buf(B + 1, DType::i32);
   kv_indptr_host_ = host_buf(B + 1, DType::i32);
   kv_last_page_len_host_ = host_buf(B, DType::i32);
-  prefill_qo_indptr_ = dev_buf(B + 1, DType::i32);
-  prefill_kv_indptr_ = dev_buf(B + 1, DType::i32);
   prefill_qo_indptr_host_ = host_buf(B + 1, DType::i32);
   prefill_kv_indptr_host_ = host_buf(B + 1, DType::i32);
-  temperature_ = dev_buf(B, DType::f32);
-  top_k_ = dev_buf(B, DType::i32);
-  top_p_ = dev_buf(B, DType::f32);
-  min_p_ = dev_buf(B, DType::f32);
-  seed_ = dev_buf(B, DType::i64);
-  offset_ = dev_buf(B, DType::i64);
-  sampled_ = dev_buf(B, DType::i64);
+  sampled_ = Tensor::zeros({B}, DType::i64, dev, stream);
 }
 
 void ModelRunner::wait() const {
@@ -176,54 +162,59 @@ ForwardBatch ModelRunner::upload(bool decode_only) {
   const int64_t T = static_cast<int64_t>(h.input_ids.size()), B = static_cast<int64_t>(h.kv_last_page_len.size());
   FK_CHECK(T <= config_.max_tokens && B <= config_.max_seqs, "model runner: a step of ", T, " tokens and ", B,
            " requests exceeds the limits (", config_.max_tokens, " tokens, ", config_.max_seqs, " requests)");
-  put(input_ids_, h.input_ids, stream_);
-  put(positions_, h.positions, stream_);
-  put(slot_mapping_, h.slot_mapping, stream_);
-  put(logits_indices_, h.logits_indices, stream_);
-  put(qo_indptr_, h.qo_indptr, stream_);
-  put(kv_indptr_, h.kv_indptr, stream_);
-  put(kv_indices_, h.kv_indices, stream_);
-  put(kv_last_page_len_, h.kv_last_page_len, stream_);
+  // The order of place() calls is the arena's layout: fixed, so that a padded decode batch
+  // finds its arrays where its graph was captured. The page table goes last (variable length).
+  StepViews& v = views_;
+  arena_.begin();
+  v.input_ids = arena_.place(h.input_ids, DType::i32);
+  v.positions = arena_.place(h.positions, DType::i64);
+  v.slot_mapping = arena_.place(h.slot_mapping, DType::i64);
+  v.logits_indices = arena_.place(h.logits_indices, DType::i32);
+  v.qo_indptr = arena_.place(h.qo_indptr, DType::i32);
+  v.kv_indptr = arena_.place(h.kv_indptr, DType::i32);
+  v.kv_last_page_len = arena_.place(h.kv_last_page_len, DType::i32);
+  v.prefill_qo_indptr = arena_.place(h.prefill_qo_indptr, DType::i32);
+  v.prefill_kv_indptr = arena_.place(h.prefill_kv_indptr, DType::i32);
+  v.temperature = arena_.place(h.temperature, DType::f32);
+  v.top_k = arena_.place(h.top_k, DType::i32);
+  v.top_p = arena_.place(h.top_p, DType::f32);
+  v.min_p = arena_.place(h.min_p, DType::f32);
+  v.seed = arena_.place(h.seed, DType::i64);
+  v.offset = arena_.place(h.offset, DType::i64);
+  v.kv_indices = arena_.place_last(h.kv_indices, DType::i32);
+  arena_.upload(stream_);
   std::memcpy(qo_indptr_host_.data(), h.qo_indptr.data(), h.qo_indptr.size() * sizeof(int32_t));
   std::memcpy(kv_indptr_host_.data(), h.kv_indptr.data(), h.kv_indptr.size() * sizeof(int32_t));
   std::memcpy(kv_last_page_len_host_.data(), h.kv_last_page_len.data(), h.kv_last_page_len.size() * sizeof(int32_t));
   if (h.num_decode_seqs > 0) {
-    put(prefill_qo_indptr_, h.prefill_qo_indptr, stream_);
-    put(prefill_kv_indptr_, h.prefill_kv_indptr, stream_);
     std::memcpy(prefill_qo_indptr_host_.data(), h.prefill_qo_indptr.data(), h.prefill_qo_indptr.size() * sizeof(int32_t));
     std::memcpy(prefill_kv_indptr_host_.data(), h.prefill_kv_indptr.data(), h.prefill_kv_indptr.size() * sizeof(int32_t));
   }
-  put(temperature_, h.temperature, stream_);
-  put(top_k_, h.top_k, stream_);
-  put(top_p_, h.top_p, stream_);
-  put(min_p_, h.min_p, stream_);
-  put(seed_, h.seed, stream_);
-  put(offset_, h.offset, stream_);
 
   ForwardBatch b;
   b.num_tokens = T;
   b.num_seqs = B;
   b.num_logits = static_cast<int64_t>(h.logits_indices.size());
   b.decode_only = decode_only;
-  b.input_ids = first_rows(input_ids_, T);
-  b.positions = first_rows(positions_, T);
-  b.slot_mapping = first_rows(slot_mapping_, T);
-  b.logits_indices = first_rows(logits_indices_, b.num_logits);
-  b.qo_indptr = first_rows(qo_indptr_, B + 1);
-  b.kv_indptr = first_rows(kv_indptr_, B + 1);
-  b.kv_indices = kv_indices_;  // the whole buffer: a captured graph keeps its address and length
-  b.kv_last_page_len = first_rows(kv_last_page_len_, B);
+  b.input_ids = v.input_ids;
+  b.positions = v.positions;
+  b.slot_mapping = v.slot_mapping;
+  b.logits_indices = v.logits_indices;
+  b.qo_indptr = v.qo_indptr;
+  b.kv_indptr = v.kv_indptr;
+  b.kv_indices = v.kv_indices;  // to the arena's end: a captured graph keeps its address and length
+  b.kv_last_page_len = v.kv_last_page_len;
   b.qo_indptr_host = first_rows(qo_indptr_host_, B + 1);
   b.kv_indptr_host = first_rows(kv_indptr_host_, B + 1);
   b.kv_last_page_len_host = first_rows(kv_last_page_len_host_, B);
   if (h.num_decode_seqs > 0) {
     const int64_t D = h.num_decode_seqs, P = B - D;
     b.num_decode_seqs = D;
-    b.prefill_qo_indptr = first_rows(prefill_qo_indptr_, P + 1);
-    b.prefill_kv_indptr = first_rows(prefill_kv_indptr_, P + 1);
-    b.prefill_kv_indices = row_range(kv_indices_, h.kv_indptr[static_cast<size_t>(D)],
-                                     kv_indices_.numel() - h.kv_indptr[static_cast<size_t>(D)]);
-    b.prefill_kv_last_page_len = row_range(kv_last_page_len_, D, P);
+    b.prefill_qo_indptr = v.prefill_qo_indptr;
+    b.prefill_kv_indptr = v.prefill_kv_indptr;
+    b.prefill_kv_indices = row_range(v.kv_indices, h.kv_indptr[static_cast<size_t>(D)],
+                                     v.kv_indices.shape[0] - h.kv_indptr[static_cast<size_t>(D)]);
+    b.prefill_kv_last_page_len = row_range(v.kv_last_page_len, D, P);
     b.prefill_qo_indptr_host = first_rows(prefill_qo_indptr_host_, P + 1);
     b.prefill_kv_indptr_host = first_rows(prefill_kv_indptr_host_, P + 1);
     b.prefill_kv_last_page_len_host = row_range(kv_last_page_len_host_, D, P);
@@ -233,8 +224,10 @@ ForwardBatch ModelRunner::upload(bool decode_only) {
 
 std::vector<int64_t> ModelRunner::sample(const TensorView& logits) {
   const int64_t R = logits.shape[0];
-  call_op(ops::SampleArgs{first_rows(sampled_, R), logits, first_rows(temperature_, R), first_rows(top_k_, R),
-                          first_rows(top_p_, R), first_rows(min_p_, R), first_rows(seed_, R), first_rows(offset_, R)},
+  const StepViews& v = views_;
+  call_op(ops::SampleArgs{first_rows(sampled_, R), logits, first_rows(v.temperature, R), first_rows(v.top_k, R),
+                          first_rows(v.top_p, R), first_rows(v.min_p, R), first_rows(v.seed, R),
+                          first_rows(v.offset, R)},
           backend_, stream_);
   std::vector<int64_t> tokens(static_cast<size_t>(R));
   rt::memcpy_async(tokens.data(), Device::cpu(), sampled_.data(), sampled_.device(), tokens.size() * sizeof(int64_t),

@@ -14,6 +14,7 @@
 #include "engine/kv_cache.h"
 #include "engine/model/decoder_model.h"
 #include "engine/request.h"
+#include "engine/step_arena.h"
 
 namespace fk::engine {
 
@@ -98,12 +99,16 @@ class ModelRunner {
   DeviceType backend_;
   HostBatch host_;
   std::vector<size_t> order_;  // the step's packing order (empty: as scheduled)
-  // Persistent device buffers (on the CPU backend, the same memory as the host mirrors).
-  Tensor input_ids_, positions_, slot_mapping_, logits_indices_, qo_indptr_, kv_indptr_, kv_indices_,
-      kv_last_page_len_;
+  // The step's arrays on the device: staged and uploaded in one copy (step_arena.h);
+  // upload() places them and records where.
+  StepArena arena_;
+  struct StepViews {
+    TensorView input_ids, positions, slot_mapping, logits_indices, qo_indptr, kv_indptr, kv_last_page_len,
+        prefill_qo_indptr, prefill_kv_indptr, temperature, top_k, top_p, min_p, seed, offset, kv_indices;
+  } views_;
   Tensor qo_indptr_host_, kv_indptr_host_, kv_last_page_len_host_;  // the plan's host mirrors
-  Tensor prefill_qo_indptr_, prefill_kv_indptr_, prefill_qo_indptr_host_, prefill_kv_indptr_host_;
-  Tensor temperature_, top_k_, top_p_, min_p_, seed_, offset_, sampled_;
+  Tensor prefill_qo_indptr_host_, prefill_kv_indptr_host_;
+  Tensor sampled_;  // [max_seqs] i64: the sampler's output
   std::vector<int64_t> graph_sizes_;
   std::map<int64_t, CudaGraph> graphs_;
   int64_t graph_replays_ = 0;

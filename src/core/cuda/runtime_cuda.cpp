@@ -1,5 +1,6 @@
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "fk/allocator.h"
@@ -36,6 +37,16 @@ void* device_malloc(size_t bytes, int device, void* stream) {
 
 void device_free(void* ptr, void* stream) {
   if (ptr) CachingDeviceAllocator::instance().release(ptr, static_cast<cudaStream_t>(stream));
+}
+
+void* host_pinned_malloc(size_t bytes) {
+  void* p = nullptr;
+  FK_CUDA_CHECK(cudaMallocHost(&p, std::max<size_t>(bytes, 1)));
+  return p;
+}
+
+void host_pinned_free(void* ptr) {
+  if (ptr) cudaFreeHost(ptr);  // no throw: called from deleters
 }
 
 namespace {

@@ -53,7 +53,9 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
     AttentionPlan p;
     p.float_workspace = Tensor::empty({cpu ? 16 : ws.float_bytes}, DType::u8, device, stream);
     p.int_workspace = Tensor::empty({cpu ? 16 : ws.int_bytes}, DType::u8, device, stream);
-    p.host_int_workspace = Tensor::empty({cpu ? 16 : ws.int_bytes}, DType::u8);
+    // Pinned: every plan uploads its work partition from here, and from pageable memory
+    // that copy would block the host.
+    p.host_int_workspace = cpu ? Tensor::empty({16}, DType::u8) : Tensor::empty_pinned({ws.int_bytes}, DType::u8);
     p.plan_info = Tensor::zeros({ops::kAttentionPlanInfoLen}, DType::i64);
     return p;
   };
