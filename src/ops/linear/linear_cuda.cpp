@@ -1,5 +1,6 @@
-// linear CUDA baseline: cuBLASLt, and for decode shapes (a few input rows) a weight-streaming
-// kernel of our own (skinny_gemm.h).
+// linear CUDA baseline: cuBLASLt, and for decode shapes weight-streaming kernels of our own:
+// up to kSkinnyMaxRows input rows skinny_gemm.h (FMA on CUDA cores), up to kSmallMMaxRows
+// small_m_gemm.h (tensor cores).
 //
 // Row-major out[M, N] = input[M, K] @ weight[N, K]^T is, read column-major, the product
 // out^T[N, M] = weight^T[N, K] * input^T[K, M]: cuBLAS's A is the weight (stored K x N,
@@ -27,6 +28,7 @@
 #include "ops/linear/linear_bias.h"
 #include "ops/linear/linear_validate.h"
 #include "ops/linear/skinny_gemm.h"
+#include "ops/linear/small_m_gemm.h"
 
 namespace fk::ops {
 namespace {
@@ -142,6 +144,16 @@ bool skinny_enabled() {
   return on;
 }
 
+// FK_LINEAR_SMALL_M=0 sends decode batches of kSkinnyMaxRows + 1 .. kSmallMMaxRows rows to
+// cuBLASLt (for comparing the two).
+bool small_m_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("FK_LINEAR_SMALL_M");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+
 bool stream_capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
   FK_CUDA_CHECK(cudaStreamIsCapturing(stream, &st));
@@ -248,7 +260,7 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
   key.align_bias = key.bias ? pointer_alignment(a.bias.data) : 0;
   if (a.input.dtype == DType::f8e4m3fn) check_fp8_support(a, key);
 
-  // Decode shapes: a weight-streaming kernel of our own (skinny_gemm.h says why).
+  // Decode shapes: weight-streaming kernels of our own (skinny_gemm.h, small_m_gemm.h say why).
   if (a.out.dtype == a.input.dtype) {
     SkinnyGemm g;
     g.out = a.out.data;
@@ -265,6 +277,11 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
     if (skinny_enabled() && skinny_gemm_applies(g)) {
       cublaslt::DeviceGuard guard(device);
       skinny_gemm(g, stream);
+      return;
+    }
+    if (g.M > kSkinnyMaxRows && small_m_enabled() && small_m_gemm_applies(g)) {
+      cublaslt::DeviceGuard guard(device);
+      small_m_gemm(g, stream);
       return;
     }
   }

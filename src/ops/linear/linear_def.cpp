@@ -137,25 +137,30 @@ OpDef make_def() {
       J{{"m", 128}, {"n", 256}, {"k", 512}, {"bias", true}},
       J{{"m", 256}, {"n", 512}, {"k", 512}},
       J{{"m", 0}, {"n", 64}, {"k", 64}},  // no tokens
-      // Decode shapes (the weight-streaming path on CUDA up to 4 rows, cuBLASLt beyond): K
-      // tails shorter than a warp's sweep, N not a multiple of the rows per warp, f16, bias.
+      // Decode shapes (on CUDA the weight-streaming kernels: FMA up to 4 rows, tensor cores
+      // up to 16; cuBLASLt beyond): K tails shorter than a warp's sweep, N not a multiple of
+      // the rows per warp, f16, bias, the two halves of the 16-row tensor-core operand.
       J{{"m", 2}, {"n", 37}, {"k", 1288}},
       J{{"m", 5}, {"n", 130}, {"k", 520}, {"dtype", "f16"}, {"bias", true}},
       J{{"m", 8}, {"n", 96}, {"k", 4104}, {"bias", true}},
       J{{"m", 7}, {"n", 33}, {"k", 8}},
+      J{{"m", 16}, {"n", 41}, {"k", 360}, {"bias", true}},
+      J{{"m", 11}, {"n", 24}, {"k", 1048}, {"dtype", "f16"}},
       J{{"m", 1}, {"n", 64}, {"k", 128}, {"dtype", "f8e4m3fn"}},
       J{{"m", 3}, {"n", 48}, {"k", 96}, {"dtype", "f8e4m3fn"}, {"bias", true}},
       J{{"m", 17}, {"n", 80}, {"k", 256}, {"dtype", "f8e4m3fn"}, {"out_dtype", "f16"}},
       J{{"m", 128}, {"n", 256}, {"k", 512}, {"dtype", "f8e4m3fn"}, {"bias", true}},
   };
   // 8192^3, then the Llama-3.1-8B layer GEMMs (qkv, o, gate_up, down) over decode and
-  // prefill token counts, and its LM head at decode; fp8 at the prefill size.
+  // prefill token counts, and its LM head at decode batches 1, 8, 16; fp8 at the prefill
+  // size.
   d.bench_workloads.push_back(J{{"m", 8192}, {"n", 8192}, {"k", 8192}});
   d.bench_workloads.push_back(J{{"m", 8192}, {"n", 8192}, {"k", 8192}, {"dtype", "f8e4m3fn"}});
   const int64_t layer_nk[4][2] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};
-  for (int64_t m : {1, 4, 8, 64, 256, 4096, 16384})
+  for (int64_t m : {1, 4, 8, 16, 64, 256, 4096, 16384})
     for (const auto& nk : layer_nk) d.bench_workloads.push_back(J{{"m", m}, {"n", nk[0]}, {"k", nk[1]}});
-  d.bench_workloads.push_back(J{{"m", 1}, {"n", 128256}, {"k", 4096}});  // the LM head of a decode step
+  for (int64_t m : {1, 8, 16})  // the LM head of a decode step
+    d.bench_workloads.push_back(J{{"m", m}, {"n", 128256}, {"k", 4096}});
   for (const auto& nk : layer_nk)
     d.bench_workloads.push_back(J{{"m", 4096}, {"n", nk[0]}, {"k", nk[1]}, {"dtype", "f8e4m3fn"}});
   return d;
