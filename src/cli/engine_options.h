@@ -15,7 +15,7 @@ struct EngineOptions {
   std::string device = "auto";  // cpu, cuda, auto
   std::string dtype = "bf16";
   int64_t max_num_batched_tokens = 8192;
-  int64_t max_num_seqs = 256;
+  int64_t max_num_seqs = 384;  // EngineConfig says why
   int64_t max_model_len = 0;
   int64_t page_size = 16;
   int64_t num_pages = 0;

@@ -279,7 +279,11 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
       skinny_gemm(g, stream);
       return;
     }
-    if (g.M > kSkinnyMaxRows && small_m_enabled() && small_m_gemm_applies(g)) {
+    // Measured on an H100 at M = 8 / 16 (bench/results/h100/linear_small_m.json): faster than
+    // cuBLASLt by 8-11% for N <= 6144 (qkv, o, down), slower for the wide ones (gate_up N =
+    // 28672: 95.7 against 93.5 us; LM head N = 128256: 393 against 364 us), which stay there.
+    constexpr int64_t kSmallMMaxN = 16384;
+    if (g.M > kSkinnyMaxRows && g.N < kSmallMMaxN && small_m_enabled() && small_m_gemm_applies(g)) {
       cublaslt::DeviceGuard guard(device);
       small_m_gemm(g, stream);
       return;
