@@ -22,16 +22,12 @@ namespace {
 
 TensorView opt(const Tensor& t) { return t.defined() ? t.view() : absent(); }
 
-// Steps up to this many tokens prefetch weights into L2 (decode batches; a prefill's GEMMs
-// are compute-bound and gain nothing).
-constexpr int64_t kPrefetchMaxTokens = 256;
-
 }  // namespace
 
 DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, int64_t max_tokens, int64_t max_seqs,
                            int64_t max_logits, int64_t max_position, void* stream)
     : spec_(std::move(spec)), weights_(std::move(weights)), device_(device), dtype_(weights_.embed.dtype()),
-      backend_(device.type), prefetch_(std::make_unique<L2Prefetcher>(device.type == DeviceType::cuda)) {
+      backend_(device.type) {
   FK_CHECK(max_tokens > 0 && max_seqs > 0 && max_logits > 0 && max_position > 0,
            "DecoderModel: step limits must be positive");
   const ModelConfig& c = spec_.config;
@@ -273,10 +269,6 @@ TensorView DecoderModel::forward(const ForwardBatch& b, const KvCache& kv, void*
     // Attention: fused QKV GEMM, rope (with the q/k norms where the model has them), cache
     // write, paged attention, output projection.
     linear(qkv, x, w.qkv, w.qkv_bias, stream);
-    // Decode-sized steps: the output projection's weight goes to L2 while rope, the cache
-    // write and attention leave HBM idle (l2_prefetch.h).
-    const bool prefetch = T <= kPrefetchMaxTokens;
-    if (prefetch) prefetch_->start(w.o_proj.data(), w.o_proj.nbytes(), stream);
     const LayerAttention& la = spec_.layers[static_cast<size_t>(l)];
     const Tensor& cos_sin = rope_caches_[static_cast<size_t>(la.rope_index)];
     if (spec_.qk_norm_across_heads) {
@@ -295,7 +287,6 @@ TensorView DecoderModel::forward(const ForwardBatch& b, const KvCache& kv, void*
               backend_, stream);
     call_op(ops::ReshapeAndCacheArgs{k, v, kv.k(l), kv.v(l), b.slot_mapping, absent(), absent()}, backend_, stream);
     attention(b, l, q, kv, as_heads(attn_out, c.num_attention_heads, c.head_dim), /*plan_only=*/false, stream);
-    if (prefetch) prefetch_->join(stream);
     linear(y, attn_out, w.o_proj, w.o_bias, stream);
 
     // MLP, with Gemma's extra norms around it: the sub-layer outputs are normalised before

@@ -6,13 +6,11 @@
 #pragma once
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <utility>
 #include <vector>
 
 #include "engine/forward_batch.h"
 #include "engine/kv_cache.h"
-#include "engine/l2_prefetch.h"
 #include "engine/model/model_spec.h"
 #include "engine/model/weights.h"
 #include "fk/tensor.h"
@@ -68,7 +66,6 @@ class DecoderModel {
   std::vector<AttentionPlan> decode_part_plans_;  // a split mixed step's decode part (ForwardBatch)
   std::vector<int> layer_plan_;      // which of plans_ each layer uses
   bool cuda_graph_ = false;          // what the last plan was made with
-  std::unique_ptr<L2Prefetcher> prefetch_;  // the output projection's weight, during attention
   // Activations, sized for the largest step.
   Tensor residual_, a_, b_, qkv_, attn_out_, gate_up_, act_, head_in_, logits_;
   // MoE layers: router logits [T, E], routing [T, k] (f32 weights, i32 ids), the experts'
