@@ -132,6 +132,7 @@ std::string summarize_ncu_csv(const std::string& csv, const std::set<std::string
     std::string block, grid;
   };
   std::map<std::string, Agg> kernels;
+  std::set<std::string> others;  // kernels seen that are not the candidate's (named when none is)
   while (std::getline(in, line)) {
     if (header.empty()) {
       if (line.rfind("\"ID\"", 0) == 0) header = csv_fields(line);
@@ -146,7 +147,11 @@ std::string summarize_ncu_csv(const std::string& csv, const std::set<std::string
     std::map<std::string, std::string> row;
     for (size_t i = 0; i < header.size(); ++i) row[header[i]] = f[i];
     const std::string name = row["Kernel Name"];
-    if (name.empty() || (!candidate_symbols.empty() && !candidate_symbols.count(name))) continue;
+    if (name.empty()) continue;
+    if (!candidate_symbols.empty() && !candidate_symbols.count(name)) {
+      others.insert(name);
+      continue;
+    }
     Agg& a = kernels[name];
     ++a.launches;
     a.block = row["Block Size"];
@@ -162,8 +167,13 @@ std::string summarize_ncu_csv(const std::string& csv, const std::set<std::string
       a.sums[m] += v;
     }
   }
-  if (kernels.empty())
-    return candidate_symbols.empty() ? "no kernels were profiled" : "no kernel of the candidate was profiled";
+  if (kernels.empty()) {
+    if (candidate_symbols.empty()) return "no kernels were profiled";
+    std::string seen;
+    for (const auto& n : others) seen += (seen.empty() ? "" : ", ") + n;
+    return concat("no kernel of the candidate was profiled (", header.empty() ? "no CSV header" : "kernels seen: ",
+                  seen.empty() ? "none" : seen, ")");
+  }
   std::vector<std::pair<std::string, Agg>> sorted(kernels.begin(), kernels.end());
   std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.second.time_us > y.second.time_us; });
   std::ostringstream os;

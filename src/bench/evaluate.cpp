@@ -10,6 +10,7 @@
 
 #include "bench/bytes_equal.h"
 #include "bench/call_timer.h"
+#include "bench/ceilings.h"
 #include "bench/guardrails.h"
 #include "bench/kernel_trace.h"
 #include "bench/op_check.h"
@@ -150,8 +151,9 @@ TimingStats summarize(std::vector<double> us) {
 
 class WorkloadEvaluator {
  public:
-  WorkloadEvaluator(const Task& task, const Implementation& cand, const EvalConfig& cfg, CallTimer& timer)
-      : task_(task), def_(task.op_def()), cand_(cand), cfg_(cfg), timer_(timer) {
+  WorkloadEvaluator(const Task& task, const Implementation& cand, const EvalConfig& cfg, CallTimer& timer,
+                    const DeviceCeilings* ceilings)
+      : task_(task), def_(task.op_def()), cand_(cand), cfg_(cfg), timer_(timer), ceilings_(ceilings) {
     base_.run = OpRegistry::global().baseline(def_.name, cfg.backend);
     base_.plan = OpRegistry::global().active_plan(def_.name, cfg.backend);
     // The registry's active plan may be a candidate's; the baseline's is what we want.
@@ -398,6 +400,11 @@ class WorkloadEvaluator {
     w.baseline = summarize(tb);
     w.candidate = summarize(tc);
     w.speedup = w.candidate.median_us > 0 ? w.baseline.median_us / w.candidate.median_us : 0;
+    if (ceilings_ && def_.cost && !sets_.empty()) {  // fraction of speed of light (ceilings.h)
+      const OpCost cost = def_.cost(sets_.front().host);
+      if (w.baseline.median_us > 0) w.sol_baseline = sol_fraction(cost, w.baseline.median_us * 1e-6, *ceilings_);
+      if (w.candidate.median_us > 0) w.sol_candidate = sol_fraction(cost, w.candidate.median_us * 1e-6, *ceilings_);
+    }
   }
 
   struct Set {
@@ -410,6 +417,7 @@ class WorkloadEvaluator {
   Implementation cand_, base_;
   const EvalConfig& cfg_;
   CallTimer& timer_;
+  const DeviceCeilings* ceilings_;  // null: no measured ceilings, no speed of light
   std::vector<Set> sets_;
   Verdict verdict_ = Verdict::PASSED;
 };
@@ -428,15 +436,20 @@ EvalResult evaluate(const Task& task, const Implementation& candidate, const Eva
   auto timer = cfg.backend == DeviceType::cpu ? make_cpu_timer() : make_cuda_timer();
   if (cfg.backend == DeviceType::cuda) l2_guard_arm();
 
+  // The device's measured ceilings (`fk env --measure`), for the fraction of speed of light.
+  std::optional<DeviceCeilings> ceilings;
+  if (cfg.backend == DeviceType::cuda) ceilings = load_ceilings(0);
+  const DeviceCeilings* ceil = ceilings ? &*ceilings : nullptr;
+
   Verdict verdict = Verdict::PASSED;
   auto worst = [&](Verdict v) { verdict = worse(verdict, v); };
   for (const auto& tw : task.workloads) {
-    WorkloadEvaluator ev(task, candidate, cfg, *timer);
+    WorkloadEvaluator ev(task, candidate, cfg, *timer, ceil);
     res.workloads.push_back(ev.run(tw.shape, tw.calls, tw.label, true));
     if (ev.verdict() != Verdict::PASSED) worst(ev.verdict());
   }
   for (const auto& shape : task.check_workloads) {
-    WorkloadEvaluator ev(task, candidate, cfg, *timer);
+    WorkloadEvaluator ev(task, candidate, cfg, *timer, ceil);
     res.workloads.push_back(ev.run(shape, 0, "check only", false));
     if (ev.verdict() != Verdict::PASSED) worst(ev.verdict());
   }
@@ -454,6 +467,13 @@ EvalResult evaluate(const Task& task, const Implementation& candidate, const Eva
         lsum += w.calls * std::log(w.speedup);
       }
     res.speedup = wsum > 0 ? std::exp(lsum / wsum) : 0;
+    double ssum = 0, sw = 0;  // call-weighted mean fraction of speed of light
+    for (const auto& w : res.workloads)
+      if (w.timed && w.sol_candidate > 0) {
+        ssum += w.calls * w.sol_candidate;
+        sw += w.calls;
+      }
+    res.sol_candidate = sw > 0 ? ssum / sw : 0;
   }
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
