@@ -128,6 +128,16 @@ class OpRegistry {
   using CallObserver = std::function<void(const OpDef& def, DeviceType backend, const void* args, double seconds)>;
   void set_call_observer(CallObserver observer);
 
+  // The op's high-precision GPU reference (CUDA builds): what the harness checks against
+  // when a workload is too large for the CPU oracle. It computes the CPU reference's
+  // outputs on the GPU with double-precision arithmetic, from device inputs into f64
+  // output tensors (integer outputs keep their dtype), exactly like the oracle case of
+  // bench/op_check.h. It is not an implementation slot: install() and reset() never touch
+  // it, and it can be registered once per op (a second registration is an error).
+  // It may allocate, copy and synchronise; it reads the inputs and writes only the outputs.
+  void set_gpu_reference(std::string_view name, fk_op_fn fn);
+  fk_op_fn gpu_reference(std::string_view name) const;  // null if none
+
  private:
   struct Impls {
     fk_op_fn baseline[2] = {nullptr, nullptr};
@@ -141,6 +151,7 @@ class OpRegistry {
   CallObserver observer_;
   std::map<std::string, OpDef, std::less<>> defs_;
   std::map<std::string, Impls, std::less<>> impls_;
+  std::map<std::string, fk_op_fn, std::less<>> gpu_references_;
 };
 
 // Static registration from each op family's files.
@@ -157,6 +168,10 @@ struct OpPlanRegistrar {
   OpPlanRegistrar(const char* name, DeviceType backend, fk_op_fn fn) {
     OpRegistry::global().set_baseline_plan(name, backend, fn);
   }
+};
+
+struct OpGpuReferenceRegistrar {
+  OpGpuReferenceRegistrar(const char* name, fk_op_fn fn) { OpRegistry::global().set_gpu_reference(name, fn); }
 };
 
 // Typed call through the registry: call_op(args, backend, stream) with Args::kName.
@@ -177,3 +192,6 @@ void call_op(const Args& args, DeviceType backend, void* stream) {
 // FK_REGISTER_PLAN("batch_decode_attention", cuda, fn)
 #define FK_REGISTER_PLAN(NAME, BACKEND, FN) \
   static ::fk::OpPlanRegistrar FK_CONCAT(fk_opplan_, __COUNTER__)(NAME, ::fk::DeviceType::BACKEND, FN)
+// FK_REGISTER_GPU_REFERENCE("linear", fn): from a CUDA-only file (*.cu or *_cuda.cpp).
+#define FK_REGISTER_GPU_REFERENCE(NAME, FN) \
+  static ::fk::OpGpuReferenceRegistrar FK_CONCAT(fk_opgpuref_, __COUNTER__)(NAME, FN)

@@ -11,9 +11,11 @@
 #include "bench/bytes_equal.h"
 #include "bench/call_timer.h"
 #include "bench/ceilings.h"
+#include "bench/gpu_oracle.h"
 #include "bench/guardrails.h"
 #include "bench/kernel_trace.h"
 #include "bench/op_check.h"
+#include "bench/reference_choice.h"
 #include "fk/runtime.h"
 
 namespace fk::bench {
@@ -23,6 +25,12 @@ namespace {
 // A verdict decided inside a round: thrown, caught per workload.
 struct Failure {
   Verdict verdict;
+  std::string message;
+};
+
+// The harness itself failed (its reference could not be computed): ends the evaluation
+// with HARNESS_ERROR, saying nothing about the candidate.
+struct HarnessFailure {
   std::string message;
 };
 
@@ -38,6 +46,7 @@ Verdict worse(Verdict a, Verdict b) {
       case Verdict::RUNTIME_ERROR: return 3;
       case Verdict::COMPILE_ERROR: return 4;
       case Verdict::REWARD_HACK: return 5;
+      case Verdict::HARNESS_ERROR: return 6;  // no verdict on the candidate at all
     }
     return 0;
   };
@@ -97,10 +106,11 @@ double worst_rel_l2(const std::vector<OutputError>& errs) {
   return w;
 }
 
-// The reference outputs of a round: the f64 oracle when affordable, else the baseline's.
+// The reference outputs of a round (reference_choice.h): the CPU f64 oracle when
+// affordable, else the op's GPU reference (f64 too), else the baseline's outputs.
 struct Reference {
   OpCase c;
-  bool is_oracle = true;
+  ReferenceKind kind = ReferenceKind::oracle;
 };
 
 // A round's host-side work, which needs no device: its inputs and, when affordable, the
@@ -108,7 +118,9 @@ struct Reference {
 // round runs: at production shapes the inputs and the oracle took most of a task's time.
 struct PreparedRound {
   OpCase host;
-  std::optional<OpCase> oracle;
+  ReferenceKind kind = ReferenceKind::oracle;
+  std::optional<OpCase> oracle;  // the CPU oracle's outputs, when kind is oracle
+  std::string oracle_error;      // why the CPU oracle failed
 };
 
 using Clock = std::chrono::steady_clock;
@@ -186,6 +198,10 @@ class WorkloadEvaluator {
       w.correct = false;
       w.message = f.message;
       verdict_ = worse(verdict_, f.verdict);
+    } catch (const HarnessFailure& f) {
+      w.correct = false;
+      w.message = f.message;
+      verdict_ = worse(verdict_, Verdict::HARNESS_ERROR);
     } catch (const std::exception& e) {
       w.correct = false;
       w.message = e.what();
@@ -199,31 +215,44 @@ class WorkloadEvaluator {
  private:
   Device device() const { return cfg_.backend == DeviceType::cpu ? Device::cpu() : Device::cuda(0); }
 
-  bool oracle_affordable(const OpCase& host) const {
-    const OpCost cost = def_.cost ? def_.cost(host) : OpCost{};
-    return cost.flops <= cfg_.oracle_flop_budget && cost.bytes <= cfg_.oracle_byte_budget;
-  }
-
   // Host only (thread-safe): make_case and the CPU reference are pure functions of the seed.
+  // A CPU oracle that fails is recorded and reported when its round runs.
   PreparedRound prepare(const Json& shape, uint64_t seed) const {
     PreparedRound p;
     p.host = def_.make_case(shape, seed);
-    if (oracle_affordable(p.host)) {
-      p.oracle = make_oracle_case(def_, p.host);
-      run_oracle(def_, *p.oracle);
+    p.kind = choose_reference(def_, p.host, cfg_);
+    if (p.kind == ReferenceKind::oracle) {
+      try {
+        p.oracle = make_oracle_case(def_, p.host);
+        run_oracle(def_, *p.oracle);
+      } catch (const std::exception& e) {
+        p.oracle.reset();
+        p.oracle_error = e.what();
+      }
     }
     return p;
   }
 
-  Reference make_reference(PreparedRound& prep, OpCase& base_dev) {
-    Reference ref;
-    ref.is_oracle = prep.oracle.has_value();
-    if (ref.is_oracle) {
-      ref.c = std::move(*prep.oracle);
-    } else {
-      ref.c = case_to_device(def_, base_dev, Device::cpu());  // already ran: holds the baseline's outputs
+  // The f64 outputs of the CPU oracle or of the GPU reference, the latter computed on the
+  // baseline's device inputs before the baseline runs. A reference that fails is the
+  // harness's failure, not the candidate's.
+  OpCase oracle_outputs(ReferenceKind kind, const OpCase& host, const OpCase& base_dev, void* stream) {
+    const bool gpu = kind == ReferenceKind::gpu_oracle;
+    if (gpu) {
+      // An error left by earlier work in this process (a candidate's call of an earlier
+      // round) surfaces here, as before, and is not blamed on the reference.
+      sync(cfg_.backend);
+      if (const std::string pending = rt::take_pending_error(); !pending.empty())
+        throw Failure{Verdict::RUNTIME_ERROR, concat("a CUDA error was left pending by earlier work: ", pending)};
     }
-    return ref;
+    try {
+      if (gpu) return run_gpu_oracle(def_, host, base_dev, stream);
+      OpCase oracle = make_oracle_case(def_, host);
+      run_oracle(def_, oracle);
+      return oracle;
+    } catch (const std::exception& e) {  // the message names the reference that failed
+      throw HarnessFailure{concat("harness error (the candidate was not judged): ", e.what())};
+    }
   }
 
   std::vector<OutputError> compare(const OpCase& host, const OpCase& got, const Reference& ref) {
@@ -254,16 +283,24 @@ class WorkloadEvaluator {
     const OpCase host = prep.host;
     void* stream = timer_.stream();
 
-    // Baseline on its own copy: its error against the oracle sets the precision bar.
+    // Baseline on its own copy: its error against the oracle sets the precision bar. The
+    // oracle runs first, while the baseline's inputs are untouched (the GPU reference reads
+    // them in place).
     OpCase base_dev = case_to_device(def_, host, device());
+    Reference ref;
+    ref.kind = prep.kind;
+    if (!prep.oracle_error.empty())
+      throw HarnessFailure{concat("harness error (the candidate was not judged): ", prep.oracle_error)};
+    if (prep.oracle) ref.c = std::move(*prep.oracle);
+    else if (is_oracle(ref.kind)) ref.c = oracle_outputs(ref.kind, host, base_dev, stream);
     poison_outputs(def_, base_dev);
     plan(base_, base_dev, stream, "baseline");
     call(base_, base_dev, stream, "baseline");
     sync(cfg_.backend);
-    Reference ref = make_reference(prep, base_dev);
-    w.reference = ref.is_oracle ? "oracle" : "baseline";
+    if (!is_oracle(ref.kind)) ref.c = case_to_device(def_, base_dev, Device::cpu());  // the baseline's outputs
+    w.reference = reference_name(ref.kind);
     double base_err = 0;
-    if (ref.is_oracle) {
+    if (is_oracle(ref.kind)) {
       OpCase base_host = case_to_device(def_, base_dev, Device::cpu());
       base_err = worst_rel_l2(compare(host, base_host, ref));
       w.baseline_rel_l2 = std::max(w.baseline_rel_l2, base_err);
@@ -312,7 +349,7 @@ class WorkloadEvaluator {
       // Silent precision loss: within the dtype tolerance but materially worse than the
       // baseline (e.g. fp16 accumulation in a bf16 task).
       const double bound = cfg_.relative_error_factor * base_err + 1e-6;
-      if (why.empty() && ref.is_oracle && cand_err > bound)
+      if (why.empty() && is_oracle(ref.kind) && cand_err > bound)
         why = concat("relative L2 error ", cand_err, " is materially worse than the baseline's ", base_err,
                      " (bound ", bound, ")");
     }
@@ -442,23 +479,28 @@ EvalResult evaluate(const Task& task, const Implementation& candidate, const Eva
   const DeviceCeilings* ceil = ceilings ? &*ceilings : nullptr;
 
   Verdict verdict = Verdict::PASSED;
-  auto worst = [&](Verdict v) { verdict = worse(verdict, v); };
-  for (const auto& tw : task.workloads) {
+  std::string harness_message;
+  // One workload; false once the harness itself failed (nothing after it is judged).
+  auto judge = [&](const Json& shape, double calls, const std::string& label, bool timed) {
     WorkloadEvaluator ev(task, candidate, cfg, *timer, ceil);
-    res.workloads.push_back(ev.run(tw.shape, tw.calls, tw.label, true));
-    if (ev.verdict() != Verdict::PASSED) worst(ev.verdict());
-  }
-  for (const auto& shape : task.check_workloads) {
-    WorkloadEvaluator ev(task, candidate, cfg, *timer, ceil);
-    res.workloads.push_back(ev.run(shape, 0, "check only", false));
-    if (ev.verdict() != Verdict::PASSED) worst(ev.verdict());
-  }
+    res.workloads.push_back(ev.run(shape, calls, label, timed));
+    verdict = worse(verdict, ev.verdict());
+    if (ev.verdict() != Verdict::HARNESS_ERROR) return true;
+    harness_message = concat(shape.dump(), ": ", res.workloads.back().message);
+    return false;
+  };
+  bool go_on = true;
+  for (size_t i = 0; go_on && i < task.workloads.size(); ++i)
+    go_on = judge(task.workloads[i].shape, task.workloads[i].calls, task.workloads[i].label, true);
+  for (size_t i = 0; go_on && i < task.check_workloads.size(); ++i)
+    go_on = judge(task.check_workloads[i], 0, "check only", false);
   res.verdict = verdict;
   // The message of the workload that decided the verdict.
   for (const auto& w : res.workloads)
     if (!w.correct && (res.message.empty() || w.message.find("timed call") != std::string::npos ||
                        w.message.find("after the call") != std::string::npos))
       res.message = concat(w.shape.dump(), ": ", w.message);
+  if (!harness_message.empty()) res.message = harness_message;
   if (verdict == Verdict::PASSED) {
     double wsum = 0, lsum = 0;
     for (const auto& w : res.workloads)

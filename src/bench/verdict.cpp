@@ -7,6 +7,7 @@ constexpr std::pair<Verdict, const char*> kNames[] = {
     {Verdict::PASSED, "PASSED"},       {Verdict::COMPILE_ERROR, "COMPILE_ERROR"},
     {Verdict::RUNTIME_ERROR, "RUNTIME_ERROR"}, {Verdict::TIMEOUT, "TIMEOUT"},
     {Verdict::INCORRECT, "INCORRECT"}, {Verdict::REWARD_HACK, "REWARD_HACK"},
+    {Verdict::HARNESS_ERROR, "HARNESS_ERROR"},
 };
 }  // namespace
 

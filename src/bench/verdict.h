@@ -8,7 +8,9 @@
 
 namespace fk::bench {
 
-enum class Verdict { PASSED, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT, INCORRECT, REWARD_HACK };
+// HARNESS_ERROR: the harness itself failed (e.g. its reference ran out of device memory);
+// the candidate was not judged, and the result says nothing about it.
+enum class Verdict { PASSED, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT, INCORRECT, REWARD_HACK, HARNESS_ERROR };
 std::string verdict_name(Verdict v);
 Verdict verdict_from_name(const std::string& s);
 
@@ -24,7 +26,8 @@ struct WorkloadResult {
   bool timed = true;              // false: a check-only workload
   bool correct = false;
   std::string message;            // why not correct
-  std::string reference;          // "oracle" (f64 CPU) or "baseline" (too large for the CPU oracle)
+  std::string reference;          // "oracle" (f64 CPU), "gpu_oracle" (the op's f64 GPU reference, for
+                                  // workloads too large for the CPU) or "baseline" (neither available)
   double candidate_rel_l2 = 0;    // worst over rounds, against the reference
   double baseline_rel_l2 = 0;
   double max_abs_err = 0;

@@ -163,6 +163,19 @@ std::string OpRegistry::active_origin(std::string_view name, DeviceType backend)
   return it == impls_.end() ? "none" : it->second.origin[static_cast<int>(backend)];
 }
 
+void OpRegistry::set_gpu_reference(std::string_view name, fk_op_fn fn) {
+  std::lock_guard lk(mu_);
+  FK_CHECK(fn != nullptr, "null GPU reference for ", name);
+  FK_CHECK(!gpu_references_.contains(name), "GPU reference of ", name, " registered twice");
+  gpu_references_.emplace(std::string(name), fn);
+}
+
+fk_op_fn OpRegistry::gpu_reference(std::string_view name) const {
+  std::lock_guard lk(mu_);
+  auto it = gpu_references_.find(name);
+  return it == gpu_references_.end() ? nullptr : it->second;
+}
+
 namespace {
 
 // FK_OP_TRACE=1: every op call is printed to stderr with its tensors before it runs (with
