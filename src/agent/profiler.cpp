@@ -1,6 +1,7 @@
 #include "agent/profiler.h"
 
 #include <cxxabi.h>
+#include <cctype>
 #include <unistd.h>
 
 #include <algorithm>
@@ -114,6 +115,23 @@ std::set<std::string> library_symbols(const fs::path& lib) {
   while (std::getline(in, line)) {
     const size_t sp = line.rfind(' ');
     if (sp != std::string::npos) out.insert(line.substr(sp + 1));
+  }
+  return out;
+}
+
+// Mangled names stored anywhere in the library's bytes. The device code's symbol table
+// names each kernel as ncu reports it, while the host-side symbols nm lists are stubs with
+// other names (nvcc gives them internal linkage: _ZN3advL13... for the kernel _ZN3adv13...).
+std::set<std::string> embedded_mangled_names(const fs::path& lib) {
+  std::set<std::string> out;
+  std::ifstream in(lib, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; };
+  for (size_t i = bytes.find("_Z"); i != std::string::npos; i = bytes.find("_Z", i + 2)) {
+    if (i > 0 && ident(bytes[i - 1])) continue;  // inside a longer token
+    size_t j = i + 2;
+    while (j < bytes.size() && ident(bytes[j])) ++j;
+    if (j - i > 4) out.insert(bytes.substr(i, j - i));
   }
   return out;
 }
@@ -232,8 +250,10 @@ std::string profile_candidate(const bench::Task& task, const bench::CandidateRun
     const bench::ProcessResult csv = bench::run_process({ncu, "--import", (dir / "report.ncu-rep").string(), "--csv",
                                                          "--page", "raw", "--print-kernel-base", "mangled"},
                                                         po);
+    std::set<std::string> symbols = library_symbols(run.compile.library);
+    symbols.merge(embedded_mangled_names(run.compile.library));
     summary = csv.exited() && csv.exit_code == 0
-                  ? summarize_ncu_csv(csv.output, library_symbols(run.compile.library))
+                  ? summarize_ncu_csv(csv.output, symbols)
                   : concat("unavailable: ncu --import failed (", csv.describe(), ")");
   }
   std::error_code ec;
