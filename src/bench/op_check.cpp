@@ -61,8 +61,12 @@ OpCase case_to_device(const OpDef& def, const OpCase& c, Device device) {
   OpCase d = c;
   for (size_t i = 0; i < d.tensors.size(); ++i) {
     Tensor& t = d.tensors[i];
-    // Undefined: an optional argument left out (data == nullptr). Host-only: plan inputs.
-    if (t.defined() && !def.tensor_args[i].host_only) t = t.to(device);
+    // Undefined: an optional argument left out (data == nullptr). Host-only tensors (plan
+    // inputs and plan state) stay on the host but are copied too: a plan writes into them
+    // (plan_info records the workspace it planned for), so two cases sharing one would run
+    // on the other's plan.
+    if (!t.defined()) continue;
+    t = def.tensor_args[i].host_only ? t.clone() : t.to(device);
   }
   d.bind(def.tensor_args);
   return d;
