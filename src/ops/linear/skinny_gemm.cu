@@ -7,22 +7,13 @@
 
 #include "fk/cuda/check.h"
 #include "fk/cuda/vec.cuh"
+#include "ops/linear/streaming_load.cuh"
 
 namespace fk::ops {
 namespace {
 
 constexpr int kWarps = 8;     // warps per block, one weight row each
 constexpr int kUnroll = 4;    // chunk steps in flight per thread (R 16-byte loads each)
-
-// A weight chunk is read once: stream it past L1 so that the input rows (read by every
-// warp) stay there.
-__device__ __forceinline__ uint4 load_streaming(const void* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
 
 __device__ __forceinline__ float2 to_float2(uint32_t bits, __nv_bfloat16) {
   return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&bits));

@@ -10,6 +10,7 @@
 
 #include "fk/cuda/check.h"
 #include "fk/cuda/vec.cuh"
+#include "ops/linear/streaming_load.cuh"
 #include "ops/linear/small_m_fragment.h"
 #include "ops/linear/small_m_plan.h"
 
@@ -22,16 +23,6 @@ using small_m::kStepsPerChunk;
 using small_m::kTilesPerWarp;
 using small_m::kUnroll;
 using small_m::kWarps;
-
-// A weight chunk is read once: stream it past L1 so that the input rows (read by every
-// warp of the SM) stay there.
-__device__ __forceinline__ uint4 load_streaming(const void* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
 
 __device__ __forceinline__ uint4 load_input(const void* p) { return __ldg(static_cast<const uint4*>(p)); }
 
