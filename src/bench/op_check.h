@@ -40,7 +40,8 @@ CheckResult check_op(const OpDef& def, const Json& workload, uint64_t seed, Devi
 OpCase make_oracle_case(const OpDef& def, const OpCase& host_case);
 void run_oracle(const OpDef& def, OpCase& oracle_case);
 
-// Copies every tensor of a case to a device (bound anew), except host_only ones.
+// Copies every tensor of a case to a device (bound anew); host_only ones (plan inputs and
+// plan state) get copies of their own on the host.
 OpCase case_to_device(const OpDef& def, const OpCase& c, Device device);
 
 // Fills out (and workspace) tensors with a poison pattern: NaN for floats, 0xA5 bytes for
