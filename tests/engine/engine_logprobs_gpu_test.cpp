@@ -11,6 +11,7 @@
 
 #include "engine/engine.h"
 #include "fk/status.h"
+#include "engine/logprobs_test_util.h"
 #include "support/test_seed.h"
 
 namespace fk::engine {
@@ -39,14 +40,7 @@ TEST(EngineLogprobsGpu, GraphAndEagerStepsMatchTeacherForcedLogSoftmax) {
     // one request without logprobs in between splits the rows into two runs.
     const std::vector<std::vector<int64_t>> prompts = {{5, 6, 7, 8}, {9, 10, 11}, {12, 13, 14, 15, 16}};
     const std::vector<std::optional<int32_t>> ks = {20, std::nullopt, 3};
-    for (size_t i = 0; i < prompts.size(); ++i) {
-      SamplingParams p = sp;
-      p.logprobs = ks[i];
-      e.add_request(prompts[i], p, concat("r", i));
-    }
-    std::map<std::string, GenerationResult> done;
-    while (e.has_unfinished())
-      for (GenerationResult& g : e.step()) done[g.id] = std::move(g);
+    const std::map<std::string, GenerationResult> done = logprobs_test::run_with_logprobs(e, prompts, ks, sp);
     EXPECT_GT(e.stats().graph_replays, 0) << model;
     for (size_t i = 0; i < prompts.size(); ++i) {
       const GenerationResult& g = done.at(concat("r", i));
@@ -61,10 +55,7 @@ TEST(EngineLogprobsGpu, GraphAndEagerStepsMatchTeacherForcedLogSoftmax) {
       const std::vector<float> logits = e.prefill_logits(seq, n);
       for (int64_t j = 0; j < n; ++j) {
         const float* row = logits.data() + j * V;
-        double m = -INFINITY, s = 0;
-        for (int64_t v = 0; v < V; ++v) m = std::max<double>(m, row[v]);
-        for (int64_t v = 0; v < V; ++v) s += std::exp(row[v] - m);
-        const double lse = m + std::log(s);
+        const std::vector<double> ref = logprobs_test::log_softmax(row, V);
         // The decode step (graph, GEMV) and the teacher-forced prefill (cuBLASLt, prefill
         // attention) round their bf16 logits differently: the golden checks bound that by
         // 2% of the row's largest |logit|; a logprob moves with its logit and the lse.
@@ -72,10 +63,10 @@ TEST(EngineLogprobsGpu, GraphAndEagerStepsMatchTeacherForcedLogSoftmax) {
         for (int64_t v = 0; v < V; ++v) scale = std::max(scale, std::fabs(static_cast<double>(row[v])));
         const double tol = 2 * 0.02 * scale;
         const TokenLogprobs& lp = g.output_logprobs[static_cast<size_t>(j)];
-        EXPECT_NEAR(lp.logprob, row[g.output_tokens[static_cast<size_t>(j)]] - lse, tol) << model << " " << i << " " << j;
+        EXPECT_NEAR(lp.logprob, ref[static_cast<size_t>(g.output_tokens[static_cast<size_t>(j)])], tol) << model << " " << i << " " << j;
         ASSERT_EQ(lp.top_ids.size(), static_cast<size_t>(*ks[i]));
         for (size_t k = 0; k < lp.top_ids.size(); ++k) {
-          EXPECT_NEAR(lp.top_logprobs[k], row[lp.top_ids[k]] - lse, tol);
+          EXPECT_NEAR(lp.top_logprobs[k], ref[static_cast<size_t>(lp.top_ids[k])], tol);
           if (k > 0) EXPECT_LE(lp.top_logprobs[k], lp.top_logprobs[k - 1]);
         }
       }

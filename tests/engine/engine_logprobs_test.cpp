@@ -14,6 +14,7 @@
 #include "fk/op_registry.h"
 #include "fk/ops/logprobs.h"
 #include "fk/status.h"
+#include "engine/logprobs_test_util.h"
 #include "support/test_seed.h"
 
 namespace fk::engine {
@@ -30,15 +31,7 @@ EngineConfig tiny(const std::string& model) {
   return c;
 }
 
-std::vector<double> log_softmax(const float* row, int64_t V) {
-  double m = -INFINITY;
-  for (int64_t v = 0; v < V; ++v) m = std::max<double>(m, row[v]);
-  double s = 0;
-  for (int64_t v = 0; v < V; ++v) s += std::exp(row[v] - m);
-  std::vector<double> out(static_cast<size_t>(V));
-  for (int64_t v = 0; v < V; ++v) out[static_cast<size_t>(v)] = row[v] - m - std::log(s);
-  return out;
-}
+using logprobs_test::log_softmax;
 
 TEST(EngineLogprobs, SampledLogprobIsLogSoftmaxOfTheTeacherForcedLogits) {
   const uint64_t seed = test::seed_for("EngineLogprobs.TeacherForced");
@@ -55,14 +48,7 @@ TEST(EngineLogprobs, SampledLogprobIsLogSoftmaxOfTheTeacherForcedLogits) {
     // Different K in one batch: with and without alternatives, and a request without logprobs.
     const std::vector<std::vector<int64_t>> prompts = {{5, 6, 7, 8}, {9, 10, 11}, {12, 13, 14, 15, 16}, {17, 18}};
     const std::vector<std::optional<int32_t>> ks = {5, 0, 20, std::nullopt};
-    for (size_t i = 0; i < prompts.size(); ++i) {
-      SamplingParams p = sp;
-      p.logprobs = ks[i];
-      e.add_request(prompts[i], p, concat("r", i));
-    }
-    std::map<std::string, GenerationResult> done;
-    while (e.has_unfinished())
-      for (GenerationResult& g : e.step()) done[g.id] = std::move(g);
+    const std::map<std::string, GenerationResult> done = logprobs_test::run_with_logprobs(e, prompts, ks, sp);
 
     for (size_t i = 0; i < prompts.size(); ++i) {
       const GenerationResult& g = done.at(concat("r", i));
