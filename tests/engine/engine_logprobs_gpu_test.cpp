@@ -49,10 +49,8 @@ TEST(EngineLogprobsGpu, GraphAndEagerStepsMatchTeacherForcedLogSoftmax) {
         continue;
       }
       ASSERT_EQ(g.output_logprobs.size(), g.output_tokens.size()) << model;
-      std::vector<int64_t> seq = g.prompt_tokens;
-      seq.insert(seq.end(), g.output_tokens.begin(), g.output_tokens.end() - 1);
       const int64_t n = static_cast<int64_t>(g.output_tokens.size());
-      const std::vector<float> logits = e.prefill_logits(seq, n);
+      const std::vector<float> logits = logprobs_test::teacher_forced_logits(e, g);
       for (int64_t j = 0; j < n; ++j) {
         const float* row = logits.data() + j * V;
         const std::vector<double> ref = logprobs_test::log_softmax(row, V);

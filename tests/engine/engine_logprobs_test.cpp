@@ -58,11 +58,8 @@ TEST(EngineLogprobs, SampledLogprobIsLogSoftmaxOfTheTeacherForcedLogits) {
         continue;
       }
       ASSERT_EQ(g.output_logprobs.size(), g.output_tokens.size()) << model;
-      // Row j of the teacher-forced logits predicts output token j.
-      std::vector<int64_t> seq = g.prompt_tokens;
-      seq.insert(seq.end(), g.output_tokens.begin(), g.output_tokens.end() - 1);
       const int64_t n = static_cast<int64_t>(g.output_tokens.size());
-      const std::vector<float> logits = e.prefill_logits(seq, n);
+      const std::vector<float> logits = logprobs_test::teacher_forced_logits(e, g);
       for (int64_t j = 0; j < n; ++j) {
         const std::vector<double> ref = log_softmax(logits.data() + j * V, V);
         const TokenLogprobs& lp = g.output_logprobs[static_cast<size_t>(j)];

@@ -29,6 +29,14 @@ inline std::map<std::string, GenerationResult> run_with_logprobs(Engine& e,
   return done;
 }
 
+// Teacher forcing: the logits [n, V] of the positions that predicted g's n output tokens
+// (row j predicts output token j), from one prefill of the prompt and the outputs but the last.
+inline std::vector<float> teacher_forced_logits(Engine& e, const GenerationResult& g) {
+  std::vector<int64_t> seq = g.prompt_tokens;
+  seq.insert(seq.end(), g.output_tokens.begin(), g.output_tokens.end() - 1);
+  return e.prefill_logits(seq, static_cast<int64_t>(g.output_tokens.size()));
+}
+
 // log_softmax of one row of V logits, in double.
 inline std::vector<double> log_softmax(const float* row, int64_t V) {
   double m = -INFINITY;
