@@ -105,23 +105,10 @@ std::string fmt(double v, int prec = 1) {
   return os.str();
 }
 
-// The mangled names of a library's symbols (nm), where nm is installed.
-std::set<std::string> library_symbols(const fs::path& lib) {
-  std::set<std::string> out;
-  if (find_executable("nm").empty()) return out;
-  const bench::ProcessResult pr = bench::run_process({"nm", lib.string()});
-  std::istringstream in(pr.output);
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t sp = line.rfind(' ');
-    if (sp != std::string::npos) out.insert(line.substr(sp + 1));
-  }
-  return out;
-}
-
 // Mangled names stored anywhere in the library's bytes. The device code's symbol table
-// names each kernel as ncu reports it, while the host-side symbols nm lists are stubs with
-// other names (nvcc gives them internal linkage: _ZN3advL13... for the kernel _ZN3adv13...).
+// names each kernel as ncu reports it; the host-side symbols (what nm lists) are stubs with
+// other names (nvcc gives them internal linkage: _ZN3advL13... for the kernel _ZN3adv13...),
+// so they cannot tell the candidate's kernels apart.
 std::set<std::string> embedded_mangled_names(const fs::path& lib) {
   std::set<std::string> out;
   std::ifstream in(lib, std::ios::binary);
@@ -250,10 +237,8 @@ std::string profile_candidate(const bench::Task& task, const bench::CandidateRun
     const bench::ProcessResult csv = bench::run_process({ncu, "--import", (dir / "report.ncu-rep").string(), "--csv",
                                                          "--page", "raw", "--print-kernel-base", "mangled"},
                                                         po);
-    std::set<std::string> symbols = library_symbols(run.compile.library);
-    symbols.merge(embedded_mangled_names(run.compile.library));
     summary = csv.exited() && csv.exit_code == 0
-                  ? summarize_ncu_csv(csv.output, symbols)
+                  ? summarize_ncu_csv(csv.output, embedded_mangled_names(run.compile.library))
                   : concat("unavailable: ncu --import failed (", csv.describe(), ")");
   }
   std::error_code ec;
