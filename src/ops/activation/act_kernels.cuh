@@ -12,6 +12,7 @@
 #include <atomic>
 
 #include "fk/cuda/check.h"
+#include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 
 namespace fk::ops::act_cuda {
@@ -73,6 +74,8 @@ inline dim3 row_chunk_grid(int64_t rows, const RowChunks& g) {
 // out = op(in) or, gated, out = op(gate, up). kInPlace: out aliases in (coherent loads).
 template <class T, int kN, int kVecs, class Op, bool kInPlace>
 __global__ void __launch_bounds__(kMaxThreads) rowwise_activation(RowwiseParams<T> p, Op op) {
+  cuda::pdl_wait();  // launched with PDL (launch_with_width): the input comes from the kernel before
+  cuda::pdl_trigger();
   using V = cuda::PackedVec<T, kN>;
   const int64_t row = blockIdx.x;
   const int num_vec = p.cols / kN;
@@ -110,9 +113,10 @@ template <class T, int kN, class Op, bool kInPlace>
 void launch_with_width(const RowwiseParams<T>& p, const Op& op, cudaStream_t stream) {
   const RowChunks g = row_chunks(p.rows, p.cols / kN);
   const dim3 grid = row_chunk_grid(p.rows, g);
-  if (g.vecs_per_thread == 2) rowwise_activation<T, kN, 2, Op, kInPlace><<<grid, g.threads, 0, stream>>>(p, op);
-  else rowwise_activation<T, kN, 1, Op, kInPlace><<<grid, g.threads, 0, stream>>>(p, op);
-  FK_CUDA_CHECK_LAUNCH();
+  if (g.vecs_per_thread == 2)
+    cuda::launch_pdl(rowwise_activation<T, kN, 2, Op, kInPlace>, grid, dim3(g.threads), 0, stream, p, op);
+  else
+    cuda::launch_pdl(rowwise_activation<T, kN, 1, Op, kInPlace>, grid, dim3(g.threads), 0, stream, p, op);
 }
 
 // Picks 16-byte vectors when the row length (and the gated op's up offset), the strides and

@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "fk/cuda/check.h"
+#include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 #include "fk/op_registry.h"
 #include "ops/kv_cache/kv_cache_validate.h"
@@ -75,6 +76,8 @@ __global__ void reshape_and_cache_kernel(const T* __restrict__ key, const T* __r
                                          C* __restrict__ v_cache, const int64_t* __restrict__ slots,
                                          const float* __restrict__ k_scale, const float* __restrict__ v_scale,
                                          Geometry g) {
+  cuda::pdl_wait();  // launched with PDL: key and value come from the kernel before
+  cuda::pdl_trigger();
   const int64_t t = blockIdx.x;
   int64_t page, offset;
   if (!token_slot(slots, t, g, page, offset)) return;
@@ -135,10 +138,11 @@ void launch(const ReshapeAndCacheArgs& a, cudaStream_t stream) {
   auto* vc = a.v_cache.ptr<C>();
   auto* slots = a.slot_mapping.ptr<const int64_t>();
   if (vector_ok)
-    reshape_and_cache_kernel<T, C, true><<<grid, threads, 0, stream>>>(key, value, kc, vc, slots, ks, vs, g);
+    cuda::launch_pdl(reshape_and_cache_kernel<T, C, true>, grid, dim3(threads), 0, stream, key, value, kc, vc, slots, ks,
+                     vs, g);
   else
-    reshape_and_cache_kernel<T, C, false><<<grid, threads, 0, stream>>>(key, value, kc, vc, slots, ks, vs, g);
-  FK_CUDA_CHECK_LAUNCH();
+    cuda::launch_pdl(reshape_and_cache_kernel<T, C, false>, grid, dim3(threads), 0, stream, key, value, kc, vc, slots,
+                     ks, vs, g);
 }
 
 template <class T>

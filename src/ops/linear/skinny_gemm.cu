@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "fk/cuda/check.h"
+#include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 #include "ops/linear/streaming_load.cuh"
 
@@ -47,11 +48,22 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
   constexpr int U = kUnroll;  // chunk steps per iteration
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5)) * R;
-  if (n0 >= N) return;
+  const int64_t chunks = K / 8;
   const T* w_rows[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) w_rows[r] = weight + (n0 + r < N ? n0 + r : n0) * ld_weight;  // past N: a duplicate, unused
-  const int64_t chunks = K / 8;
+  // Launched with PDL: while the kernel before (the norm or activation that produces
+  // `input`) still runs, pull this thread's first chunk step of weights into L2, so the
+  // weight stream is already going when the input becomes readable.
+  if (n0 < N)
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (lane + 32 * u < chunks)
+#pragma unroll
+        for (int r = 0; r < R; ++r) cuda::prefetch_l2(w_rows[r] + (lane + 32 * u) * 8);
+  cuda::pdl_wait();
+  cuda::pdl_trigger();
+  if (n0 >= N) return;
   float acc[R][M];
 #pragma unroll
   for (int r = 0; r < R; ++r)
@@ -117,10 +129,9 @@ template <class T, int M>
 void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
   constexpr int R = M <= 2 ? 1 : 2;  // weight rows per warp
   const auto blocks = static_cast<unsigned>((g.N + kWarps * R - 1) / (kWarps * R));
-  skinny_gemm_kernel<T, M, R><<<blocks, kWarps * 32, 0, s>>>(
-      static_cast<T*>(g.out), g.ld_out, static_cast<const T*>(g.input), g.ld_input, static_cast<const T*>(g.weight),
-      g.ld_weight, static_cast<const T*>(g.bias), g.N, g.K);
-  FK_CUDA_CHECK_LAUNCH();
+  cuda::launch_pdl(skinny_gemm_kernel<T, M, R>, dim3(blocks), dim3(kWarps * 32), 0, s, static_cast<T*>(g.out),
+                   g.ld_out, static_cast<const T*>(g.input), g.ld_input, static_cast<const T*>(g.weight), g.ld_weight,
+                   static_cast<const T*>(g.bias), g.N, g.K);
 }
 
 template <class T>

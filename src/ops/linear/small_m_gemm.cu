@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "fk/cuda/check.h"
+#include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 #include "ops/linear/streaming_load.cuh"
 #include "ops/linear/small_m_fragment.h"
@@ -100,19 +101,32 @@ __global__ __launch_bounds__(kWarps * 32, 2) void small_m_gemm_kernel(T* __restr
 #pragma unroll
     for (int i = 0; i < 4; ++i) acc[t][i] = 0.f;
 
-  if (active) {
-    const T* w_row[R];
+  const T* w_row[R];
 #pragma unroll
-    for (int t = 0; t < R; ++t) {
-      const int64_t n = n0 + 8 * t + g;
-      w_row[t] = weight + (n < N ? n : N - 1) * ld_weight + kElemsPerLane * q;
-    }
+  for (int t = 0; t < R; ++t) {
+    const int64_t n = n0 + 8 * t + g;
+    w_row[t] = weight + (n < N ? n : N - 1) * ld_weight + kElemsPerLane * q;
+  }
+  const int64_t full_chunks = K / kChunkK;
+  // Launched with PDL: while the kernel that produces `input` still runs, pull this lane's
+  // first kUnroll weight chunks into L2 (see skinny_gemm.cu).
+  if (active) {
+    const int64_t c0 = small_m::slice_begin(full_chunks, ks, slice), c1 = small_m::slice_begin(full_chunks, ks, slice + 1);
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (c0 + u < c1)
+#pragma unroll
+        for (int t = 0; t < R; ++t) cuda::prefetch_l2(w_row[t] + (c0 + u) * kChunkK);
+  }
+  cuda::pdl_wait();
+  cuda::pdl_trigger();
+
+  if (active) {
     const bool has_lo = g < M, has_hi = kHigh && g + 8 < M;
     const T* x_lo = input + (has_lo ? g : 0) * ld_input + kElemsPerLane * q;
     const T* x_hi = input + (has_hi ? g + 8 : 0) * ld_input + kElemsPerLane * q;
     const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
 
-    const int64_t full_chunks = K / kChunkK;
     int64_t c = small_m::slice_begin(full_chunks, ks, slice);
     const int64_t c_end = small_m::slice_begin(full_chunks, ks, slice + 1);
     // kUnroll chunks per iteration: all R x kUnroll weight loads are issued before the first
@@ -204,10 +218,10 @@ int current_sm_count() {
 
 template <class T, bool kHigh>
 void launch_rows(const SkinnyGemm& g, const small_m::Grid& grid, cudaStream_t s) {
-  small_m_gemm_kernel<T, kHigh><<<static_cast<unsigned>(grid.blocks), kWarps * 32, 0, s>>>(
-      static_cast<T*>(g.out), g.ld_out, static_cast<const T*>(g.input), g.ld_input, static_cast<const T*>(g.weight),
-      g.ld_weight, static_cast<const T*>(g.bias), static_cast<int>(g.M), g.N, g.K, grid.ks_log2);
-  FK_CUDA_CHECK_LAUNCH();
+  cuda::launch_pdl(small_m_gemm_kernel<T, kHigh>, dim3(static_cast<unsigned>(grid.blocks)), dim3(kWarps * 32), 0, s,
+                   static_cast<T*>(g.out), g.ld_out, static_cast<const T*>(g.input), g.ld_input,
+                   static_cast<const T*>(g.weight), g.ld_weight, static_cast<const T*>(g.bias), static_cast<int>(g.M),
+                   g.N, g.K, grid.ks_log2);
 }
 
 template <class T>

@@ -26,6 +26,7 @@
 #include <algorithm>
 
 #include "fk/cuda/check.h"
+#include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 #include "fk/tensor_view.h"
 
@@ -139,6 +140,8 @@ __device__ __forceinline__ cuda::PackedVec<T, kN> normalise(const cuda::PackedVe
 // Fast path: rows of H = num_vec 16-byte vectors, each thread holding up to kVecs of them.
 template <class T, int kVecs, class Spec>
 __global__ void __launch_bounds__(kMaxRegisterThreads) norm_rows_in_registers(NormParams<T> p) {
+  cuda::pdl_wait();  // launched with PDL (launch_norm): the input comes from the kernel before
+  cuda::pdl_trigger();
   using V = cuda::Packed16Of<T>;
   constexpr int N = V::N;
   __shared__ float scratch[32];
@@ -216,6 +219,8 @@ __global__ void __launch_bounds__(kMaxRegisterThreads) norm_rows_in_registers(No
 // vector width in elements (16 bytes, or 1 for any alignment).
 template <class T, int kN, class Spec>
 __global__ void __launch_bounds__(kMaxRegisterThreads) norm_rows_looped(NormParams<T> p) {
+  cuda::pdl_wait();
+  cuda::pdl_trigger();
   using V = cuda::PackedVec<T, kN>;
   __shared__ float scratch[32];
   const int64_t row = blockIdx.x;
@@ -260,7 +265,7 @@ __global__ void __launch_bounds__(kMaxRegisterThreads) norm_rows_looped(NormPara
 
 template <class T, int kVecs, class Spec>
 void launch_in_registers(const NormParams<T>& p, int64_t blocks, int threads, cudaStream_t stream) {
-  norm_rows_in_registers<T, kVecs, Spec><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(p);
+  cuda::launch_pdl(norm_rows_in_registers<T, kVecs, Spec>, dim3(static_cast<unsigned>(blocks)), dim3(threads), 0, stream, p);
 }
 
 template <class T, class Spec>
@@ -297,10 +302,9 @@ void launch_norm(NormParams<T> p, cudaStream_t stream) {
     const int threads = std::min(kMaxRegisterThreads, cuda::round_up(static_cast<int>(cuda::ceil_div(num_vec, 4)), 32));
     p.threads_per_row = threads;
     p.rows_per_block = 1;
-    if (vec_ok) norm_rows_looped<T, N, Spec><<<static_cast<unsigned>(p.rows), threads, 0, stream>>>(p);
-    else norm_rows_looped<T, 1, Spec><<<static_cast<unsigned>(p.rows), threads, 0, stream>>>(p);
+    if (vec_ok) cuda::launch_pdl(norm_rows_looped<T, N, Spec>, dim3(static_cast<unsigned>(p.rows)), dim3(threads), 0, stream, p);
+    else cuda::launch_pdl(norm_rows_looped<T, 1, Spec>, dim3(static_cast<unsigned>(p.rows)), dim3(threads), 0, stream, p);
   }
-  FK_CUDA_CHECK_LAUNCH();
 }
 
 // Builds the parameters from views (already validated) and launches for the input's dtype.

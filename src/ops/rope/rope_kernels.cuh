@@ -19,6 +19,7 @@
 
 #include <cstdint>
 
+#include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 #include "fk/ops/rope.h"
 
@@ -111,6 +112,8 @@ template <class T, class C, RopeStyle kStyle, bool kNorm, int kSlots>
 __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeometry g) {
   constexpr int N = Vec16<T>::N;
   constexpr int K = kStyle == RopeStyle::neox ? N : N / 2;  // pairs (cos values) per slot
+  cuda::pdl_wait();  // launched with PDL (rope_launch.cuh): q and k come from the kernel before
+  cuda::pdl_trigger();
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
   if (t >= p.tokens) return;  // whole warps: a warp lies within one block row
   // No early return on a bad position: that branch would hold every q/k load back until
@@ -219,6 +222,8 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
 // Any shape, any alignment: one block per token, one warp per head.
 template <class T, class C, bool kNorm>
 __global__ void __launch_bounds__(128) rope_scalar_kernel(KernelParams p, RopeStyle style) {
+  cuda::pdl_wait();
+  cuda::pdl_trigger();
   const int64_t t = blockIdx.x;
   const int64_t pos = load_position(p, t);
   if (pos < 0 || pos >= p.max_pos) return;

@@ -73,13 +73,12 @@ void launch_vec(const KernelParams& p, int slots, cudaStream_t stream) {
   const dim3 block(threads_x, tokens_per_block);
   const unsigned grid = static_cast<unsigned>(ceil_div(p.tokens, tokens_per_block));
   if (slots_per_lane == 1) {
-    rope_vec_kernel<T, C, kStyle, kNorm, 1><<<grid, block, 0, stream>>>(p, g);
+    cuda::launch_pdl(rope_vec_kernel<T, C, kStyle, kNorm, 1>, dim3(grid), block, 0, stream, p, g);
   } else if (slots_per_lane == 2) {
-    rope_vec_kernel<T, C, kStyle, kNorm, 2><<<grid, block, 0, stream>>>(p, g);
+    cuda::launch_pdl(rope_vec_kernel<T, C, kStyle, kNorm, 2>, dim3(grid), block, 0, stream, p, g);
   } else {
-    rope_vec_kernel<T, C, kStyle, kNorm, 4><<<grid, block, 0, stream>>>(p, g);
+    cuda::launch_pdl(rope_vec_kernel<T, C, kStyle, kNorm, 4>, dim3(grid), block, 0, stream, p, g);
   }
-  FK_CUDA_CHECK_LAUNCH();
 }
 
 inline bool aligned16(const void* p) { return cuda::aligned16(p); }
@@ -101,8 +100,8 @@ void launch_typed(const LaunchInputs& in, const KernelParams& p, cudaStream_t st
     if (neox) return launch_vec<T, C, RopeStyle::neox, kNorm>(p, slots, stream);
     return launch_vec<T, C, RopeStyle::gptj, kNorm>(p, slots, stream);
   }
-  rope_scalar_kernel<T, C, kNorm><<<static_cast<unsigned>(p.tokens), kScalarThreads, 0, stream>>>(p, in.style);
-  FK_CUDA_CHECK_LAUNCH();
+  cuda::launch_pdl(rope_scalar_kernel<T, C, kNorm>, dim3(static_cast<unsigned>(p.tokens)), dim3(kScalarThreads), 0,
+                   stream, p, in.style);
 }
 
 template <class T, bool kNorm>

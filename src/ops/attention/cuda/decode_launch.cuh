@@ -11,6 +11,8 @@
 #include <flashinfer/attention/variants.cuh>
 #include <vector>
 
+#include "fk/cuda/pdl.cuh"
+
 #include "ops/attention/cuda/attention_kernels.h"
 
 namespace fk::ops::attn::decode {
@@ -73,7 +75,7 @@ cudaError_t run(const DecodeLaunch& l, cudaStream_t stream) {
     if (info.enable_cuda_graph) p.block_valid_mask = reinterpret_cast<bool*>(int_ws + info.block_valid_mask_offset);
   }
   return flashinfer::BatchDecodeWithPagedKVCacheDispatched<kHeadDim, kNoRope, AV>(p, tmp_v, tmp_s,
-                                                                                 /*enable_pdl=*/false, stream);
+                                                                                 /*enable_pdl=*/fk::cuda::pdl_enabled(), stream);
 }
 
 template <uint32_t kHeadDim, class DType>
