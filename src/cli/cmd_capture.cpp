@@ -28,7 +28,7 @@ void run(const CaptureCli& o) {
   summary["model"] = o.engine.model;
   summary["workload"] = e2e::to_json(w);
   std::ofstream(std::filesystem::path(o.out) / "capture.json") << summary.dump(2) << "\n";
-  std::printf("%-30s %8s %10s %7s\n", "op", "calls", "seconds", "share");
+  std::printf("time from the %s\n%-30s %8s %10s %7s\n", r.time_source.c_str(), "op", "calls", "seconds", "share");
   for (const auto& c : r.ops)
     std::printf("%-30s %8lld %10.4f %6.1f%%\n", c.op.c_str(), static_cast<long long>(c.calls), c.total_seconds,
                 r.total_seconds > 0 ? 100.0 * c.total_seconds / r.total_seconds : 0.0);

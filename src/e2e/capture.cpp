@@ -1,8 +1,11 @@
 #include "e2e/capture.h"
 
 #include <algorithm>
+#include <deque>
 #include <fstream>
+#include <optional>
 
+#include "e2e/call_gpu_time.h"
 #include "fk/op_registry.h"
 #include "fk/status.h"
 
@@ -12,21 +15,44 @@ using nlohmann::json;
 
 CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& workload) {
   config.cuda_graphs = false;  // a replayed graph calls no op: nothing could be observed
+  const bool on_gpu = config.backend == DeviceType::cuda;
   engine::Engine e(config);
   std::map<std::string, CapturedOp> by_op;
-  double total = 0;
+  // Calls whose kernels the GPU timer has not attributed yet: (op, shape key), by call id.
+  std::deque<std::pair<CapturedOp*, const std::string*>> pending;
+  int64_t next_id = 0, first_pending = 0;
+  std::optional<CallGpuTimer> gpu;
+  if (on_gpu) gpu.emplace();
+  const bool traced = gpu && gpu->available();
+  if (traced)
+    gpu->on_kernel([&](int64_t id, double seconds) {
+      const auto& [c, key] = pending.at(static_cast<size_t>(id - first_pending));
+      c->seconds[*key] += seconds;
+      c->total_seconds += seconds;
+    });
   OpRegistry::global().set_call_observer([&](const OpDef& def, DeviceType, const void* args, double seconds) {
     CapturedOp& c = by_op[def.name];
     c.op = def.name;
     c.calls++;
-    c.total_seconds += seconds;
-    total += seconds;
     const auto w = workload_of_call(def.name, args);
     const json shape = w ? *w : json{{"untranslated", true}};
-    const std::string key = shape.dump();
-    auto [it, fresh] = c.workloads.try_emplace(key, shape, 0);
+    auto [it, fresh] = c.workloads.try_emplace(shape.dump(), shape, 0);
+    const std::string& key = it->first;
     it->second.second++;
-    c.seconds[key] += seconds;
+    c.wall_seconds[key] += seconds;
+    c.total_wall_seconds += seconds;
+    if (!traced) {
+      c.seconds[key] += seconds;
+      c.total_seconds += seconds;
+      return;
+    }
+    c.seconds.try_emplace(key, 0.0);
+    pending.push_back({&c, &key});
+    gpu->call_ended(next_id++);
+    if (next_id % CallGpuTimer::kBatch == 0) {  // the timer just attributed every pending call
+      pending.clear();
+      first_pending = next_id;
+    }
   });
   struct Reset {
     ~Reset() { OpRegistry::global().set_call_observer(nullptr); }
@@ -39,9 +65,13 @@ CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& 
     e.add_request(r.prompt, sp);
   }
   while (e.has_unfinished()) e.step();
+  if (traced) gpu->flush();
   CaptureResult out;
-  out.total_seconds = total;
-  for (auto& [name, c] : by_op) out.ops.push_back(std::move(c));
+  out.time_source = traced ? "kernel trace" : "wall clock";
+  for (auto& [name, c] : by_op) {
+    out.total_seconds += c.total_seconds;
+    out.ops.push_back(std::move(c));
+  }
   std::sort(out.ops.begin(), out.ops.end(),
             [](const CapturedOp& a, const CapturedOp& b) { return a.total_seconds > b.total_seconds; });
   return out;
@@ -52,14 +82,18 @@ json CaptureResult::to_json() const {
   for (const CapturedOp& c : ops) {
     json ws = json::array();
     for (const auto& [key, wc] : c.workloads)
-      ws.push_back({{"shape", wc.first}, {"calls", wc.second}, {"seconds", c.seconds.at(key)}});
+      ws.push_back({{"shape", wc.first},
+                    {"calls", wc.second},
+                    {"seconds", c.seconds.at(key)},
+                    {"wall_seconds", c.wall_seconds.at(key)}});
     ops_json.push_back({{"op", c.op},
                         {"calls", c.calls},
                         {"seconds", c.total_seconds},
+                        {"wall_seconds", c.total_wall_seconds},
                         {"time_share", total_seconds > 0 ? c.total_seconds / total_seconds : 0.0},
                         {"workloads", ws}});
   }
-  return {{"total_op_seconds", total_seconds}, {"ops", ops_json}};
+  return {{"total_op_seconds", total_seconds}, {"time_source", time_source}, {"ops", ops_json}};
 }
 
 std::vector<std::filesystem::path> write_task_files(const CaptureResult& r, const std::string& model,

@@ -23,14 +23,18 @@ std::optional<nlohmann::json> workload_of_call(const std::string& op, const void
 struct CapturedOp {
   std::string op;
   std::map<std::string, std::pair<nlohmann::json, int64_t>> workloads;  // shape.dump() -> (shape, calls)
-  std::map<std::string, double> seconds;                               // shape.dump() -> time in the op
+  std::map<std::string, double> seconds;       // shape.dump() -> time in the op (GPU time when traced)
+  std::map<std::string, double> wall_seconds;  // shape.dump() -> wall time of the synchronised calls
   int64_t calls = 0;
-  double total_seconds = 0;
+  double total_seconds = 0, total_wall_seconds = 0;
 };
 
 struct CaptureResult {
   std::vector<CapturedOp> ops;  // by time, largest first
   double total_seconds = 0;     // time in ops
+  // "kernel trace": `seconds` are the kernels' GPU time; "wall clock": the calls' wall time
+  // (CPU runs, or a CUDA build without CUPTI).
+  std::string time_source = "wall clock";
   nlohmann::json to_json() const;
 };
 
