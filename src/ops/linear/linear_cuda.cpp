@@ -17,7 +17,10 @@
 #include <cuda_runtime.h>
 
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fk/cuda/check.h"
@@ -29,6 +32,7 @@
 #include "ops/linear/linear_validate.h"
 #include "ops/linear/skinny_gemm.h"
 #include "ops/linear/small_m_gemm.h"
+#include "ops/linear/tuning_record.h"
 
 namespace fk::ops {
 namespace {
@@ -123,7 +127,8 @@ std::vector<cublasLtMatmulAlgo_t> query_algos(cublasLtHandle_t handle, Problem& 
 // the fastest: its first choice for these skinny shapes can leave most SMs idle (at
 // M = 256, N = 4096 its 128x128 tiles make 64 blocks for 132 SMs). Larger problems take
 // the first choice. The engine's decode batches are at most its graph sizes, so this
-// tunes a bounded set of shapes; FK_LINEAR_AUTOTUNE=0 turns it off.
+// tunes a bounded set of shapes; FK_LINEAR_AUTOTUNE=0 turns it off. Choices are recorded
+// on disk (tuning_record.h), so every process on the GPU uses the same algorithms.
 constexpr int64_t kAutotuneMaxM = 256;
 constexpr int kAutotuneCandidates = 8;
 
@@ -172,10 +177,9 @@ cublasStatus_t matmul(const RunContext& ctx, Problem& p, const LinearArgs& a, co
                         a.out.data, &p.c, &algo, ctx.workspace, cublaslt::kWorkspaceBytes, ctx.stream);
 }
 
-// The fastest of `algos` on this call's own operands (it writes `out`, which the call
+// The index of the fastest of `algos` on this call's own operands (it writes `out`, which the call
 // overwrites anyway): one warm-up and three timed runs each, on the call's stream.
-cublasLtMatmulAlgo_t fastest(const RunContext& ctx, Problem& p, const LinearArgs& a,
-                             const std::vector<cublasLtMatmulAlgo_t>& algos) {
+size_t fastest(const RunContext& ctx, Problem& p, const LinearArgs& a, const std::vector<cublasLtMatmulAlgo_t>& algos) {
   cudaEvent_t start, stop;
   FK_CUDA_CHECK(cudaEventCreate(&start));
   FK_CUDA_CHECK(cudaEventCreate(&stop));
@@ -195,7 +199,47 @@ cublasLtMatmulAlgo_t fastest(const RunContext& ctx, Problem& p, const LinearArgs
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  return algos[best];  // the heuristic's first choice should every candidate fail here
+  return best;  // the heuristic's first choice should every candidate fail here
+}
+
+// What a tuning choice depends on besides the GPU model and the library (the file's name):
+// the problem as cuBLASLt sees it, and which problem the candidates were listed for.
+std::string tuning_key(const LinearGemmKey& k, bool bias_in_epilogue) {
+  return concat("m=", k.m, " n=", k.n, " k=", k.k, " ld=", k.ld_input, ",", k.ld_weight, ",", k.ld_out,
+                " dt=", static_cast<int>(k.in_dtype), ",", static_cast<int>(k.out_dtype), " bias=", k.bias ? 1 : 0,
+                bias_in_epilogue ? "e" : "", " align=", k.align_input, ",", k.align_weight, ",", k.align_out, ",",
+                k.align_bias);
+}
+
+// The tuning record of a device, opened on first use (null when no folder can hold it).
+TuningRecord* tuning_record(int device) {
+  static std::mutex mu;
+  static std::unordered_map<int, std::unique_ptr<TuningRecord>> records;
+  std::lock_guard lk(mu);
+  auto& r = records[device];
+  if (!r) {
+    const auto dir = tuning_dir();
+    if (!dir) return nullptr;
+    cudaDeviceProp prop{};
+    FK_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    const std::string stem = tuning_file_stem(concat("linear-", prop.name, "-sm", prop.multiProcessorCount,
+                                                     "-cublaslt", cublasLtGetVersion()));
+    r = std::make_unique<TuningRecord>(*dir / (stem + ".jsonl"));
+  }
+  return r.get();
+}
+
+// The recorded choice for this problem, or the fastest now (then recorded).
+cublasLtMatmulAlgo_t tuned(const RunContext& ctx, Problem& p, const LinearArgs& a, const LinearGemmKey& key,
+                           bool bias_in_epilogue, const std::vector<cublasLtMatmulAlgo_t>& algos) {
+  TuningRecord* record = tuning_record(key.device);
+  const std::string k = tuning_key(key, bias_in_epilogue);
+  if (record)
+    if (const auto known = record->find(k); known && static_cast<size_t>(*known) < algos.size())
+      return algos[static_cast<size_t>(*known)];
+  const size_t best = fastest(ctx, p, a, algos);
+  if (record) record->save(k, static_cast<int>(best));
+  return algos[best];
 }
 
 LinearPlan make_plan(const RunContext& ctx, const LinearArgs& a, const LinearGemmKey& key) {
@@ -214,7 +258,7 @@ LinearPlan make_plan(const RunContext& ctx, const LinearArgs& a, const LinearGem
     algos = query_algos(ctx.handle, p, key, count);
   }
   if (algos.empty()) FK_FAIL(FK_ERR_UNSUPPORTED, kOp, ": cuBLASLt has no algorithm for ", describe_problem(key, a));
-  plan.algo = algos.size() > 1 ? fastest(ctx, p, a, algos) : algos[0];
+  plan.algo = algos.size() > 1 ? tuned(ctx, p, a, key, plan.bias_in_epilogue, algos) : algos[0];
   return plan;
 }
 
