@@ -1,29 +1,120 @@
 #!/usr/bin/env python3
-"""Writes the shipped L1/L2 task files: tasks/dense-llm/*.json from the serving shapes of
-Llama-3.1-8B, Qwen3-8B and Mistral-7B, and tasks/moe-llm/*.json from those of the MoE
-models Qwen3-30B-A3B, Mixtral-8x7B and OLMoE-1B-7B (DeepSeek-V3 and Llama-4-Scout for the
-routings the first three do not use).
+"""Writes the shipped task files, tasks/dense-llm/*.json and tasks/moe-llm/*.json.
 
-Each workload's `calls` is how often one serving mix calls that shape: the op's calls per
-forward step times the number of steps of each scenario below. Until `fk capture` records
-real mixes, this mix stands in for "production": mostly decode steps at several batch
-sizes, some long prefills. Re-run after changing shapes: python3 tasks/generate.py
+The pipeline: `fk capture` runs the engine on a workload and records every op call as a
+task workload with its call count and time; the captures are stored as
+tasks/captures/<model>/<workload>.json.gz (tasks/captures/README.md); this script picks,
+for each task, the shapes that carry its op's time and writes the task files; `fk kernels`
+reads them.
+
+Each task lists the models it takes shapes from. From every capture of those models that
+calls the task's op, it keeps the shapes holding most of the op's time there: most time
+first, until they cover COVERAGE of it, at most PER_CAPTURE (fewer when the task would
+exceed MAX_TIMED workloads), and none past the first under MIN_SHARE, which stands for
+the crowd of small ones (heaviest()). Equal shapes from several captures become one
+workload: their calls add up and their labels join. `calls` stays what the captures
+counted (the harness weights each workload's speedup by it); each label gives the shape's
+share of the op's time in its capture. The one change to a captured shape: the KV write's
+cache is cut to KV_WRITE_PAGES pages (task_shape()).
+
+A task whose op no listed model's captures call yet (the Gemma ops, until gemma-2-9b is
+captured; the MoE ops) takes table shapes instead: the serving shapes of its models under
+the SCENARIOS mix below. It switches to captures by itself once
+tasks/captures/<model>/ holds captures that call the op.
+
+Re-run after adding captures or changing a table: python3 tasks/generate.py
 """
+import glob
+import gzip
 import json
 import os
 
-MODELS = {
-    # name: hidden, layers, q heads, kv heads, head dim, intermediate, vocab
-    "llama-3.1-8b": dict(hidden=4096, layers=32, q=32, kv=8, d=128, inter=14336, vocab=128256),
-    "qwen3-8b": dict(hidden=4096, layers=36, q=32, kv=8, d=128, inter=12288, vocab=151936),
-    "mistral-7b": dict(hidden=4096, layers=32, q=32, kv=8, d=128, inter=14336, vocab=32768),
-}
+HERE = os.path.dirname(os.path.abspath(__file__))
+CAPTURES = os.path.join(HERE, "captures")
 
-# Gemma-2-9B: the models above use none of the Gemma ops (scale 1+w norms, tanh-GELU MLP,
-# logit soft-capping), so their tasks take its shapes.
-GEMMA = {"gemma-2-9b": dict(hidden=3584, layers=42, q=16, kv=8, d=256, inter=14336, vocab=256000)}
+COVERAGE = 0.9     # share of an op's time in one capture that its kept shapes should cover
+PER_CAPTURE = 4    # at most this many shapes from one capture
+MIN_SHARE = 0.05   # a shape under this share of the op's time is one of a crowd (heaviest())
+MAX_TIMED = 24     # timed workloads per task: each costs seconds to minutes of evaluation
+# The engine sizes its KV cache to the device's free memory (28k pages, 1.8 GB for an 8B
+# model on an H100). The KV write touches only its tokens' slots, so the cache's size is not
+# part of the kernel's work, but the harness would build the whole cache for every check
+# (four times over as the oracle's f64 copy). Captured caches are cut to this many pages,
+# more than any captured step needs.
+KV_WRITE_PAGES = 2048
 
-# (label, tokens per step, steps in the mix, context length per sequence)
+
+# ---- captured shapes ----------------------------------------------------------------------
+def load_captures():
+    """{model: {workload: {op: the op's entry of capture.json}}} of tasks/captures/."""
+    captures = {}
+    for path in sorted(glob.glob(os.path.join(CAPTURES, "*", "*.json.gz"))):
+        model = os.path.basename(os.path.dirname(path))
+        workload = os.path.basename(path)[: -len(".json.gz")]
+        with gzip.open(path, "rt") as f:
+            ops = {entry["op"]: entry for entry in json.load(f)["ops"]}
+        captures.setdefault(model, {})[workload] = ops
+    return captures
+
+
+def heaviest(entry, limit):
+    """(shape entry, share of the op's time) of the fewest shapes covering COVERAGE of the
+    op's time in one capture, most time first, at most `limit`. The first shape under
+    MIN_SHARE is the last kept: past it the op's time is spread over many near-equal
+    shapes (decode attention over every batch's context lengths, norms over every decode
+    batch size), and it stands for them."""
+    total = sum(w["seconds"] for w in entry["workloads"]) or 1.0
+    kept, covered = [], 0.0
+    for w in sorted(entry["workloads"], key=lambda w: -w["seconds"]):
+        if covered >= COVERAGE or len(kept) == limit:
+            break
+        share = w["seconds"] / total
+        kept.append((w, share))
+        covered += share
+        if share < MIN_SHARE:
+            break
+    return kept
+
+
+def task_shape(op, shape):
+    """A captured shape as a task workload (KV_WRITE_PAGES says why the cache shrinks)."""
+    shape = dict(shape)
+    if op == "reshape_and_cache":
+        shape["num_pages"] = min(shape["num_pages"], max(KV_WRITE_PAGES, -(-shape["tokens"] // shape["page_size"])))
+    return shape
+
+
+def captured_workloads(op, captures):
+    """The task's timed workloads from `captures` ({model: {workload: ops}}, those calling
+    `op`), keeping fewer shapes per capture until the task has at most MAX_TIMED."""
+    for limit in range(PER_CAPTURE, 0, -1):
+        workloads = []
+        for model, runs in captures.items():
+            for workload, ops in runs.items():
+                for w, share in heaviest(ops[op], limit):
+                    add(workloads, task_shape(op, w["shape"]), w["calls"],
+                        f"{model} {workload}: {100 * share:.3g}% of op time")
+        if len(workloads) <= MAX_TIMED:
+            break
+    return workloads
+
+
+def add(workloads, shape, calls, label):
+    """Merges equal shapes (several models or workloads share them), summing their calls."""
+    key = json.dumps(shape, sort_keys=True)
+    for w in workloads:
+        if json.dumps(w["shape"], sort_keys=True) == key:
+            w["calls"] += calls
+            if label not in w["label"].split("; "):
+                w["label"] += "; " + label
+            return
+    workloads.append({"shape": shape, "calls": calls, "label": label})
+
+
+# ---- table shapes (ops no model's captures call yet) --------------------------------------
+# (label, tokens per step, steps in the mix, context length per sequence): mostly decode
+# steps at several batch sizes, some long prefills. `calls` of a table shape is the op's
+# calls per forward step times the steps of each scenario.
 SCENARIOS = [
     ("decode batch 1", 1, 1000, 4096),
     ("decode batch 64", 64, 1000, 4096),
@@ -32,26 +123,30 @@ SCENARIOS = [
     ("prefill 16384", 16384, 4, 16384),
 ]
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+TABLE_MODELS = {
+    # Gemma-2-9B: the other dense models use none of the Gemma ops (scale 1+w norms,
+    # tanh-GELU MLP, logit soft-capping).
+    "gemma-2-9b": dict(hidden=3584, layers=42, q=16, kv=8, d=256, inter=14336, vocab=256000),
+    # MoE models: hidden, MoE layers, experts, top-k, expert intermediate, renormalised top-k.
+    "qwen3-30b-a3b": dict(hidden=2048, layers=48, experts=128, topk=8, inter=768, renorm=True),
+    "mixtral-8x7b": dict(hidden=4096, layers=32, experts=8, topk=2, inter=14336, renorm=True),
+    "olmoe-1b-7b": dict(hidden=2048, layers=16, experts=64, topk=8, inter=1024, renorm=False),
+    # DeepSeek-V3 (grouped top-k with a correction bias, 58 MoE layers) and Llama-4-Scout
+    # (sigmoid top-1): the routings the models above do not use.
+    "deepseek-v3": dict(hidden=7168, layers=58, experts=256, topk=8, groups=8, topk_group=4, scale=2.5),
+    "llama-4-scout": dict(hidden=5120, layers=48, experts=16, topk=1),
+}
+# The fused experts' 8-bit deployment: Qwen3-30B-A3B with block-scaled fp8 expert weights.
+TABLE_MODELS["qwen3-30b-a3b-fp8"] = dict(TABLE_MODELS["qwen3-30b-a3b"], fp8=True)
 
 
-def add(workloads, shape, calls, label):
-    """Merges equal shapes (several models share them), summing their calls."""
-    key = json.dumps(shape, sort_keys=True)
-    for w in workloads:
-        if json.dumps(w["shape"], sort_keys=True) == key:
-            w["calls"] += calls
-            if label not in w["label"]:
-                w["label"] += "; " + label
-            return
-    workloads.append({"shape": shape, "calls": calls, "label": label})
-
-
-def per_model(fn, models=None):
+def table_workloads(gen, models):
+    """The task's workloads from `gen`(model config, tokens, context, scenario label), which
+    yields (shape, calls per step) pairs."""
     workloads = []
-    for name, m in (models or MODELS).items():
+    for name in models:
         for label, tokens, steps, ctx in SCENARIOS:
-            for shape, per_step in fn(m, tokens, ctx, label):
+            for shape, per_step in gen(TABLE_MODELS[name], tokens, ctx, label):
                 add(workloads, shape, steps * per_step, f"{name} {label}")
     return workloads
 
@@ -60,24 +155,12 @@ def decode(label):
     return label.startswith("decode")
 
 
-def rms_norm(m, t, ctx, label):
-    # One un-fused norm per step (the first layer's input); the rest fuse the residual add.
-    yield {"tokens": t, "hidden": m["hidden"]}, 1
-
-
-def fused_add_rms_norm(m, t, ctx, label):
-    yield {"tokens": t, "hidden": m["hidden"]}, 2 * m["layers"]
-
-
-def silu_and_mul(m, t, ctx, label):
-    yield {"tokens": t, "d": m["inter"]}, m["layers"]
-
-
 def gelu_and_mul(m, t, ctx, label):
     yield {"tokens": t, "d": m["inter"], "approximate": "tanh"}, m["layers"]
 
 
 def gemma_norm(m, t, ctx, label):
+    # One un-fused norm per step (the first layer's input); the rest fuse the residual add.
     yield {"tokens": t, "hidden": m["hidden"]}, 1
 
 
@@ -89,107 +172,56 @@ def logit_softcap(m, t, ctx, label):
     yield {"tokens": t if decode(label) else 1, "vocab": m["vocab"], "cap": 30.0}, 1
 
 
-def embedding(m, t, ctx, label):
-    yield {"tokens": t, "hidden": m["hidden"], "vocab": m["vocab"]}, 1
+# ---- dense-LLM tasks ----------------------------------------------------------------------
+DENSE = ["llama-3.1-8b", "qwen3-8b", "mistral-7b-v0.3"]
+GEMMA = ["gemma-2-9b"]
+MOE = ["qwen3-30b-a3b", "mixtral-8x7b", "olmoe-1b-7b"]
 
-
-def qk_norm_rope(m, t, ctx, label):
-    for shape, calls in rotary(m, t, ctx, label):
-        yield shape, calls
-
-
-def attention_decode(m, t, ctx, label):
-    if decode(label):
-        yield {"kv_lens": [ctx] * t, "num_qo_heads": m["q"], "num_kv_heads": m["kv"], "head_dim": m["d"]}, m["layers"]
-
-
-def attention_prefill(m, t, ctx, label):
-    if not decode(label):
-        yield {"qo_lens": [t], "kv_lens": [t], "num_qo_heads": m["q"], "num_kv_heads": m["kv"],
-               "head_dim": m["d"]}, m["layers"]
-
-
-def rotary(m, t, ctx, label):
-    shape = {"tokens": t, "q_heads": m["q"], "kv_heads": m["kv"], "head_size": m["d"], "max_pos": 32768}
-    if not decode(label):
-        shape["positions"] = "arange"
-    yield shape, m["layers"]
-
-
-def linear(m, t, ctx, label):
-    h, q, kv, d, inter = m["hidden"], m["q"], m["kv"], m["d"], m["inter"]
-    for n, k in [((q + 2 * kv) * d, h), (h, q * d), (2 * inter, h), (h, inter)]:
-        yield {"m": t, "n": n, "k": k}, m["layers"]
-    yield {"m": t if decode(label) else 1, "n": m["vocab"], "k": h}, 1  # logits of the last positions
-
-
-def kv_write(m, t, ctx, label):
-    pages = max(2048, (t + 15) // 16 + 64)
-    yield {"tokens": t, "kv_heads": m["kv"], "head_dim": m["d"], "page_size": 16, "num_pages": pages}, m["layers"]
-
-
-def sample(m, t, ctx, label):
-    if decode(label):
-        yield {"batch": t, "vocab": m["vocab"], "temperature": 0.7, "top_p": 0.9}, 1
-
-
+# Each task: its op and level, the models it takes shapes from, `gen` for table shapes
+# (ops no model's captures call yet), `check`: shapes that are checked but never timed,
+# unlike any timed shape, so a candidate specialised to the timed shapes fails, and
+# `forbid`: libraries a candidate may not call.
 TASKS = {
-    # `check`: shapes that are checked but never timed, unlike any timed shape, so a
-    # candidate specialised to the timed shapes fails.
-    "rms_norm": dict(op="rms_norm", level="L1", gen=rms_norm,
+    "rms_norm": dict(op="rms_norm", level="L1", models=DENSE,
                      check=[{"tokens": 3, "hidden": 5120}, {"tokens": 17, "hidden": 1000, "dtype": "f16"}]),
-    "rotary_embedding": dict(op="rotary_embedding", level="L1", gen=rotary,
+    "rotary_embedding": dict(op="rotary_embedding", level="L1", models=DENSE,
                              check=[{"tokens": 5, "q_heads": 4, "kv_heads": 2, "head_size": 64, "max_pos": 64},
                                     {"tokens": 3, "q_heads": 8, "kv_heads": 1, "head_size": 128, "max_pos": 4096,
                                      "dtype": "f16"}]),
-    "linear": dict(op="linear", level="L1", gen=linear,
+    "linear": dict(op="linear", level="L1", models=DENSE,
                    # The baseline is cuBLASLt: calling it is not a new kernel.
                    forbid=["cublas", "cublasLt"],
                    check=[{"m": 3, "n": 40, "k": 72}, {"m": 17, "n": 256, "k": 128, "bias": True}]),
-    "reshape_and_cache": dict(op="reshape_and_cache", level="L1", gen=kv_write,
+    "reshape_and_cache": dict(op="reshape_and_cache", level="L1", models=DENSE,
                               check=[{"tokens": 7, "kv_heads": 2, "head_dim": 64, "page_size": 4, "num_pages": 8}]),
-    "sample": dict(op="sample", level="L1", gen=sample,
+    "sample": dict(op="sample", level="L1", models=DENSE,
                    check=[{"batch": 3, "vocab": 1000, "temperature": 1.0, "top_k": 20}]),
-    "fused_add_rms_norm": dict(op="fused_add_rms_norm", level="L2", gen=fused_add_rms_norm,
+    "fused_add_rms_norm": dict(op="fused_add_rms_norm", level="L2", models=DENSE,
                                check=[{"tokens": 3, "hidden": 5120}, {"tokens": 5, "hidden": 1000, "dtype": "f16"}]),
-    "silu_and_mul": dict(op="silu_and_mul", level="L1", gen=silu_and_mul,
+    "silu_and_mul": dict(op="silu_and_mul", level="L1", models=DENSE,
                          check=[{"tokens": 3, "d": 1000}, {"tokens": 2, "d": 13, "dtype": "f16"}]),
-    "embedding": dict(op="embedding", level="L1", gen=embedding,
+    "embedding": dict(op="embedding", level="L1", models=DENSE,
                       check=[{"tokens": 5, "hidden": 100, "vocab": 1000}]),
-    "qk_norm_rope": dict(op="qk_norm_rope", level="L2", gen=qk_norm_rope, models={"qwen3-8b": MODELS["qwen3-8b"]},
+    "qk_norm_rope": dict(op="qk_norm_rope", level="L2", models=DENSE,
                          check=[{"tokens": 5, "q_heads": 4, "kv_heads": 2, "head_size": 64, "max_pos": 64}]),
-    "batch_decode_paged_attention": dict(op="batch_decode_paged_attention", level="L1", gen=attention_decode,
+    "batch_decode_paged_attention": dict(op="batch_decode_paged_attention", level="L1", models=DENSE,
                                          check=[{"kv_lens": [5, 17, 33], "num_qo_heads": 8, "num_kv_heads": 2,
                                                  "head_dim": 64, "page_size": 4}]),
-    "batch_prefill_paged_attention": dict(op="batch_prefill_paged_attention", level="L1", gen=attention_prefill,
+    "batch_prefill_paged_attention": dict(op="batch_prefill_paged_attention", level="L1", models=DENSE,
                                           check=[{"qo_lens": [7, 3], "kv_lens": [7, 20], "num_qo_heads": 8,
                                                   "num_kv_heads": 2, "head_dim": 64, "page_size": 4}]),
-    "gemma_rms_norm": dict(op="gemma_rms_norm", level="L1", gen=gemma_norm, models=GEMMA,
+    "gemma_rms_norm": dict(op="gemma_rms_norm", level="L1", models=GEMMA, gen=gemma_norm,
                            check=[{"tokens": 3, "hidden": 1000}]),
-    "gemma_fused_add_rms_norm": dict(op="gemma_fused_add_rms_norm", level="L2", gen=gemma_fused_norm, models=GEMMA,
+    "gemma_fused_add_rms_norm": dict(op="gemma_fused_add_rms_norm", level="L2", models=GEMMA, gen=gemma_fused_norm,
                                      check=[{"tokens": 3, "hidden": 1000}]),
-    "gelu_and_mul": dict(op="gelu_and_mul", level="L1", gen=gelu_and_mul, models=GEMMA,
+    "gelu_and_mul": dict(op="gelu_and_mul", level="L1", models=GEMMA, gen=gelu_and_mul,
                          check=[{"tokens": 3, "d": 1000, "approximate": "tanh"}]),
-    "logit_softcap": dict(op="logit_softcap", level="L1", gen=logit_softcap, models=GEMMA,
+    "logit_softcap": dict(op="logit_softcap", level="L1", models=GEMMA, gen=logit_softcap,
                           check=[{"tokens": 2, "vocab": 1000, "cap": 30.0}]),
 }
 
 
-# ---- mixture-of-experts models ------------------------------------------------------------
-MOE_MODELS = {
-    # name: hidden, MoE layers, experts, top-k, expert intermediate, renormalised top-k
-    "qwen3-30b-a3b": dict(hidden=2048, layers=48, experts=128, topk=8, inter=768, renorm=True),
-    "mixtral-8x7b": dict(hidden=4096, layers=32, experts=8, topk=2, inter=14336, renorm=True),
-    "olmoe-1b-7b": dict(hidden=2048, layers=16, experts=64, topk=8, inter=1024, renorm=False),
-}
-# DeepSeek-V3 (grouped top-k with a correction bias, 58 MoE layers) and Llama-4-Scout
-# (sigmoid top-1): the routings the models above do not use.
-DEEPSEEK = {"deepseek-v3": dict(hidden=7168, layers=58, experts=256, topk=8, groups=8, topk_group=4, scale=2.5)}
-LLAMA4 = {"llama-4-scout": dict(hidden=5120, layers=48, experts=16, topk=1)}
-# The fused experts' 8-bit deployment: Qwen3-30B-A3B with block-scaled fp8 expert weights.
-QWEN3_FP8 = {"qwen3-30b-a3b-fp8": dict(MOE_MODELS["qwen3-30b-a3b"], fp8=True)}
-
-
+# ---- mixture-of-experts tasks (table shapes until the MoE models are captured) -----------
 def topk_softmax(m, t, ctx, label):
     shape = {"tokens": t, "experts": m["experts"], "topk": m["topk"]}
     if not m["renorm"]:
@@ -230,43 +262,67 @@ def fused_experts(m, t, ctx, label):
 
 
 MOE_TASKS = {
-    "moe_topk_softmax": dict(op="moe_topk_softmax", level="L1", gen=topk_softmax, models=MOE_MODELS,
+    "moe_topk_softmax": dict(op="moe_topk_softmax", level="L1", models=MOE, gen=topk_softmax,
                              check=[{"tokens": 7, "experts": 60, "topk": 4}, {"tokens": 5, "experts": 8, "topk": 2,
                                                                              "ties": True}]),
-    "moe_topk_sigmoid": dict(op="moe_topk_sigmoid", level="L1", gen=topk_sigmoid, models=LLAMA4,
+    "moe_topk_sigmoid": dict(op="moe_topk_sigmoid", level="L1", models=["llama-4-scout"], gen=topk_sigmoid,
                              check=[{"tokens": 9, "experts": 12, "topk": 2}]),
-    "moe_grouped_topk": dict(op="moe_grouped_topk", level="L1", gen=grouped_topk, models=DEEPSEEK,
+    "moe_grouped_topk": dict(op="moe_grouped_topk", level="L1", models=["deepseek-v3"], gen=grouped_topk,
                              check=[{"tokens": 5, "experts": 48, "topk": 4, "groups": 6, "topk_group": 2,
                                      "scale": 2.0}]),
-    "moe_align_block_size": dict(op="moe_align_block_size", level="L1", gen=align, models=MOE_MODELS,
+    "moe_align_block_size": dict(op="moe_align_block_size", level="L1", models=MOE, gen=align,
                                  check=[{"tokens": 33, "topk": 3, "experts": 40, "block_size": 8,
                                          "routing": "skewed"}]),
-    "moe_unpermute_sum": dict(op="moe_unpermute_sum", level="L1", gen=unpermute_sum, models=MOE_MODELS,
+    "moe_unpermute_sum": dict(op="moe_unpermute_sum", level="L1", models=MOE, gen=unpermute_sum,
                               check=[{"tokens": 6, "topk": 3, "hidden": 200}]),
-    "fused_experts": dict(op="fused_experts", level="L2", gen=fused_experts, models=MOE_MODELS,
+    "fused_experts": dict(op="fused_experts", level="L2", models=MOE, gen=fused_experts,
                           check=[{"tokens": 5, "topk": 2, "experts": 6, "hidden": 128, "inter": 96},
                                  {"tokens": 9, "topk": 3, "experts": 4, "hidden": 72, "inter": 40,
                                   "routing": "dropped"}]),
-    "fused_experts_fp8": dict(op="fused_experts", level="L2", gen=fused_experts, models=QWEN3_FP8,
+    "fused_experts_fp8": dict(op="fused_experts", level="L2", models=["qwen3-30b-a3b-fp8"], gen=fused_experts,
                               check=[{"tokens": 5, "topk": 2, "experts": 6, "hidden": 256, "inter": 160,
                                       "weight_dtype": "f8e4m3fn"}]),
 }
 
 
-def write_tasks(tasks, category, default_models):
+def task_workloads(task_id, spec, captures):
+    """(workloads, models they came from, how): from the captures of the task's models
+    that call its op, else from its table."""
+    op = spec["op"]
+    taken = {}  # model -> {workload: ops}, the captures calling op
+    for model in spec["models"]:
+        runs = {w: ops for w, ops in captures.get(model, {}).items() if op in ops}
+        if runs:
+            taken[model] = runs
+    if taken:
+        runs = {", ".join(r) for r in taken.values()}
+        if len(runs) == 1:  # every model ran the same workloads
+            runs = f"{', '.join(taken)} on {runs.pop()}"
+        else:
+            runs = "; ".join(f"{m} on {', '.join(r)}" for m, r in taken.items())
+        how = (f"the fk capture runs in tasks/captures/ ({runs}): from each run, the shapes holding most of "
+               "the op's time, with the calls it counted; each label gives the shape's share of the op's "
+               "time in its run")
+        return captured_workloads(op, taken), list(taken), how
+    if "gen" not in spec:
+        raise SystemExit(f"{task_id}: no capture of {', '.join(spec['models'])} calls {op}, and it has no table")
+    how = "the serving shapes of " + ", ".join(spec["models"]) + " (no captures of them call the op yet)"
+    return table_workloads(spec["gen"], spec["models"]), spec["models"], how
+
+
+def write_tasks(tasks, category, captures):
     out_dir = os.path.join(HERE, category)
     os.makedirs(out_dir, exist_ok=True)
     for task_id, spec in tasks.items():
-        models = spec.get("models", default_models)
+        workloads, models, how = task_workloads(task_id, spec, captures)
         task = {
             "id": task_id,
             "op": spec["op"],
             "level": spec["level"],
             "category": category,
-            "architectures": list(models),
-            "description": "Generated by tasks/generate.py from the serving shapes of "
-                           + ", ".join(models) + ".",
-            "workloads": per_model(spec["gen"], models),
+            "architectures": models,
+            "description": f"Generated by tasks/generate.py from {how}.",
+            "workloads": workloads,
         }
         if "check" in spec:
             task["check_workloads"] = spec["check"]
@@ -275,12 +331,13 @@ def write_tasks(tasks, category, default_models):
         with open(os.path.join(out_dir, task_id + ".json"), "w") as f:
             json.dump(task, f, indent=1)
             f.write("\n")
-        print(f"{task_id}: {len(task['workloads'])} workloads")
+        print(f"{task_id}: {len(workloads)} workloads")
 
 
 def main():
-    write_tasks(TASKS, "dense-llm", MODELS)
-    write_tasks(MOE_TASKS, "moe-llm", MOE_MODELS)
+    captures = load_captures()
+    write_tasks(TASKS, "dense-llm", captures)
+    write_tasks(MOE_TASKS, "moe-llm", captures)
 
 
 if __name__ == "__main__":
