@@ -94,8 +94,12 @@ std::string e2e_rollup_html(const json& r) {
   group_row("overall", r["groups"]["overall"]);
   for (const auto& [key, g] : r["groups"].items())
     if (key != "overall") group_row(key, g);
-  s << "</table><h2>Throughput speedup</h2>" << bench::speedup_bars_svg(tp_bars);
-  s << "<h2>Latency speedup</h2>" << bench::speedup_bars_svg(lat_bars);
+  auto bars = [](const std::vector<std::pair<std::string, double>>& b) {
+    const std::string svg = bench::speedup_bars_svg(b);
+    return svg.empty() ? std::string("<p>No run passed: no speedup to show.</p>") : svg;
+  };
+  s << "</table><h2>Throughput speedup</h2>" << bars(tp_bars);
+  s << "<h2>Latency speedup</h2>" << bars(lat_bars);
   s << "<h2>Runs</h2><table>"
     << header_row({"id", "created", "model", "category", "workload", "candidates", "verdict", "throughput", "latency",
                    "exact match", "first divergence", "max logit error", "mean KL"});
