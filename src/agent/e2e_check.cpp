@@ -21,6 +21,12 @@ json e2e_check(const E2eOptions& o, const bench::Task& task, const fs::path& can
   std::vector<std::string> argv = {o.fk_executable.empty() ? bench::self_executable() : o.fk_executable,
                                    "e2e", "eval", "--model", o.model, "--workload", o.workload,
                                    "--candidates", dir.string(), "--json", report.string()};
+  if (o.results_db.empty()) {
+    argv.push_back("--no-db");
+  } else {
+    argv.push_back("--db");
+    argv.push_back(o.results_db.string());
+  }
   argv.insert(argv.end(), o.extra_args.begin(), o.extra_args.end());
   bench::ProcessOptions po;
   po.timeout_s = o.timeout_s;

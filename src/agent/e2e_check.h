@@ -18,6 +18,7 @@ struct E2eOptions {
   std::vector<std::string> extra_args;  // engine options for fk e2e eval (--device cpu ...)
   double timeout_s = 3600;
   std::string fk_executable;            // empty: this executable
+  std::filesystem::path results_db;     // where fk e2e eval stores the run; empty: not stored
 };
 
 // Runs fk e2e eval with the candidate installed as the task's op; writes

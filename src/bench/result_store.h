@@ -8,8 +8,7 @@
 #include <vector>
 
 #include "bench/eval_pipeline.h"
-
-struct sqlite3;
+#include "bench/sqlite_db.h"
 
 namespace fk::bench {
 
@@ -26,9 +25,6 @@ class ResultStore {
  public:
   // Opens (creating if needed) the database; the schema is created on first use.
   explicit ResultStore(const std::filesystem::path& path);
-  ~ResultStore();
-  ResultStore(const ResultStore&) = delete;
-  ResultStore& operator=(const ResultStore&) = delete;
 
   int64_t add(const std::string& batch, const CandidateRun& run);
   std::vector<StoredRun> list(const std::string& task_filter = "", int limit = 100);
@@ -40,9 +36,7 @@ class ResultStore {
   static std::string new_batch_id();             // UTC timestamp + random suffix
 
  private:
-  void exec(const char* sql);
-  sqlite3* db_ = nullptr;
-  std::filesystem::path path_;
+  SqliteDb db_;
 };
 
 }  // namespace fk::bench

@@ -26,26 +26,26 @@ std::vector<std::pair<double, double>> fast_p_curve(const std::vector<TaskScore>
   return out;
 }
 
+Aggregate aggregate_of(const std::vector<std::pair<bool, double>>& correct_speedup) {
+  Aggregate a;
+  std::vector<std::pair<double, double>> vw;
+  for (const auto& [correct, speedup] : correct_speedup) {
+    ++a.tasks;
+    if (!correct) continue;
+    ++a.correct;
+    vw.emplace_back(speedup, 1.0);
+  }
+  a.geomean_speedup = weighted_geomean(vw);
+  return a;
+}
+
 std::map<std::string, Aggregate> aggregate(const std::vector<TaskScore>& scores) {
-  std::map<std::string, std::vector<const TaskScore*>> groups;
-  for (const auto& s : scores) {
-    groups["overall"].push_back(&s);
-    groups["level:" + s.level].push_back(&s);
-    groups["category:" + s.category].push_back(&s);
-  }
+  std::map<std::string, std::vector<std::pair<bool, double>>> groups;
+  for (const auto& s : scores)
+    for (const std::string& key : {std::string("overall"), "level:" + s.level, "category:" + s.category})
+      groups[key].emplace_back(s.correct(), s.speedup);
   std::map<std::string, Aggregate> out;
-  for (const auto& [key, members] : groups) {
-    Aggregate a;
-    std::vector<std::pair<double, double>> vw;
-    for (const TaskScore* s : members) {
-      ++a.tasks;
-      if (!s->correct()) continue;
-      ++a.correct;
-      vw.emplace_back(s->speedup, 1.0);
-    }
-    a.geomean_speedup = weighted_geomean(vw);
-    out[key] = a;
-  }
+  for (const auto& [key, members] : groups) out[key] = aggregate_of(members);
   return out;
 }
 

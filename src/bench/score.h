@@ -29,6 +29,11 @@ struct Aggregate {
   int tasks = 0, correct = 0;
   double geomean_speedup = 0;  // over correct tasks (0 when none)
 };
+// The rule every score follows, given (correct, speedup) per task or run: all count in
+// `tasks`; only correct ones count in `correct` and in the geometric mean. A failure is
+// excluded from the mean, not averaged in as a speedup of 0 (which would zero it); fast_p
+// is where failures cost.
+Aggregate aggregate_of(const std::vector<std::pair<bool, double>>& correct_speedup);
 // Keys: "overall", "level:L1", "category:dense-llm", ...
 std::map<std::string, Aggregate> aggregate(const std::vector<TaskScore>& scores);
 

@@ -61,6 +61,7 @@ void run(AgentCli& c) {
   o.profile.ncu = c.ncu;
   o.e2e.extra_args = split_words(c.e2e_args);
   if (!c.no_db) o.results_db = c.db.empty() ? bench::ResultStore::default_path() : fs::path(c.db);
+  o.e2e.results_db = o.results_db;  // the end-to-end check is stored (or not) with the evaluations
   o.command = invoked_command();
   o.progress = [](const std::string& s) { std::fprintf(stderr, "[agent] %s\n", s.c_str()); };
 

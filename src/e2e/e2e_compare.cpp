@@ -1,12 +1,23 @@
 #include "e2e/e2e_compare.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "fk/status.h"
 
 namespace fk::e2e {
 
 using nlohmann::json;
+
+namespace {
+
+double mean_request_latency(const json& run) {
+  const auto lat = run.at("e2e_s").get<std::vector<double>>();
+  FK_CHECK(!lat.empty(), "e2e: a run reported no request latencies");
+  return std::accumulate(lat.begin(), lat.end(), 0.0) / static_cast<double>(lat.size());
+}
+
+}  // namespace
 
 json compare_runs(const json& base, const json& cand) {
   const auto& bo = base.at("outputs");
@@ -40,7 +51,9 @@ json compare_runs(const json& base, const json& cand) {
                             {"first_divergence_mean", diverged ? first_sum / static_cast<double>(diverged) : -1.0},
                             {"first_divergence", first}};
   const double bt = base.at("output_tokens_per_s").get<double>(), ct = cand.at("output_tokens_per_s").get<double>();
+  // latency: the mean time from a request's arrival to its last token, baseline over candidate.
   out["speedup"] = {{"throughput", ct / bt},
+                    {"latency", mean_request_latency(base) / mean_request_latency(cand)},
                     {"elapsed", base.at("elapsed_s").get<double>() / cand.at("elapsed_s").get<double>()}};
   out["baseline"] = {{"elapsed_s", base["elapsed_s"]}, {"output_tokens_per_s", bt}};
   out["candidate"] = {{"elapsed_s", cand["elapsed_s"]}, {"output_tokens_per_s", ct}};

@@ -1,7 +1,8 @@
 // Judging a candidate run against the baseline run of the same workload: greedy-token
-// agreement (exact-match rate, first divergence), the teacher-forced logit error, speedups,
-// and the verdict — INCORRECT when outputs disagree beyond the dtype's bounds, whatever the
-// speed.
+// agreement (exact-match rate, first divergence), the teacher-forced logit error, speedups
+// (throughput: output tokens/s; latency: mean request latency; elapsed: the workload's wall
+// time), and the verdict — INCORRECT when outputs disagree beyond the dtype's bounds,
+// whatever the speed.
 #pragma once
 #include <nlohmann/json.hpp>
 

@@ -22,6 +22,10 @@ bool is_folder_model(const std::string& model) { return std::filesystem::is_dire
 
 }  // namespace
 
+ModelConfig model_config_of(const std::string& model) {
+  return is_folder_model(model) ? load_model_config(model) : model_config_by_name(model);
+}
+
 void EngineConfig::validate() const {
   FK_CHECK(!model.empty(), "engine: no model given (a built-in config name or a checkpoint folder)");
   FK_CHECK(dtype == DType::bf16 || dtype == DType::f16, "engine: dtype must be bf16 or f16, got ", dtype_name(dtype));
@@ -43,7 +47,7 @@ Engine::Engine(EngineConfig config) : config_(std::move(config)), start_(std::ch
   const Device dev = cuda ? Device::cuda(0) : Device::cpu();
 
   const bool folder = is_folder_model(config_.model);
-  const ModelConfig mc = folder ? load_model_config(config_.model) : model_config_by_name(config_.model);
+  const ModelConfig mc = model_config_of(config_.model);
   ModelSpec spec = model_spec_for(mc);
   max_model_len_ = config_.max_model_len > 0 ? config_.max_model_len
                                              : std::min(mc.max_position_embeddings, kDefaultMaxModelLen);

@@ -47,6 +47,11 @@ struct EngineConfig {
   void validate() const;
 };
 
+// The config EngineConfig::model names: a folder's config.json, else a built-in config
+// (throws naming the model when it is neither). Lets callers learn what a model is (MoE or
+// dense, its family) without loading its weights.
+ModelConfig model_config_of(const std::string& model);
+
 struct GenerationResult {
   std::string id;
   std::vector<int64_t> prompt_tokens;

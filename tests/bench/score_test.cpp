@@ -38,6 +38,14 @@ TEST(Score, GeomeanPerLevelAndOverall) {
   EXPECT_EQ(agg["overall"].tasks, 4);
 }
 
+TEST(Score, AggregateOfLeavesFailuresOutOfTheMean) {
+  const Aggregate a = aggregate_of({{true, 2.0}, {false, 100.0}, {true, 8.0}, {false, 0.0}});
+  EXPECT_EQ(a.tasks, 4);
+  EXPECT_EQ(a.correct, 2);
+  EXPECT_NEAR(a.geomean_speedup, 4.0, 1e-12);  // sqrt(2 * 8): neither 100 nor 0 enters
+  EXPECT_EQ(aggregate_of({{false, 3.0}}).geomean_speedup, 0.0);
+}
+
 TEST(Score, WeightedGeomeanUsesCallCounts) {
   // 3 calls at 2x and 1 call at 0.5x: exp((3 ln 2 + ln 0.5) / 4) = 2^(1/2)
   EXPECT_NEAR(weighted_geomean({{2.0, 3}, {0.5, 1}}), std::sqrt(2.0), 1e-12);

@@ -15,6 +15,7 @@ using nlohmann::json;
 json run(const std::vector<std::vector<int64_t>>& outputs, double tok_per_s, double max_rel, double mean_kl) {
   return {{"outputs", outputs},
           {"elapsed_s", 10.0 / tok_per_s},
+          {"e2e_s", std::vector<double>(outputs.size(), 1.0 / tok_per_s)},
           {"output_tokens_per_s", tok_per_s},
           {"teacher_forced", {{"positions", 16}, {"max_rel_err", max_rel}, {"mean_abs_err", 0.0}, {"mean_kl", mean_kl}}}};
 }
@@ -28,6 +29,7 @@ TEST(E2eCompare, AgreementDivergenceAndSpeedup) {
   EXPECT_EQ(c["token_agreement"]["first_divergence_min"], 0);
   EXPECT_EQ(c["token_agreement"]["first_divergence"], json({-1, 1, 0}));
   EXPECT_NEAR(c["speedup"]["throughput"].get<double>(), 1.5, 1e-12);
+  EXPECT_NEAR(c["speedup"]["latency"].get<double>(), 1.5, 1e-12);
   // Token flips alone do not fail a candidate whose logits are within bounds (near ties).
   EXPECT_EQ(c["verdict"], "PASSED");
 }
