@@ -22,6 +22,7 @@
 #include "e2e/e2e_run.h"
 #include "e2e/e2e_store.h"
 #include "e2e/model_identity.h"
+#include "e2e/repeat_runs.h"
 #include "fk/op_registry.h"
 #include "fk/status.h"
 
@@ -64,6 +65,7 @@ struct EvalCli {
   std::string workload = "tiny";
   std::string candidates;
   double timeout_s = 1800;
+  int repeats = 3;  // engine runs per side, in alternating pairs (the median drops one slow run)
   std::string json_out, html_out, expect, db, batch, tasks_dir;
   bool no_db = false;
 };
@@ -157,38 +159,61 @@ int run_eval(const EvalCli& o) {
   if (verdict.empty()) {
     const fs::path tmp = fs::temp_directory_path() / concat("fk-e2e-", ::getpid());
     fs::create_directories(tmp);
-    auto worker = [&](const std::string& name, bool candidate) {
+    // teacher: "out" (the first baseline run writes the teacher-forced logits), "in" (the
+    // first candidate run compares against them) or "" (a repeat: timing and tokens only).
+    auto worker = [&](const std::string& name, bool candidate, const std::string& teacher) {
       std::vector<std::string> argv = {bench::self_executable(), "e2e", "run", "--workload", o.workload,
                                        "--result", (tmp / (name + ".json")).string()};
       for (const std::string& a : o.engine.to_args()) argv.push_back(a);
-      if (candidate) {
-        argv.push_back("--teacher-in");
+      if (!teacher.empty()) {
+        argv.push_back(teacher == "out" ? "--teacher-out" : "--teacher-in");
         argv.push_back((tmp / "teacher.safetensors").string());
+      }
+      if (candidate)
         for (const std::string& i : installs) {
           argv.push_back("--install");
           argv.push_back(i);
         }
-      } else {
-        argv.push_back("--teacher-out");
-        argv.push_back((tmp / "teacher.safetensors").string());
-      }
       bench::ProcessOptions po;
       po.timeout_s = o.timeout_s;
       std::printf("e2e: %s run...\n", name.c_str());
       return bench::run_process(argv, po);
     };
-    const bench::ProcessResult base = worker("baseline", false);
-    FK_CHECK(base.exited() && base.exit_code == 0, "e2e: the baseline run failed (", base.describe(), "):\n",
-             base.output);
-    const bench::ProcessResult cand = worker("candidate", true);
-    if (cand.timed_out) {
-      verdict = "TIMEOUT";
-      reason = cand.describe();
-    } else if (!cand.exited() || cand.exit_code != 0) {
-      verdict = "RUNTIME_ERROR";
-      reason = concat(cand.describe(), ": ", cand.output.substr(cand.output.size() > 2000 ? cand.output.size() - 2000 : 0));
-    } else {
-      const json cmp = e2e::compare_runs(read_json(tmp / "baseline.json"), read_json(tmp / "candidate.json"));
+    // Pairs alternate their order (baseline first, then candidate first, ...) so that run
+    // order does not pass for a speedup (e2e/repeat_runs.h).
+    std::vector<json> base_runs, cand_runs;
+    for (int pair = 0; pair < o.repeats && verdict.empty(); ++pair) {
+      for (const bool candidate_side : {!e2e::baseline_first(pair), e2e::baseline_first(pair)}) {
+        const size_t n = candidate_side ? cand_runs.size() : base_runs.size();
+        const std::string name = concat(candidate_side ? "candidate" : "baseline", n);
+        const std::string teacher = pair > 0 ? "" : candidate_side ? "in" : "out";
+        const bench::ProcessResult r = worker(name, candidate_side, teacher);
+        if (!candidate_side) {
+          FK_CHECK(r.exited() && r.exit_code == 0, "e2e: the baseline run failed (", r.describe(), "):\n", r.output);
+          base_runs.push_back(read_json(tmp / (name + ".json")));
+        } else if (r.timed_out) {
+          verdict = "TIMEOUT";
+          reason = r.describe();
+          break;
+        } else if (!r.exited() || r.exit_code != 0) {
+          verdict = "RUNTIME_ERROR";
+          reason = concat(r.describe(), ": ", r.output.substr(r.output.size() > 2000 ? r.output.size() - 2000 : 0));
+          break;
+        } else {
+          cand_runs.push_back(read_json(tmp / (name + ".json")));
+        }
+      }
+    }
+    if (verdict.empty()) {
+      const json base = e2e::fold_runs(base_runs), cand = e2e::fold_runs(cand_runs);
+      json cmp = e2e::compare_runs(base, cand);
+      cmp["runs_per_side"] = o.repeats;
+      cmp["baseline"]["elapsed_s_runs"] = base["elapsed_s_runs"];
+      cmp["candidate"]["elapsed_s_runs"] = cand["elapsed_s_runs"];
+      cmp["baseline"]["reproducible"] = base["reproducible"];
+      cmp["candidate"]["reproducible"] = cand["reproducible"];
+      if (!base["reproducible"].get<bool>())
+        cmp["warning"] = "the baseline's own runs produced different tokens: token agreement is not a reliable signal here";
       report["comparison"] = cmp;
       verdict = cmp["verdict"];
       reason = cmp.value("reason", "");
@@ -250,6 +275,10 @@ void setup(CLI::App& app) {
   eval->add_option("--workload", ev.workload, "latency-1, latency-32, mixed, long, tiny, or a JSON file")
       ->capture_default_str();
   eval->add_option("--timeout", ev.timeout_s, "Seconds per engine run")->capture_default_str();
+  eval->add_option("--repeats", ev.repeats,
+                   "Engine runs per side, in pairs of alternating order (the timings are their medians)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   eval->add_option("--json", ev.json_out, "Also write the report here");
   eval->add_option("--html", ev.html_out, "Also write the report as a self-contained HTML page here");
   eval->add_option("--expect", ev.expect, "Exit 1 unless the verdict is this (tests)");
