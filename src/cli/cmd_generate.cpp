@@ -66,7 +66,10 @@ void run(const GenerateCli& o) {
       continue;
     }
     std::string line;
-    for (int64_t t : r.output_tokens) line += (line.empty() ? "" : " ") + std::to_string(t);
+    for (int64_t t : r.output_tokens) {
+      if (!line.empty()) line += ' ';
+      line += std::to_string(t);
+    }
     std::printf("%s\t(%s)\n", line.c_str(), engine::finish_reason_name(r.finish_reason));
   }
   if (o.json) std::printf("%s\n", out.dump(2).c_str());
