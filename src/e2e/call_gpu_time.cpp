@@ -18,19 +18,20 @@ CallGpuTimer::~CallGpuTimer() {
   if (available_) bench::kernel_trace_stop();
 }
 
-void CallGpuTimer::call_ended(int64_t id) {
+void CallGpuTimer::call_ended(Sink sink) {
   if (!available_) return;
-  ends_.push_back({bench::kernel_trace_timestamp_ns(), id});
-  if (static_cast<int64_t>(ends_.size()) >= kBatch) flush();
+  ends_.push_back({bench::kernel_trace_timestamp_ns(), std::move(sink)});
+  if (ends_.size() >= kBatch) flush();
 }
 
 void CallGpuTimer::flush() {
   if (!available_ || ends_.empty()) return;
   for (const bench::KernelRecord& k : bench::kernel_trace_collect()) {
+    if (k.start_ns < start_ns_) continue;  // ran before the first observed call of this batch
     // The first call whose end stamp is at or after the kernel's start.
-    const auto it = std::lower_bound(ends_.begin(), ends_.end(), std::make_pair(k.start_ns, int64_t{-1}));
-    if (it == ends_.end() || k.start_ns < start_ns_) continue;  // outside any observed call
-    if (add_) add_(it->second, static_cast<double>(k.end_ns - k.start_ns) * 1e-9);
+    const auto it = std::partition_point(ends_.begin(), ends_.end(),
+                                         [&](const auto& e) { return e.first < k.start_ns; });
+    if (it != ends_.end()) it->second(static_cast<double>(k.end_ns - k.start_ns) * 1e-9);
   }
   start_ns_ = ends_.back().first;
   ends_.clear();

@@ -12,29 +12,29 @@ namespace fk::e2e {
 
 class CallGpuTimer {
  public:
+  // Receives the duration of each kernel that ran in one call.
+  using Sink = std::function<void(double seconds)>;
+
   // Starts the trace; available() is false (and nothing is traced) when this build or
   // machine has none.
-  // Calls per attribution: call_ended() attributes every pending call after each kBatch-th.
-  static constexpr int64_t kBatch = 512;
-
   CallGpuTimer();
   ~CallGpuTimer();
   CallGpuTimer(const CallGpuTimer&) = delete;
   CallGpuTimer& operator=(const CallGpuTimer&) = delete;
 
   bool available() const { return available_; }
-  // After observed call `id` (0, 1, 2, ...) returned and was synchronised: stamps its end.
-  // Every kBatch calls the collected kernels are attributed (keeps the trace small).
-  void call_ended(int64_t id);
-  // Attributes what is left; `add(id, seconds)` receives every kernel's duration.
+  // After an observed call returned (and was synchronised): stamps its end; `sink` will
+  // receive its kernels' durations. Every kBatch calls the collected kernels are
+  // attributed (keeps the trace small).
+  void call_ended(Sink sink);
+  // Attributes what is left.
   void flush();
-  void on_kernel(std::function<void(int64_t id, double seconds)> add) { add_ = std::move(add); }
 
  private:
+  static constexpr size_t kBatch = 512;
   bool available_ = false;
   uint64_t start_ns_ = 0;
-  std::vector<std::pair<uint64_t, int64_t>> ends_;  // (end stamp, call id), in call order
-  std::function<void(int64_t, double)> add_;
+  std::vector<std::pair<uint64_t, Sink>> ends_;  // (end stamp, the call's sink), in call order
 };
 
 }  // namespace fk::e2e

@@ -1,7 +1,6 @@
 #include "e2e/capture.h"
 
 #include <algorithm>
-#include <deque>
 #include <fstream>
 #include <optional>
 
@@ -18,18 +17,9 @@ CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& 
   const bool on_gpu = config.backend == DeviceType::cuda;
   engine::Engine e(config);
   std::map<std::string, CapturedOp> by_op;
-  // Calls whose kernels the GPU timer has not attributed yet: (op, shape key), by call id.
-  std::deque<std::pair<CapturedOp*, const std::string*>> pending;
-  int64_t next_id = 0, first_pending = 0;
   std::optional<CallGpuTimer> gpu;
   if (on_gpu) gpu.emplace();
   const bool traced = gpu && gpu->available();
-  if (traced)
-    gpu->on_kernel([&](int64_t id, double seconds) {
-      const auto& [c, key] = pending.at(static_cast<size_t>(id - first_pending));
-      c->seconds[*key] += seconds;
-      c->total_seconds += seconds;
-    });
   OpRegistry::global().set_call_observer([&](const OpDef& def, DeviceType, const void* args, double seconds) {
     CapturedOp& c = by_op[def.name];
     c.op = def.name;
@@ -37,7 +27,7 @@ CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& 
     const auto w = workload_of_call(def.name, args);
     const json shape = w ? *w : json{{"untranslated", true}};
     auto [it, fresh] = c.workloads.try_emplace(shape.dump(), shape, 0);
-    const std::string& key = it->first;
+    const std::string& key = it->first;  // map keys are stable: the sink may keep it
     it->second.second++;
     c.wall_seconds[key] += seconds;
     c.total_wall_seconds += seconds;
@@ -47,12 +37,10 @@ CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& 
       return;
     }
     c.seconds.try_emplace(key, 0.0);
-    pending.push_back({&c, &key});
-    gpu->call_ended(next_id++);
-    if (next_id % CallGpuTimer::kBatch == 0) {  // the timer just attributed every pending call
-      pending.clear();
-      first_pending = next_id;
-    }
+    gpu->call_ended([&c, &key](double kernel_seconds) {
+      c.seconds[key] += kernel_seconds;
+      c.total_seconds += kernel_seconds;
+    });
   });
   struct Reset {
     ~Reset() { OpRegistry::global().set_call_observer(nullptr); }

@@ -108,16 +108,16 @@ __global__ __launch_bounds__(kWarps * 32, 2) void small_m_gemm_kernel(T* __restr
     w_row[t] = weight + (n < N ? n : N - 1) * ld_weight + kElemsPerLane * q;
   }
   const int64_t full_chunks = K / kChunkK;
+  const int64_t c_begin = small_m::slice_begin(full_chunks, ks, slice);  // this warp's K-slice
+  const int64_t c_end = small_m::slice_begin(full_chunks, ks, slice + 1);
   // Launched with PDL: while the kernel that produces `input` still runs, pull this lane's
   // first kUnroll weight chunks into L2 (see skinny_gemm.cu).
-  if (active) {
-    const int64_t c0 = small_m::slice_begin(full_chunks, ks, slice), c1 = small_m::slice_begin(full_chunks, ks, slice + 1);
+  if (active)
 #pragma unroll
     for (int u = 0; u < U; ++u)
-      if (c0 + u < c1)
+      if (c_begin + u < c_end)
 #pragma unroll
-        for (int t = 0; t < R; ++t) cuda::prefetch_l2(w_row[t] + (c0 + u) * kChunkK);
-  }
+        for (int t = 0; t < R; ++t) cuda::prefetch_l2(w_row[t] + (c_begin + u) * kChunkK);
   cuda::pdl_wait();
   cuda::pdl_trigger();
 
@@ -127,8 +127,7 @@ __global__ __launch_bounds__(kWarps * 32, 2) void small_m_gemm_kernel(T* __restr
     const T* x_hi = input + (has_hi ? g + 8 : 0) * ld_input + kElemsPerLane * q;
     const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
 
-    int64_t c = small_m::slice_begin(full_chunks, ks, slice);
-    const int64_t c_end = small_m::slice_begin(full_chunks, ks, slice + 1);
+    int64_t c = c_begin;
     // kUnroll chunks per iteration: all R x kUnroll weight loads are issued before the first
     // mma waits on one.
     for (; c + U <= c_end; c += U) {
