@@ -83,13 +83,7 @@ WorkloadSpec workload_spec(const std::string& name_or_file) {
   if (!w.name.empty()) return w;
   FK_CHECK(std::filesystem::is_regular_file(name_or_file), "workload '", name_or_file,
            "' is neither a preset (latency-1, latency-32, mixed, long, tiny) nor a JSON file");
-  std::ifstream f(name_or_file);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(f);
-  } catch (const std::exception& e) {
-    FK_FAIL(FK_ERR_INVALID_ARGUMENT, "workload file ", name_or_file, ": ", e.what());
-  }
+  const nlohmann::json j = parse_json_file(name_or_file, "workload file");
   w.name = j.value("name", std::filesystem::path(name_or_file).stem().string());
   auto num = [&](const char* key, int64_t& v) {
     if (!j.contains(key)) return;
