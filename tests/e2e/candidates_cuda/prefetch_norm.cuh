@@ -126,6 +126,8 @@ __global__ void fused_add_rms_norm_any(Row<T> p) {
   }
 }
 
+// fk::cuda::launch_pdl() asks the engine library whether PDL is on, and a candidate does
+// not link against the engine: the attribute is set here directly.
 template <class K, class... A>
 cudaError_t launch(K kernel, unsigned blocks, unsigned threads, cudaStream_t s, A... args) {
   cudaLaunchAttribute attr[1];
