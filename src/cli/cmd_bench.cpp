@@ -55,7 +55,8 @@ json environment(const engine::Engine& e, const EngineOptions& o) {
                  {"activation_bytes", s.activation_bytes},
                  {"max_num_batched_tokens", e.config().max_num_batched_tokens},
                  {"max_num_seqs", e.config().max_num_seqs},
-                 {"cuda_graphs", e.config().cuda_graphs && e.config().backend == DeviceType::cuda}};
+                 {"cuda_graphs", e.config().cuda_graphs && e.config().backend == DeviceType::cuda},
+                 {"async_scheduling", e.config().async_scheduling}};
   return j;
 }
 

@@ -22,6 +22,8 @@ void EngineOptions::add_to(CLI::App* cmd) {
   cmd->add_flag("--no-prefix-caching", no_prefix_caching, "Do not reuse the KV of shared prompt prefixes");
   cmd->add_flag("--no-chunked-prefill", no_chunked_prefill, "A prompt waits for a step with room for all of it");
   cmd->add_flag("--enforce-eager", enforce_eager, "No CUDA graphs for decode steps");
+  cmd->add_flag("--no-async-scheduling", no_async_scheduling,
+                "Schedule each step after the previous one finished (default: while it runs)");
   cmd->add_option("--seed", seed, "Engine seed (weights and requests without their own seed)")->capture_default_str();
 }
 
@@ -49,6 +51,7 @@ engine::EngineConfig EngineOptions::to_config() const {
   c.prefix_caching = !no_prefix_caching;
   c.chunked_prefill = !no_chunked_prefill;
   c.cuda_graphs = !enforce_eager;
+  c.async_scheduling = !no_async_scheduling;
   c.seed = seed;
   c.weight_seed = seed;
   c.validate();
@@ -68,6 +71,7 @@ std::vector<std::string> EngineOptions::to_args() const {
   if (no_prefix_caching) a.push_back("--no-prefix-caching");
   if (no_chunked_prefill) a.push_back("--no-chunked-prefill");
   if (enforce_eager) a.push_back("--enforce-eager");
+  if (no_async_scheduling) a.push_back("--no-async-scheduling");
   return a;
 }
 

@@ -23,6 +23,7 @@ struct EngineOptions {
   bool no_prefix_caching = false;
   bool no_chunked_prefill = false;
   bool enforce_eager = false;
+  bool no_async_scheduling = false;
   uint64_t seed = 0;
 
   void add_to(CLI::App* cmd);

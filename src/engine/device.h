@@ -27,6 +27,22 @@ class EngineStream {
   void* stream_ = nullptr;
 };
 
+// A point in a stream's work that the host can wait for (a CUDA event without timing).
+// On the CPU backend (no stream) work is done when it is issued: both calls do nothing.
+class StreamEvent {
+ public:
+  explicit StreamEvent(bool cuda);
+  StreamEvent(const StreamEvent&) = delete;
+  StreamEvent& operator=(const StreamEvent&) = delete;
+  ~StreamEvent();
+  void record(void* stream);  // marks the work issued to `stream` so far
+  void wait() const;          // blocks the host until that work is done (at once if never recorded)
+
+ private:
+  void* event_ = nullptr;
+  bool recorded_ = false;
+};
+
 // One captured sequence of launches on a stream, replayed as a whole.
 class CudaGraph {
  public:

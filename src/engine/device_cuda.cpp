@@ -26,6 +26,27 @@ EngineStream::~EngineStream() {
   if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
 }
 
+StreamEvent::StreamEvent(bool cuda) {
+  if (!cuda) return;
+  cudaEvent_t e = nullptr;
+  FK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  event_ = e;
+}
+
+StreamEvent::~StreamEvent() {
+  if (event_) cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+}
+
+void StreamEvent::record(void* stream) {
+  if (!event_) return;
+  FK_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(stream)));
+  recorded_ = true;
+}
+
+void StreamEvent::wait() const {
+  if (event_ && recorded_) FK_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
+}
+
 CudaGraph& CudaGraph::operator=(CudaGraph&& o) noexcept {
   if (this != &o) {
     reset();

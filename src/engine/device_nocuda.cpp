@@ -14,6 +14,12 @@ EngineStream::EngineStream(bool cuda) {
 }
 EngineStream::~EngineStream() = default;
 MemoryInfo device_memory(int) { no_cuda("device_memory"); }
+StreamEvent::StreamEvent(bool cuda) {
+  if (cuda) no_cuda("StreamEvent");
+}
+StreamEvent::~StreamEvent() = default;
+void StreamEvent::record(void*) {}
+void StreamEvent::wait() const {}
 CudaGraph& CudaGraph::operator=(CudaGraph&& o) noexcept {
   graph_ = o.graph_;
   exec_ = o.exec_;

@@ -75,6 +75,7 @@ Engine::Engine(EngineConfig config) : config_(std::move(config)), start_(std::ch
   sc.max_num_batched_tokens = config_.max_num_batched_tokens;
   sc.max_num_seqs = config_.max_num_seqs;
   sc.chunked_prefill = config_.chunked_prefill;
+  sc.max_steps_in_flight = config_.async_scheduling ? 2 : 1;
   scheduler_ = std::make_unique<Scheduler>(sc, *blocks_);
   RunnerConfig rc;
   rc.max_tokens = max_tokens;
@@ -171,52 +172,51 @@ bool Engine::abort(const std::string& id) { return scheduler_->abort(id); }
 
 bool Engine::has_unfinished() const { return scheduler_->has_unfinished(); }
 
-std::vector<GenerationResult> Engine::step(std::vector<StepToken>* tokens) {
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
-  const SchedulerOutput out = scheduler_->schedule();
-  stats_.schedule_s += std::chrono::duration<double>(Clock::now() - t0).count();
-  std::vector<GenerationResult> results;
-  std::vector<std::unique_ptr<Request>> finished;
-  if (out.scheduled.empty()) {
-    // Nothing to run: aborted waiting requests still come back through update.
-    finished = scheduler_->update(out, {});
-    FK_CHECK(!finished.empty() || !scheduler_->has_unfinished(),
-             "engine: no request could be scheduled (KV cache of ", stats_.num_pages,
-             " pages too small for the next request?)");
-  } else {
-    step_buffer_.clear();
-    std::vector<std::string> sampled_ids;
-    for (const ScheduledRequest& sr : out.scheduled) {
-      step_buffer_.push_back({sr.request, sr.start_position, sr.num_new_tokens, sr.needs_logits});
-      if (sr.needs_logits) sampled_ids.push_back(sr.request->id);
-      (sr.num_new_tokens == 1 ? stats_.decode_tokens : stats_.prefill_tokens) += sr.num_new_tokens;
-    }
-    const std::vector<int64_t> sampled = runner_->execute(step_buffer_);
-    const std::vector<std::optional<TokenLogprobs>>& logprobs = runner_->last_logprobs();  // parallel to sampled
-    std::vector<std::pair<Request*, size_t>> logprob_targets;  // (request, its outputs before update)
-    for (const ScheduledRequest& sr : out.scheduled)
-      if (sr.needs_logits) logprob_targets.emplace_back(sr.request, sr.request->output_tokens.size());
-    const double t = now_s();
-    for (const std::string& rid : sampled_ids) {
-      auto it = times_.find(rid);
-      if (it != times_.end() && it->second.second == 0.0) it->second.second = t;
-    }
-    ++stats_.steps;
-    const auto t1 = Clock::now();
-    finished = scheduler_->update(out, sampled);
-    stats_.update_s += std::chrono::duration<double>(Clock::now() - t1).count();
-    // A token the update kept (not one dropped by an abort) keeps its logprobs beside it.
-    for (size_t i = 0; i < logprob_targets.size(); ++i) {
-      auto [r, before] = logprob_targets[i];
-      if (logprobs[i] && r->output_tokens.size() == before + 1) r->output_logprobs.push_back(*logprobs[i]);
-    }
-    if (tokens) {
-      tokens->clear();
-      for (size_t i = 0; i < sampled.size(); ++i) tokens->push_back({sampled_ids[i], sampled[i], false, logprobs[i]});
-    }
+Engine::StepInFlight Engine::launch(SchedulerOutput out) {
+  StepInFlight step{std::move(out), std::nullopt};
+  if (step.out.scheduled.empty()) return step;
+  step_buffer_.clear();
+  for (const ScheduledRequest& sr : step.out.scheduled) {
+    step_buffer_.push_back({sr.request, sr.start_position, sr.num_new_tokens, sr.needs_logits});
+    (sr.num_new_tokens == 1 ? stats_.decode_tokens : stats_.prefill_tokens) += sr.num_new_tokens;
   }
+  step.ticket = runner_->launch(step_buffer_);
+  ++stats_.steps;
+  return step;
+}
+
+void Engine::complete(StepInFlight& step, std::vector<StepToken>* tokens, std::vector<GenerationResult>& results) {
+  using Clock = std::chrono::steady_clock;
+  const SchedulerOutput& out = step.out;
+  std::vector<int64_t> sampled;
+  std::vector<std::optional<TokenLogprobs>> logprobs;
+  if (step.ticket) {
+    sampled = runner_->collect(*step.ticket);
+    logprobs = std::move(step.ticket->logprobs);  // parallel to sampled
+  }
+  // The sampled entries in update()'s order, with each request's outputs before the update:
+  // a token the update kept (not dropped by an abort, nor computed for a request that
+  // finished while the step ran) is the one output it adds.
+  struct Sampled {
+    Request* request;
+    size_t outputs_before;
+  };
+  std::vector<Sampled> entries;
+  for (const ScheduledRequest& sr : out.scheduled)
+    if (sr.needs_logits) entries.push_back({sr.request, sr.request->output_tokens.size()});
+  const auto t1 = Clock::now();
+  std::vector<std::unique_ptr<Request>> finished = scheduler_->update(out, sampled);
+  stats_.update_s += std::chrono::duration<double>(Clock::now() - t1).count();
   const double t = now_s();
+  if (tokens) tokens->clear();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    Request& r = *entries[i].request;  // alive: update hands back only requests no step names
+    if (r.output_tokens.size() != entries[i].outputs_before + 1) continue;
+    if (logprobs[i]) r.output_logprobs.push_back(*logprobs[i]);
+    auto it = times_.find(r.id);
+    if (it != times_.end() && it->second.second == 0.0) it->second.second = t;
+    if (tokens) tokens->push_back({r.id, sampled[i], false, logprobs[i]});
+  }
   for (auto& r : finished) {
     GenerationResult g;
     g.id = r->id;
@@ -237,6 +237,47 @@ std::vector<GenerationResult> Engine::step(std::vector<StepToken>* tokens) {
       for (StepToken& st : *tokens)
         if (st.id == g.id) st.finished = true;
     results.push_back(std::move(g));
+  }
+}
+
+std::vector<GenerationResult> Engine::step(std::vector<StepToken>* tokens) {
+  using Clock = std::chrono::steady_clock;
+  auto schedule = [&] {
+    const auto t0 = Clock::now();
+    SchedulerOutput out = scheduler_->schedule();
+    stats_.schedule_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    return out;
+  };
+  std::vector<GenerationResult> results;
+  if (!in_flight_) {
+    SchedulerOutput out = schedule();
+    if (out.scheduled.empty()) {
+      // Nothing to run (and nothing in flight): aborted waiting requests still come back
+      // through update.
+      StepInFlight idle{std::move(out), std::nullopt};
+      complete(idle, tokens, results);
+      FK_CHECK(!results.empty() || !scheduler_->has_unfinished(), "engine: no request could be scheduled (KV cache of ",
+               stats_.num_pages, " pages too small for the next request?)");
+      return results;
+    }
+    in_flight_ = launch(std::move(out));
+  }
+  // Asynchronous: the next step is scheduled and launched before this one's tokens are
+  // read, so the device goes on from one to the other. It may schedule nobody (its
+  // requests all finish by length when the tokens arrive): it is applied after this one.
+  std::optional<StepInFlight> next;
+  if (config_.async_scheduling) next = launch(schedule());
+  complete(*in_flight_, tokens, results);
+  in_flight_.reset();
+  if (next && next->ticket) {
+    in_flight_ = std::move(next);
+  } else if (next) {
+    std::vector<StepToken> none;
+    complete(*next, tokens ? &none : nullptr, results);
+    if (tokens)
+      for (const GenerationResult& g : results)
+        for (StepToken& st : *tokens)
+          if (st.id == g.id) st.finished = true;
   }
   return results;
 }

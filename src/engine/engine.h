@@ -42,6 +42,10 @@ struct EngineConfig {
   bool prefix_caching = true;
   bool chunked_prefill = true;
   bool cuda_graphs = true;
+  // Schedule and launch step N+1 while the device runs step N (Scheduler's
+  // max_steps_in_flight = 2): the host's scheduling, packing and bookkeeping hide behind
+  // the device's work. Tokens are the same either way.
+  bool async_scheduling = true;
   uint64_t seed = 0;                // derives the sampling seed of requests that bring none
 
   void validate() const;
@@ -92,7 +96,9 @@ class Engine {
   bool abort(const std::string& id);
   bool has_unfinished() const;
   // One scheduler step and model call. Returns the requests that finished in it;
-  // `tokens` (optional) receives every token the step produced.
+  // `tokens` (optional) receives every token the step produced. With async_scheduling the
+  // step whose tokens come back is the one launched by the previous call (or this one, the
+  // first time), and the next step is already running when this returns.
   std::vector<GenerationResult> step(std::vector<StepToken>* tokens = nullptr);
   // Runs the prompts to completion; results in the order of the prompts.
   std::vector<GenerationResult> generate(const std::vector<std::vector<int64_t>>& prompts,
@@ -111,6 +117,14 @@ class Engine {
 
  private:
   void size_kv_cache(int64_t bytes_per_page);
+  // A scheduled step on its way: launched (ticket) unless it scheduled nobody.
+  struct StepInFlight {
+    SchedulerOutput out;
+    std::optional<ModelRunner::Ticket> ticket;
+  };
+  StepInFlight launch(SchedulerOutput out);
+  // Waits for the step's tokens, applies them (update) and turns finished requests into results.
+  void complete(StepInFlight& step, std::vector<StepToken>* tokens, std::vector<GenerationResult>& results);
 
   EngineConfig config_;
   std::unique_ptr<EngineStream> stream_;
@@ -124,6 +138,7 @@ class Engine {
   EngineStats stats_;
   std::chrono::steady_clock::time_point start_;
   std::vector<StepRequest> step_buffer_;
+  std::optional<StepInFlight> in_flight_;  // async_scheduling: the step launched and not yet completed
   std::map<std::string, std::pair<double, double>> times_;  // id -> (arrival, first token)
 };
 

@@ -169,7 +169,9 @@ void KvCacheManager::cache_full_blocks(const Request& r) {
   if (!enable_prefix_caching_) return;
   FK_CHECK(r.num_computed_tokens >= 0 && r.num_computed_tokens <= r.total_tokens(), "request ", r.id, " has ",
            r.num_computed_tokens, " computed tokens out of ", r.total_tokens());
-  const int64_t num_full = r.num_computed_tokens / block_size_;
+  // Only blocks whose every token id is known: with asynchronous scheduling a computed
+  // position may hold a token the update dropped (an aborted request's last sample).
+  const int64_t num_full = std::min(r.num_computed_tokens, r.known_tokens()) / block_size_;
   FK_CHECK(num_full <= static_cast<int64_t>(r.block_ids.size()), "request ", r.id, " has ", r.num_computed_tokens,
            " computed tokens but only ", r.block_ids.size(), " blocks");
   // Blocks get hashed in token order and keep their hash while referenced, so the ones

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "engine/pending_tokens.h"
 #include "engine/views.h"
 #include "fk/element.h"
 #include "fk/op_registry.h"
@@ -30,6 +31,7 @@ size_t arena_capacity(int64_t T, int64_t B, int64_t P) {
   return a(T, 4) + 2 * a(T, 8)                           // input_ids, positions, slot_mapping
          + 4 * a(B + 1, 4) + a(B, 4)                      // qo/kv indptr (and the prefill part's), last page lens
          + 4 * a(B, 4) + a(B, 4) + 2 * a(B, 8)            // logits_indices, temperature, top_k, top_p, min_p, seed, offset
+         + 2 * a(B, 4)                                    // fill_dst, fill_src
          + a(B * P, 4);                                   // kv_indices
 }
 
@@ -37,9 +39,10 @@ size_t arena_capacity(int64_t T, int64_t B, int64_t P) {
 
 void ModelRunner::HostBatch::clear() {
   for (auto* v : {&input_ids, &qo_indptr, &kv_indptr, &kv_indices, &kv_last_page_len, &logits_indices, &top_k,
-                  &prefill_qo_indptr, &prefill_kv_indptr})
+                  &prefill_qo_indptr, &prefill_kv_indptr, &fill_dst, &fill_src})
     v->clear();
   num_decode_seqs = 0;
+  num_fills = 0;
   for (auto* v : {&positions, &slot_mapping, &seed, &offset}) v->clear();
   for (auto* v : {&temperature, &top_p, &min_p}) v->clear();
 }
@@ -65,6 +68,12 @@ ModelRunner::ModelRunner(DecoderModel& model, KvCache& kv, RunnerConfig config, 
   prefill_qo_indptr_host_ = host_buf(B + 1, DType::i32);
   prefill_kv_indptr_host_ = host_buf(B + 1, DType::i32);
   sampled_ = Tensor::zeros({B}, DType::i64, dev, stream);
+  const bool cuda = backend_ == DeviceType::cuda;
+  for (int i = 0; i < 2; ++i) {
+    sampled_host_[i] = cuda ? Tensor::empty_pinned({B}, DType::i64) : Tensor::zeros({B}, DType::i64);
+    sampled_ready_[i] = std::make_unique<StreamEvent>(cuda);
+  }
+  inputs_consumed_ = std::make_unique<StreamEvent>(cuda);
 }
 
 void ModelRunner::wait() const {
@@ -95,7 +104,7 @@ void ModelRunner::pack(std::span<const StepRequest> step, int64_t padded_seqs, s
     h.seed.push_back(r ? static_cast<int64_t>(r->seed) : 0);
     // The request's step: its n-th output token uses Philox offset n, so a request draws
     // the same tokens alone, in any batch and after a preemption.
-    h.offset.push_back(r ? static_cast<int64_t>(r->output_tokens.size()) : 0);
+    h.offset.push_back(r ? std::max<int64_t>(r->sampled_output_index(), 0) : 0);
   };
   for (size_t n = 0; n < step.size(); ++n) {
     const StepRequest& sr = step[order.empty() ? n : order[n]];
@@ -109,7 +118,16 @@ void ModelRunner::pack(std::span<const StepRequest> step, int64_t padded_seqs, s
     FK_CHECK(pages <= config_.max_pages_per_seq, "model runner: request ", r.id, " needs ", pages,
              " pages, more than max_pages_per_seq ", config_.max_pages_per_seq);
     for (int64_t i = sr.start; i < kv_len; ++i) {
-      h.input_ids.push_back(static_cast<int32_t>(r.token_at(i)));
+      const int64_t token = r.token_at(i);
+      if (token == Request::kPendingToken) {
+        // Sampled by the step in flight: filled in on the device (pending_tokens.h).
+        const auto row = last_rows_.find(&r);
+        FK_CHECK(i == r.known_tokens() && row != last_rows_.end(), "model runner: request ", r.id, " position ", i,
+                 " waits for a token the previous launch did not sample");
+        h.fill_dst.push_back(static_cast<int32_t>(h.input_ids.size()));
+        h.fill_src.push_back(static_cast<int32_t>(row->second));
+      }
+      h.input_ids.push_back(static_cast<int32_t>(token == Request::kPendingToken ? 0 : token));
       h.positions.push_back(i);
       h.slot_mapping.push_back(int64_t{r.block_ids[static_cast<size_t>(i / S)]} * S + i % S);
     }
@@ -142,6 +160,9 @@ void ModelRunner::pack(std::span<const StepRequest> step, int64_t padded_seqs, s
     }
     if (h.logits_indices.empty()) add_logit_row(0, nullptr);  // a step of partial prefills: one unused row
   }
+  h.num_fills = static_cast<int64_t>(h.fill_dst.size());
+  h.fill_dst.resize(h.kv_last_page_len.size(), -1);
+  h.fill_src.resize(h.kv_last_page_len.size(), -1);
   if (split_decodes) {
     // The leading single-token sequences are the decode part; the rest, rebased, the prefill part.
     const size_t B = h.kv_last_page_len.size();
@@ -181,6 +202,8 @@ ForwardBatch ModelRunner::upload(bool decode_only) {
   v.min_p = arena_.place(h.min_p, DType::f32);
   v.seed = arena_.place(h.seed, DType::i64);
   v.offset = arena_.place(h.offset, DType::i64);
+  v.fill_dst = arena_.place(h.fill_dst, DType::i32);
+  v.fill_src = arena_.place(h.fill_src, DType::i32);
   v.kv_indices = arena_.place_last(h.kv_indices, DType::i32);
   arena_.upload(stream_);
   std::memcpy(qo_indptr_host_.data(), h.qo_indptr.data(), h.qo_indptr.size() * sizeof(int32_t));
@@ -222,21 +245,31 @@ ForwardBatch ModelRunner::upload(bool decode_only) {
   return b;
 }
 
-std::vector<int64_t> ModelRunner::sample(const TensorView& logits) {
+void ModelRunner::sample(const TensorView& logits, int slot) {
   const int64_t R = logits.shape[0];
   const StepViews& v = views_;
   call_op(ops::SampleArgs{first_rows(sampled_, R), logits, first_rows(v.temperature, R), first_rows(v.top_k, R),
                           first_rows(v.top_p, R), first_rows(v.min_p, R), first_rows(v.seed, R),
                           first_rows(v.offset, R)},
           backend_, stream_);
-  std::vector<int64_t> tokens(static_cast<size_t>(R));
-  rt::memcpy_async(tokens.data(), Device::cpu(), sampled_.data(), sampled_.device(), tokens.size() * sizeof(int64_t),
-                   stream_);
-  wait();
-  return tokens;
+  rt::memcpy_async(sampled_host_[slot].data(), Device::cpu(), sampled_.data(), sampled_.device(),
+                   static_cast<size_t>(R) * sizeof(int64_t), stream_);
+  sampled_ready_[slot]->record(stream_);
+}
+
+void ModelRunner::fill_pending_inputs() {
+  if (host_.num_fills == 0) return;
+  fill_pending_tokens(views_.input_ids, sampled_, views_.fill_dst, views_.fill_src, stream_);
 }
 
 std::vector<int64_t> ModelRunner::execute(std::span<const StepRequest> step) {
+  Ticket t = launch(step);
+  std::vector<int64_t> tokens = collect(t);
+  last_logprobs_ = std::move(t.logprobs);
+  return tokens;
+}
+
+ModelRunner::Ticket ModelRunner::launch(std::span<const StepRequest> step) {
   FK_CHECK(!step.empty(), "model runner: an empty step");
   const bool decode_only = std::all_of(step.begin(), step.end(), [](const StepRequest& s) { return s.count == 1; });
   const int64_t graph = decode_only ? graph_size_for(static_cast<int64_t>(step.size())) : 0;
@@ -250,8 +283,13 @@ std::vector<int64_t> ModelRunner::execute(std::span<const StepRequest> step) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   pack(step, graph, order_, /*split_decodes=*/!decode_only);
+  // The previous launch's uploads must have left the host buffers this one rewrites (it
+  // ran ahead of them only when the step before it is still running).
+  inputs_consumed_->wait();
   const ForwardBatch batch = upload(decode_only);
+  fill_pending_inputs();
   model_.plan(batch, kv_, graph > 0, stream_);
+  inputs_consumed_->record(stream_);
   const auto t1 = std::chrono::steady_clock::now();
   ++(decode_only ? counters_.decode_steps : batch.num_decode_seqs > 0 ? counters_.mixed_steps : counters_.prefill_steps);
   TensorView logits;
@@ -262,21 +300,34 @@ std::vector<int64_t> ModelRunner::execute(std::span<const StepRequest> step) {
   } else {
     logits = model_.forward(batch, kv_, stream_);
   }
-  const std::vector<int64_t> drawn = sample(logits);
-  const auto t2 = std::chrono::steady_clock::now();
+  Ticket t;
+  t.rows = logits.shape[0];
+  t.slot = next_slot_;
+  next_slot_ ^= 1;
+  sample(logits, t.slot);
   counters_.prepare_s += std::chrono::duration<double>(t1 - t0).count();
-  counters_.run_s += std::chrono::duration<double>(t2 - t1).count();
+  t.launched = t1;
   // Row k of the logits belongs to sequence k (graph: one row per padded sequence), or to
-  // the k-th request that wanted one in packing order (eager). Tokens go back in step order.
-  std::vector<int64_t> row_of(step.size(), -1);
+  // the k-th request that wanted one in packing order (eager).
+  t.row_of.assign(step.size(), -1);
+  last_rows_.clear();
   for (size_t n = 0, row = 0; n < step.size(); ++n) {
     const size_t i = order_.empty() ? n : order_[n];
-    if (step[i].needs_logits) row_of[i] = static_cast<int64_t>(graph > 0 ? n : row++);
+    if (!step[i].needs_logits) continue;
+    t.row_of[i] = static_cast<int64_t>(graph > 0 ? n : row++);
+    last_rows_[step[i].request] = t.row_of[i];
   }
-  compute_logprobs(step, logits, row_of);
+  t.logprobs = compute_logprobs(step, logits, t.row_of);
+  return t;
+}
+
+std::vector<int64_t> ModelRunner::collect(const Ticket& t) {
+  sampled_ready_[t.slot]->wait();
+  counters_.run_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t.launched).count();
+  const auto* drawn = static_cast<const int64_t*>(sampled_host_[t.slot].data());
   std::vector<int64_t> out;
-  for (size_t i = 0; i < step.size(); ++i)
-    if (step[i].needs_logits) out.push_back(drawn[static_cast<size_t>(row_of[i])]);
+  for (int64_t row : t.row_of)
+    if (row >= 0) out.push_back(drawn[row]);
   return out;
 }
 

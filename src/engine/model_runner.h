@@ -3,8 +3,10 @@
 // runs the forward pass (replaying a captured CUDA graph for decode steps whose batch fits
 // a captured size), samples one token per request that needs one, and returns them.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -44,6 +46,21 @@ class ModelRunner {
   // Runs the step; returns the sampled tokens of the requests with needs_logits, in order.
   std::vector<int64_t> execute(std::span<const StepRequest> step);
 
+  // The two halves of execute, for asynchronous scheduling: launch() issues the step to the
+  // device and returns at once (on CUDA); collect() waits for its sampled tokens. One step
+  // may be in flight while the next is launched: a request whose input is a token still
+  // pending (Request::num_pending_tokens) gets it on the device from the previous launch's
+  // sampler output, so launches must come in scheduling order, each collected once, in order.
+  struct Ticket {
+    int64_t rows = 0;                  // sampled rows
+    int slot = 0;                      // host buffer the rows are copied into
+    std::vector<int64_t> row_of;       // per request of the step: its row (-1: none)
+    std::vector<std::optional<TokenLogprobs>> logprobs;  // per token, for requests that asked
+    std::chrono::steady_clock::time_point launched;      // when its work was issued (Counters::run_s)
+  };
+  Ticket launch(std::span<const StepRequest> step);
+  std::vector<int64_t> collect(const Ticket& ticket);
+
   // Teacher forcing: one request's tokens [0, count) computed in one prefill (its KV
   // blocks must cover them); returns the logits of its last `last_n` positions as floats,
   // row-major [last_n, V]. No sampling, no graph.
@@ -55,7 +72,8 @@ class ModelRunner {
   const std::vector<int64_t>& graph_batch_sizes() const { return graph_sizes_; }
   int64_t graph_replays() const { return graph_replays_; }
   // Where a step's time goes, summed over steps: host work before the launch (packing,
-  // uploads, attention plans) and from the launch to the sampled tokens on the host.
+  // uploads, attention plans) and from the launch to the sampled tokens on the host (with
+  // asynchronous scheduling the latter of consecutive steps overlap).
   struct Counters {
     int64_t decode_steps = 0, mixed_steps = 0, prefill_steps = 0;  // mixed: decode part split off
     double prepare_s = 0, run_s = 0;
@@ -63,7 +81,8 @@ class ModelRunner {
   const Counters& counters() const { return counters_; }
   int64_t padding_page() const { return kv_.num_pages() - 1; }
   // The logprobs of the last execute(), parallel to its tokens: set for the requests whose
-  // parameters ask for logprobs (model_runner_logprobs.cpp).
+  // parameters ask for logprobs (model_runner_logprobs.cpp; a step with such requests waits
+  // for the device inside launch()).
   const std::vector<std::optional<TokenLogprobs>>& last_logprobs() const { return last_logprobs_; }
 
  private:
@@ -76,6 +95,10 @@ class ModelRunner {
     std::vector<float> temperature, top_p, min_p;
     std::vector<int32_t> top_k;
     std::vector<int64_t> seed, offset;
+    // Pending input tokens: input_ids[fill_dst[j]] = the previous launch's sampled row
+    // fill_src[j]; padded with -1 to one entry per sequence (a fixed arena layout).
+    std::vector<int32_t> fill_dst, fill_src;
+    int64_t num_fills = 0;
     void clear();
   };
   // padded_seqs > 0: a captured graph's batch size (padding sequences appended, one logit row each).
@@ -84,13 +107,15 @@ class ModelRunner {
   void pack(std::span<const StepRequest> step, int64_t padded_seqs, std::span<const size_t> order = {},
             bool split_decodes = false);
   ForwardBatch upload(bool decode_only);
-  std::vector<int64_t> sample(const TensorView& logits);  // one token per row, to the host
+  void sample(const TensorView& logits, int slot);  // one token per row, copied to sampled_host_[slot]
+  void fill_pending_inputs();                        // this step's pending input tokens (pending_tokens.h)
   int64_t graph_size_for(int64_t seqs) const;  // 0: no captured size fits
   void wait() const;                            // the stream's work done (CUDA backend)
   // compute_logprobs on the logit rows whose requests ask for logprobs; nothing when none do.
   // row_of[i]: the logits row of step[i] (-1 when it has none).
-  void compute_logprobs(std::span<const StepRequest> step, const TensorView& logits,
-                        const std::vector<int64_t>& row_of);
+  std::vector<std::optional<TokenLogprobs>> compute_logprobs(std::span<const StepRequest> step,
+                                                             const TensorView& logits,
+                                                             const std::vector<int64_t>& row_of);
 
   DecoderModel& model_;
   KvCache& kv_;
@@ -104,17 +129,27 @@ class ModelRunner {
   StepArena arena_;
   struct StepViews {
     TensorView input_ids, positions, slot_mapping, logits_indices, qo_indptr, kv_indptr, kv_last_page_len,
-        prefill_qo_indptr, prefill_kv_indptr, temperature, top_k, top_p, min_p, seed, offset, kv_indices;
+        prefill_qo_indptr, prefill_kv_indptr, temperature, top_k, top_p, min_p, seed, offset, fill_dst, fill_src,
+        kv_indices;
   } views_;
   Tensor qo_indptr_host_, kv_indptr_host_, kv_last_page_len_host_;  // the plan's host mirrors
   Tensor prefill_qo_indptr_host_, prefill_kv_indptr_host_;
   Tensor sampled_;  // [max_seqs] i64: the sampler's output
+  // Its copies on the host, alternating between launches so that a step's tokens stay
+  // readable while the next step samples; each with the event of its copy.
+  Tensor sampled_host_[2];
+  std::unique_ptr<StreamEvent> sampled_ready_[2];
+  int next_slot_ = 0;
+  // Marks the end of a launch's uploads (the arena and the attention plans copy from host
+  // buffers the next launch rewrites): the next launch waits for it before writing them.
+  std::unique_ptr<StreamEvent> inputs_consumed_;
+  std::map<const Request*, int64_t> last_rows_;  // the previous launch's sampled row per request
   std::vector<int64_t> graph_sizes_;
   std::map<int64_t, CudaGraph> graphs_;
   int64_t graph_replays_ = 0;
   Counters counters_;
   Tensor logprob_, topk_ids_, topk_logprobs_;  // [max_seqs], [max_seqs * 20]; allocated at the first use
-  std::vector<std::optional<TokenLogprobs>> last_logprobs_;
+  std::vector<std::optional<TokenLogprobs>> last_logprobs_;  // of the last execute()
 };
 
 }  // namespace fk::engine

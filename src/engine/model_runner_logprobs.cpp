@@ -32,8 +32,9 @@ TensorView matrix_at(const Tensor& flat, int64_t offset, int64_t rows, int64_t c
 
 }  // namespace
 
-void ModelRunner::compute_logprobs(std::span<const StepRequest> step, const TensorView& logits,
-                                   const std::vector<int64_t>& row_of) {
+std::vector<std::optional<TokenLogprobs>> ModelRunner::compute_logprobs(std::span<const StepRequest> step,
+                                                                        const TensorView& logits,
+                                                                        const std::vector<int64_t>& row_of) {
   struct Wanted {
     int64_t row;  // of the logits
     size_t out;   // index among the step's sampled tokens
@@ -49,8 +50,8 @@ void ModelRunner::compute_logprobs(std::span<const StepRequest> step, const Tens
     if (k) wanted.push_back({row, out, std::min<int64_t>(*k, V)});
     ++out;
   }
-  last_logprobs_.assign(out, std::nullopt);
-  if (wanted.empty()) return;
+  std::vector<std::optional<TokenLogprobs>> result(out);
+  if (wanted.empty()) return result;
 
   const int64_t R = logits.shape[0];
   if (!logprob_.defined() || logprob_.numel() < R) {
@@ -97,9 +98,10 @@ void ModelRunner::compute_logprobs(std::span<const StepRequest> step, const Tens
         t.top_ids.push_back(top_ids[static_cast<size_t>(base + j)]);
         t.top_logprobs.push_back(top_lp[static_cast<size_t>(base + j)]);
       }
-      last_logprobs_[wanted[w].out] = std::move(t);
+      result[wanted[w].out] = std::move(t);
     }
   }
+  return result;
 }
 
 }  // namespace fk::engine

@@ -60,13 +60,27 @@ struct Request {
   int64_t num_cached_tokens = 0;  // of those, found in the prefix cache at the last admission
   std::vector<int32_t> block_ids;  // KV-cache blocks (pages), in token order
   int64_t num_preemptions = 0;
+  // Asynchronous scheduling (scheduler.h): output tokens that scheduled steps will sample
+  // but whose ids are not known yet. They follow output_tokens; a step that computes one
+  // takes its id from the device, where the step before sampled it.
+  int64_t num_pending_tokens = 0;
+  int64_t num_steps_in_flight = 0;  // scheduled steps not yet applied that include this request
 
-  int64_t total_tokens() const {
-    return static_cast<int64_t>(prompt_tokens.size() + output_tokens.size());
-  }
+  // Prompt, outputs and pending outputs: the positions the request has or will have.
+  int64_t total_tokens() const { return known_tokens() + num_pending_tokens; }
+  // Prompt and outputs whose ids are known.
+  int64_t known_tokens() const { return static_cast<int64_t>(prompt_tokens.size() + output_tokens.size()); }
+  // The id at position i, or kPendingToken for a pending output.
+  static constexpr int64_t kPendingToken = -1;
   int64_t token_at(int64_t i) const {
     const auto p = static_cast<int64_t>(prompt_tokens.size());
+    if (i >= known_tokens()) return kPendingToken;
     return i < p ? prompt_tokens[static_cast<size_t>(i)] : output_tokens[static_cast<size_t>(i - p)];
+  }
+  // The output index of the token a step that samples now draws (its Philox offset): the
+  // last pending one.
+  int64_t sampled_output_index() const {
+    return static_cast<int64_t>(output_tokens.size()) + num_pending_tokens - 1;
   }
   bool finished() const { return state == RequestState::finished; }
 };

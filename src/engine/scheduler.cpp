@@ -18,6 +18,8 @@ void SchedulerConfig::validate() const {
            long_prefill_token_threshold);
   FK_CHECK(long_prefill_token_threshold == 0 || chunked_prefill,
            "long_prefill_token_threshold splits prefills, so it needs chunked_prefill");
+  FK_CHECK(max_steps_in_flight == 1 || max_steps_in_flight == 2,
+           "max_steps_in_flight must be 1 (synchronous) or 2 (asynchronous scheduling), got ", max_steps_in_flight);
 }
 
 Scheduler::Scheduler(SchedulerConfig config, KvCacheManager& kv) : config_(config), kv_(kv) { config_.validate(); }
@@ -85,8 +87,18 @@ void Scheduler::preempt_last_running(SchedulerOutput& out) {
   out.preempted_ids.push_back(victim->id);
 }
 
+// Its pending tokens already take it to max_tokens or max_model_len: it finishes (by
+// length) when they arrive, so computing more for it would be wasted.
+bool Scheduler::will_finish_by_length(const Request& r) const {
+  if (r.num_pending_tokens == 0) return false;
+  if (static_cast<int64_t>(r.output_tokens.size()) + r.num_pending_tokens >= r.params.max_tokens) return true;
+  return r.max_model_len > 0 && r.total_tokens() >= r.max_model_len;
+}
+
 SchedulerOutput Scheduler::schedule() {
-  FK_CHECK(!awaiting_update_, "schedule() called again before update() applied the previous step");
+  FK_CHECK(num_steps_in_flight() < config_.max_steps_in_flight,
+           num_steps_in_flight() == 1 ? "schedule() called again before update() applied the previous step"
+                                      : "schedule(): too many steps in flight");
   SchedulerOutput out;
   int64_t budget = config_.max_num_batched_tokens;
 
@@ -95,7 +107,7 @@ SchedulerOutput Scheduler::schedule() {
   // requests not yet scheduled this step.
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     Request& r = *running_[i];
-    if (aborted_.contains(r.id)) {  // finished by the next update; computing it is wasted
+    if (aborted_.contains(r.id) || will_finish_by_length(r)) {  // finished by an update to come
       ++i;
       continue;
     }
@@ -119,6 +131,8 @@ SchedulerOutput Scheduler::schedule() {
   if (out.preempted_ids.empty()) {
     while (!waiting_.empty() && budget > 0 && num_running() < config_.max_num_seqs) {
       Request& r = *waiting_.front();
+      // Preempted while a step in flight samples for it: its prompt-to-be is not all known.
+      if (r.num_pending_tokens > 0) break;
       const CachedPrefix prefix = kv_.find_cached_prefix(r);
       const int64_t remaining = r.total_tokens() - prefix.num_tokens;
       // Without chunked prefill a request waits for a step with room for all of it, unless
@@ -135,7 +149,17 @@ SchedulerOutput Scheduler::schedule() {
   }
 
   out.num_batched_tokens = config_.max_num_batched_tokens - budget;
-  awaiting_update_ = !out.empty();
+  // Commit: the step's tokens count as computed, and every sample it draws is pending.
+  for (const ScheduledRequest& sr : out.scheduled) {
+    Request& r = *sr.request;
+    r.num_computed_tokens += sr.num_new_tokens;
+    r.num_pending_tokens += sr.needs_logits;
+    ++r.num_steps_in_flight;
+  }
+  if (!out.empty()) {
+    out.step = next_step_++;
+    in_flight_.push_back(out.step);
+  }
 #ifndef NDEBUG
   check_invariants();
 #endif
@@ -143,18 +167,25 @@ SchedulerOutput Scheduler::schedule() {
 }
 
 void Scheduler::check_output(const SchedulerOutput& out, const std::vector<int64_t>& sampled_tokens) const {
-  FK_CHECK(awaiting_update_ != out.empty(), awaiting_update_
-                                               ? "update() got an empty output, but the last schedule() scheduled a step"
-                                               : "update() got a step that is not pending (applied twice?)");
+  if (out.empty()) {
+    FK_CHECK(sampled_tokens.empty(), "update() got ", sampled_tokens.size(), " sampled tokens for an empty step");
+    return;
+  }
+  FK_CHECK(!in_flight_.empty() && out.step == in_flight_.front(),
+           in_flight_.empty() || out.step < in_flight_.front()
+               ? "update() got a step that is not pending (applied twice?)"
+               : "update() got a step out of order (steps are applied oldest first)");
   size_t num_logits = 0;
   for (const ScheduledRequest& s : out.scheduled) {
     FK_CHECK(s.request != nullptr, "scheduled entry without a request");
     const auto it = requests_.find(s.request->id);
-    FK_CHECK(it != requests_.end() && it->second.get() == s.request && s.request->state == RequestState::running &&
-                 s.request->num_computed_tokens == s.start_position && s.num_new_tokens >= 1 &&
-                 s.start_position + s.num_new_tokens <= s.request->total_tokens() &&
-                 s.needs_logits == (s.start_position + s.num_new_tokens == s.request->total_tokens()),
-             "scheduled entry for request '", s.request->id, "' does not match the scheduler's state");
+    const Request& r = *s.request;
+    // A request preempted or finished since the step was scheduled is skipped by the
+    // update; one still running has computed at least the step's tokens.
+    FK_CHECK(it != requests_.end() && it->second.get() == s.request && r.num_steps_in_flight >= 1 &&
+                 s.num_new_tokens >= 1 && r.num_pending_tokens >= (s.needs_logits ? 1 : 0) &&
+                 (r.state != RequestState::running || s.start_position + s.num_new_tokens <= r.num_computed_tokens),
+             "scheduled entry for request '", r.id, "' does not match the scheduler's state");
     num_logits += s.needs_logits;
   }
   FK_CHECK(sampled_tokens.size() == num_logits, "update() got ", sampled_tokens.size(), " sampled tokens for ",
@@ -172,21 +203,26 @@ void Scheduler::finish(Request& r, FinishReason why) {
 std::vector<std::unique_ptr<Request>> Scheduler::update(const SchedulerOutput& out,
                                                          const std::vector<int64_t>& sampled_tokens) {
   check_output(out, sampled_tokens);  // all checks first: bad input changes nothing
-  awaiting_update_ = false;
+  if (!out.empty()) in_flight_.pop_front();
 
   size_t next_token = 0;
   for (const ScheduledRequest& s : out.scheduled) {
     Request& r = *s.request;
-    r.num_computed_tokens += s.num_new_tokens;
+    --r.num_steps_in_flight;
+    const int64_t token = s.needs_logits ? sampled_tokens[next_token++] : Request::kPendingToken;
+    if (r.finished()) continue;  // finished while the step ran: its work is discarded
     FinishReason why = FinishReason::none;
     if (s.needs_logits) {
-      const int64_t token = sampled_tokens[next_token++];
+      // The oldest pending token is this step's: steps are applied in order.
+      --r.num_pending_tokens;
       if (!aborted_.contains(r.id)) {
         r.output_tokens.push_back(token);
         why = stop_reason(r);
       }
     }
-    kv_.cache_full_blocks(r);  // before a finished request frees them: others may reuse them
+    // Before a finished request frees them: others may reuse them. A request preempted
+    // since (waiting) has no blocks.
+    if (r.state == RequestState::running) kv_.cache_full_blocks(r);
     if (why != FinishReason::none) finish(r, why);
   }
   for (const std::string& id : aborted_) {
@@ -198,13 +234,19 @@ std::vector<std::unique_ptr<Request>> Scheduler::update(const SchedulerOutput& o
   const auto is_finished = [](const Request* r) { return r->finished(); };
   running_.erase(std::remove_if(running_.begin(), running_.end(), is_finished), running_.end());
   waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), is_finished), waiting_.end());
+  // Hand back what finished, except requests a step in flight still names: they stay
+  // until that step's update.
   std::vector<std::unique_ptr<Request>> done;
-  done.reserve(finished_.size());
+  std::vector<Request*> kept;
   for (Request* r : finished_) {
+    if (r->num_steps_in_flight > 0) {
+      kept.push_back(r);
+      continue;
+    }
     auto node = requests_.extract(r->id);
     done.push_back(std::move(node.mapped()));
   }
-  finished_.clear();
+  finished_ = std::move(kept);
 #ifndef NDEBUG
   check_invariants();
 #endif
@@ -245,12 +287,15 @@ void Scheduler::check_invariants() const {
       fail(*r, "holds fewer blocks than its computed tokens need");
     if (r->num_computed_tokens >= r->total_tokens() && !aborted_.contains(r->id))
       fail(*r, "is running with nothing left to compute");
+    if (r->num_pending_tokens > num_steps_in_flight() || r->num_steps_in_flight > num_steps_in_flight())
+      fail(*r, "has more pending tokens or steps in flight than there are steps in flight");
   }
   for (const Request* r : waiting_) {
     if (r->arrival <= last_arrival) fail(*r, "breaks the arrival order of running then waiting requests");
     last_arrival = r->arrival;
     if (r->state != RequestState::waiting) fail(*r, "is in the waiting queue but not waiting");
     if (!r->block_ids.empty() || r->num_computed_tokens != 0) fail(*r, "is waiting with blocks or computed tokens");
+    if (r->num_pending_tokens > num_steps_in_flight()) fail(*r, "is waiting for more tokens than steps in flight");
   }
   for (const Request* r : finished_)
     if (!r->finished() || !r->block_ids.empty()) fail(*r, "is to be handed back but not finished and freed");

@@ -6,6 +6,12 @@
 //
 // Use: add() requests; then loop { out = schedule(); run the model on out; update(out,
 // sampled tokens) } while has_unfinished(). update() hands finished requests back.
+// schedule() commits its step at once (computed tokens advance; each request that samples
+// gets a pending output token), so with max_steps_in_flight = 2 the next step can be
+// scheduled while this one runs on the device (asynchronous scheduling): its decodes
+// take their input token from the device, where this step samples it. A request that
+// turns out to have finished (EOS, stop token, abort) when the tokens arrive has its work
+// in the next step discarded; one that will finish by length is not scheduled again.
 // Not thread-safe.
 #pragma once
 #include <cstdint>
@@ -30,6 +36,9 @@ struct SchedulerConfig {
   // > 0: a prefill computes at most this many tokens per step, so that one long prompt
   // does not take a whole step from the others. Needs chunked_prefill.
   int64_t long_prefill_token_threshold = 0;
+  // Steps scheduled and not yet updated, at most: 1 = synchronous, 2 = the next step is
+  // scheduled while one runs.
+  int64_t max_steps_in_flight = 1;
 
   // Throws fk::Error (FK_ERR_INVALID_ARGUMENT) naming the first field out of range.
   void validate() const;
@@ -40,7 +49,7 @@ struct ScheduledRequest {
   int64_t num_new_tokens;  // tokens computed this step: positions [start_position, start_position + num_new_tokens)
   int64_t start_position;  // == request->num_computed_tokens when scheduled
   // The step computes the request's last token, so its logits are sampled:
-  // start_position + num_new_tokens == request->total_tokens().
+  // start_position + num_new_tokens == request->total_tokens() when it was scheduled.
   bool needs_logits;
 };
 
@@ -48,6 +57,7 @@ struct SchedulerOutput {
   std::vector<ScheduledRequest> scheduled;  // running requests first (admission order), then newly admitted
   std::vector<std::string> preempted_ids;   // lost their KV blocks this step (to be recomputed)
   int64_t num_batched_tokens = 0;           // sum of num_new_tokens
+  int64_t step = -1;                        // sequence number of a non-empty step (update order)
   bool empty() const { return scheduled.empty() && preempted_ids.empty(); }
 };
 
@@ -64,14 +74,19 @@ class Scheduler {
   // never finish.
   void add(std::unique_ptr<Request> r);
 
-  // The next step. After a non-empty output, call update() before scheduling again.
+  // The next step, committed: its requests' computed tokens advance and each request that
+  // samples gets a pending token. At most max_steps_in_flight non-empty steps may await
+  // their update().
   SchedulerOutput schedule();
 
-  // sampled_tokens: one per scheduled request with needs_logits, in the order of
-  // out.scheduled. Advances num_computed_tokens, appends sampled tokens, applies the stop
-  // rules (stop_rules.h), caches full blocks, frees finished requests' blocks and returns
-  // them (also requests aborted since the last update); ownership passes to the caller.
+  // Applies the oldest step in flight. sampled_tokens: one per scheduled request with
+  // needs_logits, in the order of out.scheduled. Resolves pending tokens into outputs,
+  // applies the stop rules (stop_rules.h), caches full blocks, frees finished requests'
+  // blocks and returns them (also requests aborted since the last update) once no step in
+  // flight still names them; ownership passes to the caller. An empty `out` only hands
+  // back what finished.
   std::vector<std::unique_ptr<Request>> update(const SchedulerOutput& out, const std::vector<int64_t>& sampled_tokens);
+  int64_t num_steps_in_flight() const { return static_cast<int64_t>(in_flight_.size()); }
 
   // Finishes the request with reason abort: at once when it is waiting, at the next update
   // when it is running (a token sampled for it meanwhile is dropped); either way update()
@@ -96,6 +111,7 @@ class Scheduler {
   void preempt_last_running(SchedulerOutput& out);
   void finish(Request& r, FinishReason why);
   void check_output(const SchedulerOutput& out, const std::vector<int64_t>& sampled_tokens) const;
+  bool will_finish_by_length(const Request& r) const;
 
   SchedulerConfig config_;
   KvCacheManager& kv_;
@@ -106,7 +122,8 @@ class Scheduler {
   std::vector<Request*> finished_;         // finished outside update(), handed back by the next one
   int64_t next_arrival_ = 0;
   int64_t num_preemptions_ = 0;
-  bool awaiting_update_ = false;
+  int64_t next_step_ = 0;
+  std::deque<int64_t> in_flight_;  // sequence numbers of the steps awaiting update, oldest first
 };
 
 }  // namespace fk::engine

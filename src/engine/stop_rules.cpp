@@ -19,7 +19,7 @@ FinishReason stop_reason(const Request& r) {
     if (contains(r.params.stop_token_ids, last)) return FinishReason::stop;
   }
   if (num_outputs >= r.params.max_tokens) return FinishReason::length;
-  if (r.max_model_len > 0 && r.total_tokens() >= r.max_model_len) return FinishReason::length;
+  if (r.max_model_len > 0 && r.known_tokens() >= r.max_model_len) return FinishReason::length;
   return FinishReason::none;
 }
 

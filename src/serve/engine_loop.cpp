@@ -113,6 +113,7 @@ LoopStats EngineLoop::stats() const {
 }
 
 void EngineLoop::run() {
+  using Clock = std::chrono::steady_clock;
   std::vector<engine::StepToken> tokens;
   while (true) {
     std::deque<Submission> subs;
@@ -126,6 +127,7 @@ void EngineLoop::run() {
       stats_.queued -= static_cast<int64_t>(subs.size());
       stats_.running += static_cast<int64_t>(subs.size());
     }
+    const auto t_work = Clock::now();
     for (Submission& s : subs) {
       try {
         engine_->add_request(std::move(s.prompt), s.params, s.id);
@@ -137,8 +139,13 @@ void EngineLoop::run() {
       }
     }
     for (const std::string& id : aborts) engine_->abort(id);
-    if (!engine_->has_unfinished()) continue;
+    if (!engine_->has_unfinished()) {
+      std::lock_guard lk(mu_);
+      stats_.loop_work_s += std::chrono::duration<double>(Clock::now() - t_work).count();
+      continue;
+    }
     std::vector<engine::GenerationResult> done;
+    const auto t_step = Clock::now();
     try {
       done = engine_->step(&tokens);
     } catch (const std::exception& e) {
@@ -161,6 +168,7 @@ void EngineLoop::run() {
       for (const auto& s : failed) s->finish(engine::FinishReason::abort, 0, e.what());
       return;
     }
+    const auto t_stepped = Clock::now();
     for (const engine::StepToken& t : tokens) {
       auto it = live_.find(t.id);
       if (it != live_.end()) it->second->push(t.token, t.logprobs);
@@ -177,6 +185,10 @@ void EngineLoop::run() {
       stats_.running--;
       stats_.requests_finished++;
     }
+    stats_.engine = es;
+    const auto t_end = Clock::now();
+    stats_.step_s += std::chrono::duration<double>(t_stepped - t_step).count();
+    stats_.loop_work_s += std::chrono::duration<double>((t_step - t_work) + (t_end - t_stepped)).count();
   }
 }
 

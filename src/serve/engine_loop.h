@@ -52,6 +52,12 @@ struct LoopStats {
   int64_t requests_finished = 0;
   int64_t prompt_tokens = 0, generation_tokens = 0;
   double kv_usage = 0;  // fraction of KV pages in use (0 when unknown)
+  // Where the loop thread's time goes (seconds since start): inside the engine's steps
+  // (with the engine's own split of it), and between steps on the loop's own work (adding
+  // submissions, applying aborts, handing tokens to the streams). Waiting for work while
+  // idle is in neither.
+  engine::EngineStats engine;
+  double step_s = 0, loop_work_s = 0;
 };
 
 class EngineLoop {

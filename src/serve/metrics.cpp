@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <utility>
 
 namespace fk::serve {
 
@@ -49,6 +50,25 @@ std::string ServerMetrics::render(const LoopStats& s) const {
   gauge("fk_requests_finished_total", "Requests finished.", static_cast<double>(s.requests_finished), "counter");
   gauge("fk_prompt_tokens_total", "Prompt tokens received.", static_cast<double>(s.prompt_tokens), "counter");
   gauge("fk_generation_tokens_total", "Tokens generated.", static_cast<double>(s.generation_tokens), "counter");
+  // The engine's step profile: how many steps of each kind, and where the loop's time went.
+  const engine::EngineStats& e = s.engine;
+  os << "# HELP fk_engine_steps_total Engine steps by kind (mixed: decodes and prefill chunks together).\n"
+     << "# TYPE fk_engine_steps_total counter\n"
+     << "fk_engine_steps_total{kind=\"decode\"} " << e.decode_steps << "\n"
+     << "fk_engine_steps_total{kind=\"mixed\"} " << e.mixed_steps << "\n"
+     << "fk_engine_steps_total{kind=\"prefill\"} " << e.prefill_steps << "\n";
+  gauge("fk_engine_decode_tokens_total", "Tokens computed as single-token (decode) requests.",
+        static_cast<double>(e.decode_tokens), "counter");
+  gauge("fk_engine_prefill_tokens_total", "Prompt tokens computed (prefill chunks).", static_cast<double>(e.prefill_tokens),
+        "counter");
+  gauge("fk_engine_graph_replays_total", "Decode steps run by replaying a captured CUDA graph.",
+        static_cast<double>(e.graph_replays), "counter");
+  os << "# HELP fk_engine_loop_seconds_total Engine loop time by phase: the scheduler (schedule, update), the "
+        "runner's host preparation (prepare), launch to sampled tokens on the host (run), all of an engine step "
+        "(step), and the loop's own work between steps (loop).\n# TYPE fk_engine_loop_seconds_total counter\n";
+  for (auto [phase, v] : {std::pair{"schedule", e.schedule_s}, {"prepare", e.prepare_s}, {"run", e.run_s},
+                          {"update", e.update_s}, {"step", s.step_s}, {"loop", s.loop_work_s}})
+    os << "fk_engine_loop_seconds_total{phase=\"" << phase << "\"} " << v << "\n";
   {
     std::lock_guard lk(mu_);
     os << "# HELP fk_http_responses_total HTTP responses by class.\n# TYPE fk_http_responses_total counter\n"

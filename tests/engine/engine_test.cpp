@@ -3,7 +3,10 @@
 // rules; bad requests.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <random>
+#include <string>
 
 #include "engine/engine.h"
 #include "support/test_seed.h"
@@ -95,6 +98,81 @@ TEST(Engine, MoeModelsInABatchWithChunkingAndPreemptionMatchSoloRuns) {
       EXPECT_EQ(got[i].output_tokens, want[i]) << model << " prompt " << i << " seed " << seed;
     EXPECT_GT(e.stats().preemptions, 0) << model << ": the test means to force preemption";
   }
+}
+
+// Runs every prompt with its own parameters through step(), aborting `abort_id` after
+// `abort_after` steps; returns the results by id, and checks that the tokens step()
+// reported are exactly each result's outputs (nothing computed past a stop is streamed).
+std::map<std::string, GenerationResult> run_stepwise(Engine& e, const std::vector<std::vector<int64_t>>& prompts,
+                                                     const std::vector<SamplingParams>& params,
+                                                     const std::string& abort_id, int abort_after) {
+  for (size_t i = 0; i < prompts.size(); ++i) e.add_request(prompts[i], params[i], "r" + std::to_string(i));
+  std::map<std::string, GenerationResult> done;
+  std::map<std::string, std::vector<int64_t>> streamed;
+  for (int step = 0; e.has_unfinished(); ++step) {
+    if (step == abort_after) e.abort(abort_id);
+    std::vector<StepToken> toks;
+    for (auto& r : e.step(&toks)) done[r.id] = std::move(r);
+    for (const auto& t : toks) streamed[t.id].push_back(t.token);
+  }
+  for (const auto& [id, r] : done) EXPECT_EQ(streamed[id], r.output_tokens) << id;
+  return done;
+}
+
+TEST(Engine, AsynchronousSchedulingGivesTheTokensOfSynchronousScheduling) {
+  const uint64_t seed = test::seed_for("Engine.AsyncScheduling");
+  const auto prompts = random_prompts(seed, 24, 256, /*shared_prefix=*/true);
+  // Stop tokens that each request meets after a few outputs, so that many finish while
+  // the next step (already scheduled) runs; sampled and greedy requests, some with logprobs.
+  std::vector<SamplingParams> params(prompts.size());
+  {
+    SamplingParams free;
+    free.temperature = 0;
+    free.max_tokens = 12;
+    free.ignore_eos = true;
+    const auto runs = solo("tiny-llama", prompts, free);
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      SamplingParams& p = params[i];
+      p.temperature = i % 3 == 0 ? 0.8f : 0.0f;
+      p.seed = 100 + i;
+      p.max_tokens = 4 + static_cast<int64_t>(i % 9);
+      p.ignore_eos = true;
+      if (i % 2 == 0) p.stop_token_ids = {runs[i][i % 5]};
+      if (i % 4 == 1) p.logprobs = 2;
+    }
+  }
+  std::map<std::string, GenerationResult> got[2];
+  for (bool async : {false, true}) {
+    EngineConfig c = tiny("tiny-llama", 12, 48);  // preemption and chunked prefill
+    c.async_scheduling = async;
+    Engine e(c);
+    got[async] = run_stepwise(e, prompts, params, "r5", 6);
+    EXPECT_GT(e.stats().preemptions, 0) << "async " << async << ": the test means to force preemption";
+  }
+  ASSERT_EQ(got[0].size(), prompts.size());
+  ASSERT_EQ(got[1].size(), prompts.size());
+  int stopped = 0;
+  for (const auto& [id, sync] : got[0]) {
+    const GenerationResult& async = got[1].at(id);
+    if (id == "r5") {
+      // Aborted after the same number of step() calls, which is a step further along with
+      // asynchronous scheduling: both keep a prefix of the same tokens.
+      EXPECT_EQ(async.finish_reason, FinishReason::abort);
+      const size_t n = std::min(async.output_tokens.size(), sync.output_tokens.size());
+      EXPECT_TRUE(std::equal(async.output_tokens.begin(), async.output_tokens.begin() + n, sync.output_tokens.begin()));
+      continue;
+    }
+    EXPECT_EQ(async.output_tokens, sync.output_tokens) << id << " seed " << seed;
+    EXPECT_EQ(async.finish_reason, sync.finish_reason) << id;
+    stopped += sync.finish_reason == FinishReason::stop;
+    ASSERT_EQ(async.output_logprobs.size(), sync.output_logprobs.size()) << id;
+    for (size_t k = 0; k < sync.output_logprobs.size(); ++k) {
+      EXPECT_EQ(async.output_logprobs[k].logprob, sync.output_logprobs[k].logprob) << id << " token " << k;
+      EXPECT_EQ(async.output_logprobs[k].top_ids, sync.output_logprobs[k].top_ids) << id << " token " << k;
+    }
+  }
+  EXPECT_EQ(got[0].at("r5").finish_reason, FinishReason::abort);
+  EXPECT_GT(stopped, 3) << "the test means to stop requests by stop token";
 }
 
 TEST(Engine, SeedsMakeSamplingReproducibleAndDistinct) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <memory>
 #include <random>
@@ -68,20 +69,32 @@ class FakeModel {
   FakeModel(const KvCacheManager& kv, int64_t vocab)
       : kv_(kv), vocab_(vocab), slots_(static_cast<size_t>(kv.num_blocks() * kv.block_size()), -1) {}
 
-  // Runs one step; returns the sampled tokens in update()'s order.
+  // Runs one step, right after schedule() committed it; returns the sampled tokens in
+  // update()'s order. A position whose token is still pending (asynchronous scheduling)
+  // gets the token the previous step sampled for the request, as the device would.
   std::vector<int64_t> execute(const SchedulerOutput& out) {
     std::vector<int64_t> sampled;
+    std::map<std::string, int64_t> drawn;
     for (const ScheduledRequest& s : out.scheduled) {
       const Request& r = *s.request;
-      for (int64_t p = s.start_position; p < s.start_position + s.num_new_tokens; ++p) {
+      const int64_t end = s.start_position + s.num_new_tokens;
+      for (int64_t p = s.start_position; p < end; ++p) {
         EXPECT_EQ(kv_.ref_count(block_of(r, p)), 1) << r.id << " writes token " << p << " into a shared block";
-        slot(r, p) = r.token_at(p);
+        int64_t t = r.token_at(p);
+        if (t == Request::kPendingToken) {
+          EXPECT_EQ(p, r.known_tokens()) << r.id << ": only the oldest pending token can be an input";
+          EXPECT_TRUE(last_drawn_.contains(r.id)) << r.id << ": no step before sampled position " << p;
+          t = last_drawn_[r.id];
+        }
+        slot(r, p) = t;
       }
       if (!s.needs_logits) continue;
-      std::vector<int64_t> context(static_cast<size_t>(r.total_tokens()));
-      for (int64_t p = 0; p < r.total_tokens(); ++p) context[static_cast<size_t>(p)] = slot(r, p);
+      std::vector<int64_t> context(static_cast<size_t>(end));
+      for (int64_t p = 0; p < end; ++p) context[static_cast<size_t>(p)] = slot(r, p);
       sampled.push_back(next_token(r.seed, context, vocab_));
+      drawn[r.id] = sampled.back();
     }
+    last_drawn_ = std::move(drawn);
     return sampled;
   }
 
@@ -95,6 +108,7 @@ class FakeModel {
   const KvCacheManager& kv_;
   int64_t vocab_;
   std::vector<int64_t> slots_;
+  std::map<std::string, int64_t> last_drawn_;  // the previous step's samples
 };
 
 // What a request generates alone, with the stop rules written out independently.
@@ -113,13 +127,16 @@ std::vector<int64_t> run_alone(const Request& r, int64_t vocab) {
   }
 }
 
-// A scheduler, its cache and the fake model, stepping together with per-step checks.
+// A scheduler, its cache and the fake model, stepping together with per-step checks. With
+// max_steps_in_flight 2 each step's update comes after the next step was scheduled and run
+// (asynchronous scheduling, as the engine does it).
 struct Engine {
   KvCacheManager kv;
   Scheduler sched;
   FakeModel model;
   std::map<std::string, std::unique_ptr<Request>> done;
   std::vector<SchedulerOutput> history;
+  std::deque<std::pair<SchedulerOutput, std::vector<int64_t>>> in_flight;
 
   Engine(SchedulerConfig cfg, int64_t num_blocks, int64_t block_size, bool prefix_caching = true, int64_t vocab = 16)
       : kv(num_blocks, block_size, prefix_caching), sched(cfg, kv), model(kv, vocab) {}
@@ -133,7 +150,12 @@ struct Engine {
       sum += s.num_new_tokens;
       EXPECT_GE(s.num_new_tokens, 1);
       EXPECT_TRUE(seen.insert(s.request).second) << s.request->id << " scheduled twice in one step";
-      EXPECT_EQ(s.needs_logits, s.start_position + s.num_new_tokens == s.request->total_tokens());
+      // Committed: a sampling step's pending token is the request's last position.
+      if (s.needs_logits)
+        EXPECT_EQ(s.start_position + s.num_new_tokens, s.request->total_tokens() - 1) << s.request->id;
+      else
+        EXPECT_LT(s.start_position + s.num_new_tokens, s.request->total_tokens()) << s.request->id;
+      EXPECT_EQ(s.start_position + s.num_new_tokens, s.request->num_computed_tokens) << s.request->id;
     }
     EXPECT_EQ(out.num_batched_tokens, sum);
     EXPECT_LE(sum, sched.config().max_num_batched_tokens);
@@ -146,17 +168,29 @@ struct Engine {
     // Decode-first and FCFS together: the step is in arrival order.
     for (size_t i = 1; i < out.scheduled.size(); ++i)
       EXPECT_LT(out.scheduled[i - 1].request->arrival, out.scheduled[i].request->arrival);
-    const std::vector<int64_t> sampled = model.execute(out);
+    std::vector<int64_t> sampled = model.execute(out);
+    if (!out.empty()) in_flight.emplace_back(out, std::move(sampled));
+    // Apply the oldest step once the pipeline is full, and drain it when nothing new ran.
+    while (!in_flight.empty() && (static_cast<int64_t>(in_flight.size()) >= sched.config().max_steps_in_flight ||
+                                  out.empty())) {
+      apply(in_flight.front().first, in_flight.front().second);
+      in_flight.pop_front();
+    }
+    if (out.empty()) apply(out, {});
+    history.push_back(out);
+    return out;
+  }
+
+  void apply(const SchedulerOutput& out, const std::vector<int64_t>& sampled) {
     for (auto& r : sched.update(out, sampled)) {
       EXPECT_TRUE(r->finished());
       EXPECT_TRUE(r->block_ids.empty());
+      EXPECT_EQ(r->num_steps_in_flight, 0) << r->id << " handed back while a step names it";
       std::string id = r->id;
       EXPECT_TRUE(done.emplace(id, std::move(r)).second);
     }
     sched.check_invariants();
     kv.check_invariants();
-    history.push_back(out);
-    return out;
   }
 
   void run_to_completion(int max_steps = 10000) {
@@ -225,7 +259,7 @@ TEST(Scheduler, UpdateRejectsOutputsThatDoNotMatch) {
   expect_error([&] { s.schedule(); }, "before update()");
   expect_error([&] { s.update(out, {}); }, "0 sampled tokens for 1");
   expect_error([&] { s.update(out, {-3}); }, "sampled token ids must be >= 0");
-  expect_error([&] { s.update(SchedulerOutput{}, {}); }, "empty output");
+  EXPECT_TRUE(s.update(SchedulerOutput{}, {}).empty());  // an empty step only hands back what finished
   SchedulerOutput forged = out;
   forged.scheduled[0].start_position = 1;
   expect_error([&] { s.update(forged, {1}); }, "does not match");
@@ -233,6 +267,19 @@ TEST(Scheduler, UpdateRejectsOutputsThatDoNotMatch) {
   EXPECT_EQ(out.scheduled[0].request->output_tokens, std::vector<int64_t>{7});
   expect_error([&] { s.update(out, {7}); }, "not pending");
   s.check_invariants();
+
+  // Asynchronous: two steps in flight, applied oldest first.
+  KvCacheManager kv2(16, 4, true);
+  Scheduler a({.max_steps_in_flight = 2}, kv2);
+  a.add(make_request("a", tokens(5)));
+  const SchedulerOutput first = a.schedule();
+  const SchedulerOutput second = a.schedule();
+  expect_error([&] { a.schedule(); }, "too many steps in flight");
+  expect_error([&] { a.update(second, {1}); }, "out of order");
+  a.update(first, {4});
+  a.update(second, {5});
+  EXPECT_EQ(first.scheduled[0].request->output_tokens, (std::vector<int64_t>{4, 5}));
+  expect_error([&] { Scheduler bad({.max_steps_in_flight = 3}, kv2); }, "max_steps_in_flight");
 }
 
 // ---- budget, chunking, order ------------------------------------------------------------------
@@ -575,9 +622,11 @@ void simulate(const SimConfig& cfg, uint64_t seed, int64_t& preemptions, int64_t
   hits += e.kv.stats().prefix_hits;
 }
 
-TEST(Scheduler, RandomisedSimulationGivesEveryRequestItsSoloOutput) {
+class SchedulerSimulation : public testing::TestWithParam<int64_t> {};  // steps in flight
+
+TEST_P(SchedulerSimulation, GivesEveryRequestItsSoloOutput) {
   const uint64_t seed = test::seed_for("Scheduler.RandomisedSimulationGivesEveryRequestItsSoloOutput");
-  const SimConfig configs[] = {
+  SimConfig configs[] = {
       {{.max_num_batched_tokens = 32, .max_num_seqs = 8}, 24, 4, true, 120},
       {{.max_num_batched_tokens = 16, .max_num_seqs = 64}, 16, 4, true, 120},
       {{.max_num_batched_tokens = 48, .long_prefill_token_threshold = 7}, 40, 2, true, 120},
@@ -587,12 +636,16 @@ TEST(Scheduler, RandomisedSimulationGivesEveryRequestItsSoloOutput) {
   };
   int64_t preemptions = 0, hits = 0;
   for (size_t i = 0; i < std::size(configs); ++i) {
+    configs[i].sched.max_steps_in_flight = GetParam();
     simulate(configs[i], seed + i, preemptions, hits);
     if (HasFailure()) return;
   }
   EXPECT_GT(preemptions, 0) << "seed " << seed << ": the simulation should force preemptions";
   EXPECT_GT(hits, 0) << "seed " << seed << ": the simulation should hit the prefix cache";
 }
+
+INSTANTIATE_TEST_SUITE_P(StepsInFlight, SchedulerSimulation, testing::Values(1, 2),
+                         [](const auto& info) { return info.param == 1 ? "synchronous" : "asynchronous"; });
 
 }  // namespace
 }  // namespace fk::engine

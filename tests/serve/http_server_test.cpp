@@ -177,7 +177,11 @@ TEST_F(Server, ModelsHealthAndMetrics) {
   auto met = cli.Get("/metrics");
   ASSERT_TRUE(met);
   for (const char* name : {"fk_requests_running 0", "fk_generation_tokens_total 4", "fk_prompt_tokens_total 3",
-                           "fk_time_to_first_token_seconds_count 1", "fk_kv_cache_usage_ratio"})
+                           "fk_time_to_first_token_seconds_count 1", "fk_kv_cache_usage_ratio",
+                           // The step profile: one prefill of the 3 prompt tokens, then 3 decode steps.
+                           "fk_engine_steps_total{kind=\"prefill\"} 1", "fk_engine_steps_total{kind=\"decode\"} 3",
+                           "fk_engine_prefill_tokens_total 3", "fk_engine_decode_tokens_total 3",
+                           "fk_engine_loop_seconds_total{phase=\"run\"}", "fk_engine_loop_seconds_total{phase=\"loop\"}"})
     EXPECT_NE(met->body.find(name), std::string::npos) << name << "\n" << met->body;
   auto missing = cli.Get("/nope");
   ASSERT_TRUE(missing);

@@ -159,6 +159,21 @@ bool small_m_enabled() {
   return on;
 }
 
+// FK_LINEAR_SKINNY_MAX_ROWS=n (0..kSkinnyMaxRows, default kSkinnyMaxRows): decode shapes of
+// up to n rows run skinny_gemm, the rest of 1..kSkinnyMaxRows small_m_gemm (for comparing
+// the two kernels at the row counts both take).
+int64_t skinny_max_rows() {
+  static const int64_t rows = [] {
+    const char* v = std::getenv("FK_LINEAR_SKINNY_MAX_ROWS");
+    if (v == nullptr) return kSkinnyMaxRows;
+    const int64_t n = std::atoll(v);
+    FK_CHECK(n >= 0 && n <= kSkinnyMaxRows, "FK_LINEAR_SKINNY_MAX_ROWS must be in [0, ", kSkinnyMaxRows, "], got '",
+             v, "'");
+    return n;
+  }();
+  return rows;
+}
+
 bool stream_capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
   FK_CUDA_CHECK(cudaStreamIsCapturing(stream, &st));
@@ -318,7 +333,7 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
     g.ld_input = key.ld_input;
     g.ld_weight = key.ld_weight;
     g.dtype = a.input.dtype;
-    if (skinny_enabled() && skinny_gemm_applies(g)) {
+    if (skinny_enabled() && g.M <= skinny_max_rows() && skinny_gemm_applies(g)) {
       cublaslt::DeviceGuard guard(device);
       skinny_gemm(g, stream);
       return;
@@ -327,7 +342,8 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
     // cuBLASLt by 8-11% for N <= 6144 (qkv, o, down), slower for the wide ones (gate_up N =
     // 28672: 95.7 against 93.5 us; LM head N = 128256: 393 against 364 us), which stay there.
     constexpr int64_t kSmallMMaxN = 16384;
-    if (g.M > kSkinnyMaxRows && g.N < kSmallMMaxN && small_m_enabled() && small_m_gemm_applies(g)) {
+    if ((g.M > kSkinnyMaxRows ? g.N < kSmallMMaxN : skinny_enabled()) && small_m_enabled() &&
+        small_m_gemm_applies(g)) {
       cublaslt::DeviceGuard guard(device);
       small_m_gemm(g, stream);
       return;
