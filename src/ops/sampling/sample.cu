@@ -31,9 +31,10 @@
 //      are answered from the candidates with no further pass. Other rows gather the
 //      bucket of the top-p cut together with the buckets the draw can land in, or just
 //      the draw's bucket.
-// So a greedy row reads its logits once, a top-k or plain row three times, top-p or
-// min-p rows three or four times (the old kernel: ~10 radix passes with 64-bit keys and
-// all tokens of the row in 2-4 of 256 buckets). A bucket larger than the candidate
+// So a greedy row reads its logits once; top-k, top-p, min-p and plain rows three times;
+// top-p with min-p but no top-k five times (a min-p pass, then the draw's bucket). The
+// radix kernel before this one made 6-13 passes, each with 64-bit shared atomics on the
+// 2-4 of its 256 buckets that a row's logits fall in (the top 8 bits of a float). A bucket larger than the candidate
 // arrays (thousands of equal logits) falls back to a radix select inside the bucket,
 // 8 bits of the rank key per pass.
 //
@@ -80,7 +81,8 @@ __device__ int sample_row(const RowSlice<T>& slice, int V, const RowParams& prm,
   const int top = static_cast<int>(sample_radix::key_id(best[0]));
   const float max_logit = sample_radix::key_logit(best[0]);
   const float inv_t = 1.f / prm.temperature;
-  // A temperature so small that 1 / T overflows leaves no finite weights: greedy.
+  // A temperature so small that 1 / T overflows (T < 2.9e-39) would weigh even the top
+  // token NaN (the radix kernel returned an arbitrary token): such rows are greedy.
   if (greedy || !isfinite(max_logit) || !(inv_t <= FLT_MAX)) return top;
   const float min_finite = best[1] ? sample_radix::key32_logit(~static_cast<uint32_t>(best[1])) : max_logit;
 
