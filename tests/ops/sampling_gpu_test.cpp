@@ -28,6 +28,21 @@ std::vector<int64_t> run_gpu(const OpCase& host) {
   return {out.data_as<int64_t>(), out.data_as<int64_t>() + out.numel()};
 }
 
+// The op's own output check (the reference's judgement) on GPU tokens.
+std::string judge(const OpCase& host, const std::vector<int64_t>& tokens) {
+  OpCase actual = host;
+  actual.tensors[0] = Tensor::empty({host.tensors[0].numel()}, DType::i64);
+  std::memcpy(actual.tensors[0].data(), tokens.data(), tokens.size() * 8);
+  actual.bind(sample_def().tensor_args);
+  return sample_def().check_outputs(host, host, actual);
+}
+
+size_t count_equal(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  size_t same = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) same += a[i] == b[i];
+  return same;
+}
+
 std::vector<int64_t> run_cpu(const OpCase& host) {
   OpCase c = host;
   c.tensors[0] = Tensor::empty({host.tensors[0].numel()}, DType::i64);
@@ -70,15 +85,76 @@ TEST(SampleGpu, AgreesWithReferenceAndIsDeterministic) {
   for (const Json& w : workloads) {
     const OpCase host = sample_def().make_case(w, test::seed_for("SampleGpuAgree" + w.dump()));
     const std::vector<int64_t> gpu = run_gpu(host), cpu = run_cpu(host);
-    OpCase actual = host;
-    actual.tensors[0] = Tensor::empty({host.tensors[0].numel()}, DType::i64);
-    std::memcpy(actual.tensors[0].data(), gpu.data(), gpu.size() * 8);
-    actual.bind(sample_def().tensor_args);
-    EXPECT_EQ(sample_def().check_outputs(host, host, actual), "") << w.dump();
-    size_t same = 0;
-    for (size_t i = 0; i < gpu.size(); ++i) same += gpu[i] == cpu[i];
-    EXPECT_GE(same + 2, gpu.size()) << w.dump() << ": boundary disagreements should be rare";
+    EXPECT_EQ(judge(host, gpu), "") << w.dump();
+    EXPECT_GE(count_equal(gpu, cpu) + 2, gpu.size()) << w.dump() << ": boundary disagreements should be rare";
     EXPECT_EQ(run_gpu(host), gpu) << w.dump();
+  }
+}
+
+// The kernel gives a row 8, 4, 2 or 1 blocks (a cluster) by batch size. The same rows
+// sampled in batches of different sizes must give the same tokens, every one accepted by
+// the reference.
+TEST(SampleGpu, ClusterSizesGiveTheSameTokens) {
+  FK_REQUIRE_GPU();
+  for (const char* dt : {"f32", "bf16"}) {
+    for (int64_t V : {128256, 100003}) {  // the second: a slice end that is no multiple of the vector width
+      const uint64_t seed = test::seed_for(std::string("SampleGpuClusters") + dt + std::to_string(V));
+      auto make = [&](int64_t B) { return sample_def().make_case({{"batch", B}, {"vocab", V}, {"dtype", dt}}, seed); };
+      const std::vector<int64_t> full = run_gpu(make(256));
+      const OpCase judged = make(40);
+      EXPECT_EQ(judge(judged, run_gpu(judged)), "") << dt << " V " << V;
+      for (int64_t B : {1, 3, 16, 64, 128}) {
+        const std::vector<int64_t> part = run_gpu(make(B));
+        for (int64_t b = 0; b < B; ++b)
+          EXPECT_EQ(part[static_cast<size_t>(b)], full[static_cast<size_t>(b)]) << dt << " V " << V << " batch " << B << " row " << b;
+      }
+    }
+  }
+}
+
+// Every logit equal: one bucket of the whole vocabulary, larger than the candidate arrays,
+// so top-k, top-p and the draw select inside it by radix passes (ties broken by token id).
+// Weights are exactly 1 on both sides, so the tokens are the reference's.
+TEST(SampleGpu, RowsOfEqualLogitsSelectInsideOneBucket) {
+  FK_REQUIRE_GPU();
+  const uint64_t seed = test::seed_for("SampleGpuEqualLogits");
+  for (const char* dt : {"f32", "bf16"}) {
+    const Json base = {{"batch", 30}, {"vocab", 128256}, {"dtype", dt}, {"logit_range", 0.0}};
+    for (const Json& extra : {Json::object(), Json{{"top_k", 5000}}, Json{{"top_k", 20}, {"top_p", 0.3}},
+                              Json{{"temperature", 1.0}, {"top_p", 0.3}, {"min_p", 0.5}}}) {
+      Json w = base;
+      for (const auto& [key, value] : extra.items()) w[key] = value;
+      const OpCase host = sample_def().make_case(w, seed);
+      const std::vector<int64_t> gpu = run_gpu(host);
+      EXPECT_EQ(judge(host, gpu), "") << w.dump();
+      EXPECT_EQ(gpu, run_cpu(host)) << w.dump();
+      EXPECT_EQ(run_gpu(host), gpu) << w.dump();
+    }
+  }
+}
+
+// Masked vocabularies and low temperatures: most tokens weigh nothing (the kernel's dead
+// bucket), and a top_k past the live tokens keeps all of them.
+TEST(SampleGpu, DeadTokensAndTopKPastThem) {
+  FK_REQUIRE_GPU();
+  const uint64_t seed = test::seed_for("SampleGpuDeadTokens");
+  const Json workloads[] = {
+      {{"batch", 30}, {"vocab", 128256}, {"temperature", 0.05}, {"top_k", 3000}},
+      {{"batch", 30}, {"vocab", 128256}, {"temperature", 0.05}, {"top_k", 20000}},
+      {{"batch", 30}, {"vocab", 128256}, {"temperature", 0.05}, {"top_p", 0.95}, {"min_p", 1e-12}},
+      {{"batch", 30}, {"vocab", 128256}, {"top_k", 100000}},  // with every odd token masked below
+      {{"batch", 30}, {"vocab", 151936}, {"dtype", "bf16"}},
+  };
+  for (size_t n = 0; n < std::size(workloads); ++n) {
+    OpCase host = sample_def().make_case(workloads[n], seed + n);
+    if (n >= 3) {  // mask every odd token with -inf
+      const int64_t B = host.tensors[1].shape()[0], V = host.tensors[1].shape()[1];
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t v = 1; v < V; v += 2) set(host.tensors[1].view(), -INFINITY, b, v);
+    }
+    const std::vector<int64_t> gpu = run_gpu(host);
+    EXPECT_EQ(judge(host, gpu), "") << workloads[n].dump();
+    EXPECT_GE(count_equal(gpu, run_cpu(host)) + 2, gpu.size()) << workloads[n].dump();
   }
 }
 

@@ -1,8 +1,10 @@
-// A sequential model of the CUDA sampler's algorithm (src/ops/sampling/sample.cu): the same
-// rank keys, fixed-point weights, radix passes and integer targets (sample_radix.h), run
-// on the CPU and judged against the double-precision reference like a GPU result. It
-// checks the algorithm's conventions (prefix selection, top-p and draw boundaries, ties)
-// where no GPU is available; the kernel's parallel mechanics are tested on the GPU.
+// A sequential model of the sampler's integer semantics in their plain radix form (the
+// algorithm of the CUDA kernel before the bucketed one; sampling_bucket_model_test.cpp
+// checks that the bucketed algorithm gives the same tokens): the same rank keys,
+// fixed-point weights, radix passes and integer targets (sample_radix.h), run on the CPU
+// and judged against the double-precision reference like a GPU result. It checks the
+// conventions (prefix selection, top-p and draw boundaries, ties) where no GPU is
+// available; the kernel's parallel mechanics are tested on the GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>

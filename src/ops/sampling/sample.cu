@@ -1,303 +1,175 @@
-// sample CUDA baseline: one block of 1024 threads per row, no sort.
+// sample CUDA baseline: a cluster of 1-8 blocks per row (more when the batch leaves SMs
+// idle), each streaming a slice of the row; no sort of the row.
 //
-// Every token gets a 64-bit rank key: the logit as an order-preserving uint32 in the high
-// half, ~token_id in the low half. Larger key = earlier in rank order, and keys are
-// distinct, so "the first n tokens in rank order" is "keys >= some boundary key".
-// Weights w = exp((x - max) / T) are held in 40-bit fixed point (W = round(w * 2^40)):
-// integer sums are exact and independent of summation order, so the draw is deterministic
-// and every total agrees with the per-bucket sums it is compared against.
+// Semantics (fk/ops/sampling.h) in integers: every token has a 64-bit rank key (the logit
+// as an order-preserving uint32 in the high half, ~token id in the low half; larger key =
+// earlier in rank order, and keys are distinct) and a fixed-point weight
+// W = round(exp(-(max - x) / T) * 2^40) (sample_radix.h). Integer sums are exact and
+// independent of summation order, so the draw is deterministic, and every filter and the
+// draw reduce to "the token at position `target` of the rank order", counted in tokens or
+// in W: the token e with before(e) <= target < before(e) + own(e).
+//   top-k:  Z = W-mass through the token at count position k - 1 (all live tokens when it
+//           is dead, see below)
+//   top-p:  Z = W-mass through the token at W position floor(p * Z), if that is < Z
+//   min-p:  Z = total W of the survivors with w >= min_p (a pass; a sum over the candidates
+//           when they hold every survivor)
+//   draw:   the token at W position floor(u * Z).
+// The boundary keys of the filters never need to be known: a target below the survivors'
+// total always lands on a survivor.
 //
-// Per row:
-//   1. one pass: the maximum rank key = the greedy token (argmax, lowest id on ties);
-//      temperature <= 0 stops here.
-//   2. top-k: radix select of the k-th key by count; also gives Z = mass of the top k.
-//      Without top-k, one pass sums Z.
-//   3. top-p: radix select by mass of the element where the prefix mass crosses p * Z.
-//   4. min-p: one pass over the survivors keeps w >= min_p (a prefix: w falls with rank).
-//   5. draw: radix select by mass of the element where the prefix mass crosses u * Z.
-// A radix select walks the key 8 bits per pass from the top: a 256-bucket histogram (count
-// and mass) of the candidates matching the prefix found so far, then one warp picks the
-// bucket where the running total from the top crosses the target. It stops as soon as the
-// chosen bucket holds one element (after 2-4 passes for distinct logits; ties in the
-// logit continue into the id bits). Histograms use 8 copies (lane % 8) so that lanes
-// hitting one bucket contend at most 4-way.
+// Per row (passes read the row slice from memory):
+//   1. max pass: the largest rank key (the greedy token, argmax with the lowest id on
+//      ties; temperature <= 0 stops here) and the smallest finite logit.
+//   2. histogram pass over 2048 buckets of d = (max - x) / T (sample_buckets.h): a
+//      monotone map, so each bucket is a run of the rank order. Count, and W-mass except
+//      on top-k rows. The last bucket holds the dead tokens (W = 0, d >= 29.5); they are
+//      only counted.
+//   3. gather pass: the tokens of the bucket(s) a query needs, sorted by rank key in
+//      shared memory (bitonic sort, at most 4096 candidates) with their mass prefix. The
+//      histogram prefix plus a binary search over the candidates answers the query.
+//      top-k rows gather every bucket up to the k-th token's, so top-p, min-p and the draw
+//      are answered from the candidates with no further pass. Other rows gather the
+//      bucket of the top-p cut together with the buckets the draw can land in, or just
+//      the draw's bucket.
+// So a greedy row reads its logits once; top-k, top-p, min-p and plain rows three times;
+// top-p with min-p but no top-k five times (a min-p pass, then the draw's bucket). The
+// radix kernel before this one made 6-13 passes, each with 64-bit shared atomics on the
+// 2-4 of its 256 buckets that a row's logits fall in (the top 8 bits of a float). A bucket larger than the candidate
+// arrays (thousands of equal logits) falls back to a radix select inside the bucket,
+// 8 bits of the rank key per pass.
 //
-// Fast path to come: several blocks (a cluster sharing histograms through distributed
-// shared memory) per row for small batches; for top-k, a first pass
-// that gathers the candidates above a cheap threshold into shared memory so that the
-// later passes do not re-read the row.
-#include <cuda_bf16.h>
-
+// A cluster splits the row into slices; histograms are summed through distributed
+// shared memory and every block gathers all blocks' candidates, so all blocks of a
+// cluster hold the same state and take the same decisions.
+#include <cfloat>
 #include <cstdint>
 
 #include "fk/cuda/check.h"
 #include "fk/op_registry.h"
 #include "fk/philox.h"
-#include "ops/sampling/sample_radix.h"
+#include "ops/sampling/sample_rank_order.cuh"
 #include "ops/sampling/sampling_validate.h"
 
 namespace fk::ops {
 namespace {
 
-using u64 = unsigned long long;
-
-constexpr int kThreads = 1024;
-constexpr int kWarps = kThreads / 32;
-static_assert(kWarps == 32, "block_reduce folds one value per warp into one warp");
-constexpr int kBuckets = 256;
-constexpr int kCopies = 8;
-constexpr int kPitch = kBuckets + 1;  // odd pitch: copies of one bucket sit in different banks
-using sample_radix::kFixedBits;
+using namespace sample_gpu;
 using sample_radix::kMaxVocab;
 
-__device__ __forceinline__ float load_logit(const float* row, int i) { return row[i]; }
-__device__ __forceinline__ float load_logit(const __nv_bfloat16* row, int i) { return __bfloat162float(row[i]); }
+constexpr int kMinSlice = 4096;  // tokens per block below which a row gets no more blocks
 
-__device__ __forceinline__ u64 rank_key(float x, int id) {
-  return sample_radix::rank_key(x, static_cast<uint32_t>(id));
-}
-__device__ __forceinline__ int key_id(u64 key) { return static_cast<int>(sample_radix::key_id(key)); }
-
-struct Shared {
-  u64 mass[kCopies * kPitch];
-  u64 reduce[kWarps];
-  unsigned int count[kCopies * kPitch];
-  int any_id[kBuckets];
-  u64 pick_target, pick_mass_above;
-  int pick_digit;
+struct RowParams {
+  float temperature, top_p, min_p;
+  int top_k;
+  uint32_t philox_bits;  // the draw's u = (bits >> 8) * 2^-24
 };
 
+// The row's token. Every block of the cluster returns the same.
 template <class T>
-struct RowView {
-  const T* x;
-  int V;
-  bool vector_loads;  // the row starts 16-byte aligned
-  float max_logit = 0, inv_t = 1;
-  __device__ float logit(int i) const { return load_logit(x, i); }
-  __device__ float weight(float logit) const { return expf((logit - max_logit) * inv_t); }
-  __device__ static u64 fixed(float w) { return __float2ull_rn(ldexpf(w, kFixedBits)); }
-
-  // f(logit, id) for every token of the row, spread over the block. 16-byte loads (4 f32 or
-  // 8 bf16 per thread and step, four steps in flight) keep enough bytes in flight for one
-  // block to stream its row; the order of calls does not matter to any caller.
-  template <class F>
-  __device__ void for_each(F&& f) const {
-    int first_scalar = 0;
-    if (vector_loads) {
-      constexpr int N = 16 / sizeof(T);
-      const int num_vec = V / N;
-      const auto* vec = reinterpret_cast<const uint4*>(x);
-#pragma unroll 4
-      for (int j = threadIdx.x; j < num_vec; j += blockDim.x) {
-        const uint4 raw = vec[j];
-        const T* e = reinterpret_cast<const T*>(&raw);
-#pragma unroll
-        for (int q = 0; q < N; ++q) f(load_logit(e, q), j * N + q);
-      }
-      first_scalar = num_vec * N;
-    }
-    for (int i = first_scalar + threadIdx.x; i < V; i += blockDim.x) f(logit(i), i);
-  }
-};
-
-struct MaxOp {
-  __device__ u64 operator()(u64 a, u64 b) const { return a > b ? a : b; }
-};
-struct MinOp {
-  __device__ u64 operator()(u64 a, u64 b) const { return a < b ? a : b; }
-};
-struct SumOp {
-  __device__ u64 operator()(u64 a, u64 b) const { return a + b; }
-};
-
-// Every thread gets the result.
-template <class Op>
-__device__ u64 block_reduce(u64 v, Shared& sh, Op op) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
-  __syncthreads();  // sh.reduce may still be read by a previous reduction
-  if (lane == 0) sh.reduce[warp] = v;
-  __syncthreads();
-  v = sh.reduce[lane];  // kWarps == 32: one entry per lane
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
-// Warp 0: finds the bucket where the running weight from the top bucket down crosses
-// `target`. Lane l owns buckets 255 - 8l ... 248 - 8l.
-template <bool kByCount>
-__device__ void pick_bucket(Shared& sh, u64 target) {
-  const int lane = threadIdx.x;
-  u64 wsum = 0, msum = 0;
-#pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    const int b = kBuckets - 1 - 8 * lane - j;
-    wsum += kByCount ? static_cast<u64>(sh.count[b]) : sh.mass[b];
-    msum += sh.mass[b];
-  }
-  u64 wex = wsum, mex = msum;  // inclusive scans over lanes, then made exclusive
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const u64 wu = __shfl_up_sync(0xffffffffu, wex, o), mu = __shfl_up_sync(0xffffffffu, mex, o);
-    if (lane >= o) wex += wu, mex += mu;
-  }
-  const u64 total = __shfl_sync(0xffffffffu, wex, 31);
-  wex -= wsum;
-  mex -= msum;
-  if (target >= total) target = total > 0 ? total - 1 : 0;  // guard; totals are exact, so never taken
-  const unsigned owners = __ballot_sync(0xffffffffu, wsum > 0 && wex <= target && target < wex + wsum);
-  const int owner = owners ? __ffs(owners) - 1 : 31;
-  if (lane == owner) {
-    u64 acc = wex, macc = mex;
-    int digit = 8 * (31 - lane);  // lowest bucket of the lane if nothing matches
-    for (int j = 0; j < 8; ++j) {
-      const int b = kBuckets - 1 - 8 * lane - j;
-      const u64 wb = kByCount ? static_cast<u64>(sh.count[b]) : sh.mass[b];
-      if (target < acc + wb) {
-        digit = b;
-        break;
-      }
-      acc += wb;
-      macc += sh.mass[b];
-    }
-    sh.pick_digit = digit;
-    sh.pick_target = target - acc;
-    sh.pick_mass_above = macc;
-  }
-}
-
-struct Selection {
-  int id;            // the boundary token
-  u64 key;           // its rank key
-  u64 mass_through;  // mass of the candidates ranked before it, plus its own
-};
-
-// The candidate (rank key >= lower) that `target` falls on, walking rank order and adding
-// 1 (kByCount) or W per candidate: the element e with before(e) <= target < before(e) + own(e).
-template <bool kByCount, class T>
-__device__ Selection radix_select(const RowView<T>& r, u64 lower, u64 target, Shared& sh) {
-  u64 prefix = 0, prefix_mask = 0, mass_above = 0;
-  const int copy = threadIdx.x & (kCopies - 1);
-  for (int shift = 56;; shift -= 8) {
-    for (int i = threadIdx.x; i < kCopies * kPitch; i += blockDim.x) {
-      sh.count[i] = 0;
-      sh.mass[i] = 0;
-    }
-    __syncthreads();
-    r.for_each([&](float x, int i) {
-      const u64 key = rank_key(x, i);
-      if (key < lower || (key & prefix_mask) != prefix) return;
-      const int digit = static_cast<int>((key >> shift) & 0xFF);
-      atomicAdd(&sh.count[copy * kPitch + digit], 1u);
-      const u64 w = RowView<T>::fixed(r.weight(x));
-      if (w) atomicAdd(&sh.mass[copy * kPitch + digit], w);
-      sh.any_id[digit] = i;  // racy on purpose: exact whenever the bucket holds one element
+__device__ int sample_row(const RowSlice<T>& slice, int V, const RowParams& prm, Shared& sh, Cluster& cl) {
+  const bool greedy = !(prm.temperature > 0.f);  // also NaN
+  u64 best[2] = {0, 0};  // the largest rank key; the largest ~logit_key of a finite logit
+  if (greedy) {
+    slice.for_each([&](float x, int i) { best[0] = max(best[0], static_cast<u64>(sample_radix::rank_key(x, static_cast<uint32_t>(i)))); });
+  } else {
+    slice.for_each([&](float x, int i) {
+      best[0] = max(best[0], static_cast<u64>(sample_radix::rank_key(x, static_cast<uint32_t>(i))));
+      if (isfinite(x)) best[1] = max(best[1], static_cast<u64>(~sample_radix::logit_key(x)));
     });
-    __syncthreads();
-    if (threadIdx.x < kBuckets) {  // fold the copies into copy 0 (one thread per bucket)
-      unsigned int c = 0;
-      u64 m = 0;
-      for (int j = 0; j < kCopies; ++j) {
-        c += sh.count[j * kPitch + threadIdx.x];
-        m += sh.mass[j * kPitch + threadIdx.x];
-      }
-      sh.count[threadIdx.x] = c;
-      sh.mass[threadIdx.x] = m;
-    }
-    __syncthreads();
-    if (threadIdx.x < 32) pick_bucket<kByCount>(sh, target);
-    __syncthreads();
-    const int digit = sh.pick_digit;
-    target = sh.pick_target;
-    mass_above += sh.pick_mass_above;
-    prefix |= static_cast<u64>(digit) << shift;
-    prefix_mask |= u64{0xFF} << shift;
-    const bool found = sh.count[digit] == 1 || shift == 0;
-    Selection s{};
-    if (found) {
-      s.id = min(max(sh.any_id[digit], 0), r.V - 1);
-      s.mass_through = mass_above + sh.mass[digit];
-    }
-    __syncthreads();  // everyone has read the histograms before they are cleared or reused
-    if (found) {
-      s.key = rank_key(r.logit(s.id), s.id);
-      return s;
+  }
+  cluster_reduce(best, sh, cl, MaxOp{});
+  const int top = static_cast<int>(sample_radix::key_id(best[0]));
+  const float max_logit = sample_radix::key_logit(best[0]);
+  const float inv_t = 1.f / prm.temperature;
+  // A temperature so small that 1 / T overflows (T < 2.9e-39) would weigh even the top
+  // token NaN (the radix kernel returned an arbitrary token): such rows are greedy.
+  if (greedy || !isfinite(max_logit) || !(inv_t <= FLT_MAX)) return top;
+  const float min_finite = best[1] ? sample_radix::key32_logit(~static_cast<uint32_t>(best[1])) : max_logit;
+
+  if (threadIdx.x == 0) sh.held = Gathered{};  // published by the histogram's barriers
+  RankOrder<T> order{sh, cl, slice, sample_radix::BucketMap::make(max_logit, min_finite, inv_t), sh.held};
+  const bool top_k_on = prm.top_k > 0 && prm.top_k < V;
+  const bool min_p_on = prm.min_p > 0.f;  // NaN: off
+  const float min_p_threshold = min_p_on ? fminf(prm.min_p, 1.f) : INFINITY;
+
+  // Histogram. A top-k row whose first k tokens fit the candidate arrays gathers them
+  // right away and needs no masses beyond them.
+  bool have_mass = false;
+  u64 min_p_all = 0;  // min-p over the whole row
+  int k_bucket = kDeadBucket;
+  if (top_k_on) {
+    order.template histogram<false>(min_p_threshold);
+    k_bucket = order.bucket_at(true, static_cast<u64>(prm.top_k - 1));
+    if (k_bucket != kDeadBucket && sh.count[k_bucket + 1] <= static_cast<unsigned int>(kCapacity)) {
+      order.gather_prefix(k_bucket);
+      order.mass_prefix_from_candidates();
+      have_mass = true;
     }
   }
+  if (!have_mass) min_p_all = order.template histogram<true>(min_p_threshold);
+
+  u64 Z = sh.mass[kBuckets];  // W-mass of the survivors so far
+  Hit last;                   // the last survivor, once a filter has cut
+  bool cut = false;
+  if (top_k_on && k_bucket != kDeadBucket) {  // a dead k-th token keeps every live token
+    last = order.fetch(true, static_cast<u64>(prm.top_k - 1));
+    Z = last.mass_through;
+    cut = true;
+  }
+  if (prm.top_p < 1.f) {  // NaN: off
+    const u64 limit = sample_radix::top_p_limit(prm.top_p, Z);
+    if (limit < Z) {
+      BucketRange draw_buckets;  // where the draw can land: Z will be in (mass[b], mass[b + 1]]
+      if (!min_p_on) {
+        const int b = order.bucket_at(false, limit);
+        draw_buckets.lo = order.bucket_at(false, sample_radix::draw_target(sh.mass[b] + 1, prm.philox_bits));
+        draw_buckets.hi = order.bucket_at(false, sample_radix::draw_target(sh.mass[b + 1], prm.philox_bits));
+      }
+      last = order.fetch(false, limit, draw_buckets);
+      Z = last.mass_through;
+      cut = true;
+    }
+  }
+  if (min_p_on) {
+    u64 z;
+    if (!cut) {
+      z = min_p_all;
+    } else if (order.held.holds_rank_prefix_through(last.index, sh.count)) {
+      z = order.min_p_mass_of_candidates(last.index, min_p_threshold);  // candidates 0..index: every survivor
+    } else {
+      z = order.min_p_mass_streaming(last.key, min_p_threshold);
+    }
+    if (z > 0) Z = z;  // the top token (w = 1) always passes
+  }
+  return static_cast<int>(sample_radix::key_id(order.fetch(false, sample_radix::draw_target(Z, prm.philox_bits)).key));
 }
 
 template <class T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 2)
     sample_kernel(int64_t* __restrict__ out, const T* __restrict__ logits, int64_t row_stride, int V, bool vector_loads,
                   const float* __restrict__ temperature, const int32_t* __restrict__ top_k,
                   const float* __restrict__ top_p, const float* __restrict__ min_p, const int64_t* __restrict__ seed,
                   const int64_t* __restrict__ offset) {
-  __shared__ Shared sh;
-  const int64_t b = blockIdx.x;
-  RowView<T> r{logits + b * row_stride, V, vector_loads};
+  Shared& sh = shared_state();
+  Cluster cl = Cluster::current();
+  const int64_t b = blockIdx.x / cl.size;
+  // Slices are multiples of 8 tokens, so each starts 16-byte aligned when the row does.
+  const int per = ((V + cl.size - 1) / cl.size + 7) & ~7;
+  const int begin = min(V, cl.rank * per);
+  const RowSlice<T> slice{logits + b * row_stride, begin, min(V, begin + per), vector_loads};
+  const RowParams prm{temperature[b], top_p[b], min_p[b], top_k[b],
+                      philox_u32(static_cast<uint64_t>(seed[b]), static_cast<uint64_t>(offset[b]), 0)};
+  const int token = sample_row(slice, V, prm, sh, cl);
+  if (cl.rank == 0 && threadIdx.x == 0) out[b] = token;
+  cl.sync();  // no block exits while another may still read its shared memory
+}
 
-  u64 best = 0;
-  r.for_each([&](float x, int i) { best = max(best, rank_key(x, i)); });
-  best = block_reduce(best, sh, MaxOp{});
-  const int top = key_id(best);
-  r.max_logit = r.logit(top);
-  const float t = temperature[b];
-  if (!(t > 0.f) || !isfinite(r.max_logit)) {  // greedy (also for invalid temperatures)
-    if (threadIdx.x == 0) out[b] = top;
-    return;
-  }
-  r.inv_t = 1.f / t;
-
-  u64 lower = 0;  // survivors: rank key >= lower
-  u64 Z = 0;      // their total fixed-point weight
-  const int k = top_k[b];
-  if (k > 0 && k < V) {
-    const Selection s = radix_select<true>(r, 0, static_cast<u64>(k - 1), sh);
-    lower = s.key;
-    Z = s.mass_through;
-  } else {
-    u64 sum = 0;
-    r.for_each([&](float x, int) { sum += RowView<T>::fixed(r.weight(x)); });
-    Z = block_reduce(sum, sh, SumOp{});
-  }
-
-  const float p = top_p[b];
-  if (p < 1.f) {  // NaN: off
-    const u64 limit = sample_radix::top_p_limit(p, Z);
-    if (limit < Z) {
-      const Selection s = radix_select<false>(r, lower, limit, sh);
-      lower = s.key;
-      Z = s.mass_through;
-    }
-  }
-
-  const float mp = min_p[b];
-  if (mp > 0.f) {  // NaN: off
-    const float threshold = fminf(mp, 1.f);
-    u64 sum = 0, lowest = ~u64{0};
-    r.for_each([&](float x, int i) {
-      const u64 key = rank_key(x, i);
-      if (key < lower) return;
-      const float w = r.weight(x);
-      if (w >= threshold) {
-        sum += RowView<T>::fixed(w);
-        lowest = min(lowest, key);
-      }
-    });
-    sum = block_reduce(sum, sh, SumOp{});
-    lowest = block_reduce(lowest, sh, MinOp{});
-    if (lowest != ~u64{0}) {  // the top token (w = 1) always passes
-      lower = lowest;
-      Z = sum;
-    }
-  }
-
-  const u64 target = sample_radix::draw_target(
-      Z, philox_u32(static_cast<uint64_t>(seed[b]), static_cast<uint64_t>(offset[b]), 0));
-  const Selection s = radix_select<false>(r, lower, target, sh);
-  if (threadIdx.x == 0) out[b] = s.id;
+// Blocks per row: doubled while the batch leaves room for two blocks per SM and each
+// block keeps at least kMinSlice tokens.
+int cluster_size(int64_t B, int64_t V, int sms) {
+  int c = 1;
+  while (c < kMaxCluster && B * 2 * c <= 2 * static_cast<int64_t>(sms) && V / (2 * c) >= kMinSlice) c *= 2;
+  return c;
 }
 
 template <class T>
@@ -306,14 +178,37 @@ void launch(const SampleArgs& a, cudaStream_t stream) {
   if (B == 0) return;
   FK_CHECK(V <= kMaxVocab, SampleArgs::kName, ": the CUDA baseline supports vocabularies up to ", kMaxVocab,
            " tokens, got ", describe(a.logits));
-  FK_CHECK(B <= 0x7fffffff, SampleArgs::kName, ": too many rows for one launch: ", B);
+  FK_CHECK(B <= 0x7fffffff / kMaxCluster, SampleArgs::kName, ": too many rows for one launch: ", B);
   // Every row starts 16-byte aligned when the first does and the row stride keeps it.
   const bool vector_loads = reinterpret_cast<uintptr_t>(a.logits.data) % 16 == 0 &&
                             (B == 1 || (a.logits.strides[0] * static_cast<int64_t>(sizeof(T))) % 16 == 0);
-  sample_kernel<T><<<static_cast<unsigned>(B), kThreads, 0, stream>>>(
-      a.out.ptr<int64_t>(), a.logits.ptr<const T>(), a.logits.strides[0], static_cast<int>(V), vector_loads,
-      a.temperature.ptr<const float>(), a.top_k.ptr<const int32_t>(), a.top_p.ptr<const float>(),
-      a.min_p.ptr<const float>(), a.seed.ptr<const int64_t>(), a.offset.ptr<const int64_t>());
+  int device = 0, sms = 0;
+  FK_CUDA_CHECK(cudaGetDevice(&device));
+  FK_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int cluster = cluster_size(B, V, sms);
+  static const bool attribute_set = [] {  // once per kernel, before its first launch
+    FK_CUDA_CHECK(cudaFuncSetAttribute(sample_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(sizeof(Shared))));
+    return true;
+  }();
+  (void)attribute_set;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = static_cast<unsigned int>(cluster);
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned int>(B * cluster));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = sizeof(Shared);
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  FK_CUDA_CHECK(cudaLaunchKernelEx(&config, sample_kernel<T>, a.out.ptr<int64_t>(), a.logits.ptr<const T>(),
+                                   a.logits.strides[0], static_cast<int>(V), vector_loads,
+                                   a.temperature.ptr<const float>(), a.top_k.ptr<const int32_t>(),
+                                   a.top_p.ptr<const float>(), a.min_p.ptr<const float>(), a.seed.ptr<const int64_t>(),
+                                   a.offset.ptr<const int64_t>()));
   FK_CUDA_CHECK_LAUNCH();
 }
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "fk/dtype_convert.h"  // float_bits
+#include "fk/dtype_convert.h"  // float_bits, bits_float
 #include "fk/philox.h"
 
 namespace fk::ops::sample_radix {
@@ -25,6 +25,10 @@ FK_HD inline uint64_t rank_key(float x, uint32_t id) {
   return (static_cast<uint64_t>(logit_key(x)) << 32) | static_cast<uint64_t>(0xFFFFFFFFu - id);
 }
 FK_HD inline uint32_t key_id(uint64_t key) { return 0xFFFFFFFFu - static_cast<uint32_t>(key); }
+
+// The logit of a logit_key (-0 comes back as +0, which has the same weight and rank).
+FK_HD inline float key32_logit(uint32_t k) { return bits_float((k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k); }
+FK_HD inline float key_logit(uint64_t key) { return key32_logit(static_cast<uint32_t>(key >> 32)); }
 
 // floor(Z * u) for the draw u = (philox >> 8) * 2^-24, exactly.
 FK_HD inline uint64_t draw_target(uint64_t Z, uint32_t philox_bits) {
