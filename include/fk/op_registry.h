@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fk/op.h"
@@ -28,13 +29,33 @@ enum class ArgRole : uint8_t {
 };
 std::string_view role_name(ArgRole r);
 
+// Whether a tensor argument accepts rows (dim 0) further apart than packed: a row-strided
+// view such as a slice of a wider buffer (q/k/v of a packed qkv, the first rows of a
+// persistent buffer). The dims after the first stay packed. What every implementation of
+// the op must accept (its validation's promise, on every backend); the op tests check
+// each declared argument with padded rows (bench/op_check_strided.h).
+enum class RowStride : uint8_t {
+  packed,     // contiguous only
+  aligned16,  // any row stride whose rows start 16-byte aligned (data and stride in bytes)
+  any,        // any row stride >= the packed row, any element-aligned start
+};
+
 struct TensorArg {
   std::string name;
-  ArgRole role;
-  size_t offset;  // offsetof(Args, field)
+  ArgRole role = ArgRole::in;
+  size_t offset = 0;  // offsetof(Args, field)
   // Lives on the CPU whatever the backend (host mirrors of metadata that a plan step
   // reads, host staging buffers): case_to_device leaves it where it is.
   bool host_only = false;
+  RowStride row_stride = RowStride::packed;
+
+  TensorArg() = default;
+  // {"k_cache", ArgRole::in, offsetof(Args, k_cache)}, {..., /*host_only=*/true}
+  TensorArg(std::string name_, ArgRole role_, size_t offset_, bool host_only_ = false)
+      : name(std::move(name_)), role(role_), offset(offset_), host_only(host_only_) {}
+  // {"input", ArgRole::in, offsetof(Args, input), RowStride::any}
+  TensorArg(std::string name_, ArgRole role_, size_t offset_, RowStride row_stride_)
+      : name(std::move(name_)), role(role_), offset(offset_), row_stride(row_stride_) {}
 };
 
 // Element-wise tolerance against the double-precision oracle: |x - ref| <= atol + rtol*|ref|.

@@ -77,10 +77,12 @@ void poison_outputs(const OpDef& def, OpCase& c, void* stream, bool workspace_to
     const ArgRole role = def.tensor_args[i].role;
     if (role != ArgRole::out && !(workspace_too && role == ArgRole::workspace)) continue;
     Tensor& t = c.tensors[i];
-    rt::memset_async(t.data(), dtype_is_float(t.dtype()) ? 0xFF : 0xA5, t.nbytes(), t.device(), stream);
+    rt::memset_async(t.data(), poison_byte(t.dtype()), t.nbytes(), t.device(), stream);
   }
   if (c.tensors.size() && c.tensors[0].device().is_cuda()) rt::stream_synchronize(stream);
 }
+
+uint8_t poison_byte(DType t) { return dtype_is_float(t) ? 0xFF : 0xA5; }
 
 OutputError compare_output(const std::string& name, const Tensor& actual_any, const Tensor& oracle, Tolerance tol) {
   OutputError e;
@@ -155,6 +157,13 @@ OutputError compare_output(const std::string& name, const Tensor& actual_any, co
   return e;
 }
 
+std::string describe_output_error(const OutputError& e) {
+  return concat("output '", e.name, "': ", e.num_bad, " of ", e.numel, " elements outside tolerance (",
+                e.num_nonfinite, " non-finite); worst at index ", e.worst_index, ": got ", e.worst_value,
+                ", expected ", e.worst_ref, "; max abs err ", e.max_abs_err, ", rel L2 err ", e.rel_l2_err,
+                " (atol ", e.tol.atol, ", rtol ", e.tol.rtol, "); ");
+}
+
 CheckResult check_op(const OpDef& def, const Json& workload, uint64_t seed, DeviceType backend, fk_op_fn impl) {
   CheckResult res;
   if (!impl) impl = OpRegistry::global().active(def.name, backend);
@@ -190,12 +199,7 @@ CheckResult check_op(const OpDef& def, const Json& workload, uint64_t seed, Devi
     const DType dt = test.tensors[i].dtype();
     const Tolerance tol = def.tolerance ? def.tolerance(host, arg, dt) : default_tolerance(dt);
     OutputError e = compare_output(arg.name, test.tensors[i], oracle.tensors[i], tol);
-    if (e.num_bad > 0) {
-      why += concat("output '", arg.name, "': ", e.num_bad, " of ", e.numel, " elements outside tolerance (",
-                    e.num_nonfinite, " non-finite); worst at index ", e.worst_index, ": got ", e.worst_value,
-                    ", expected ", e.worst_ref, "; max abs err ", e.max_abs_err, ", rel L2 err ", e.rel_l2_err,
-                    " (atol ", tol.atol, ", rtol ", tol.rtol, "); ");
-    }
+    if (e.num_bad > 0) why += describe_output_error(e);
     res.outputs.push_back(std::move(e));
   }
   if (def.check_outputs) {

@@ -47,10 +47,14 @@ OpCase case_to_device(const OpDef& def, const OpCase& c, Device device);
 // Fills out (and workspace) tensors with a poison pattern: NaN for floats, 0xA5 bytes for
 // integers, so unwritten elements are caught. Workspace filled by a plan must be spared.
 void poison_outputs(const OpDef& def, OpCase& c, void* stream = nullptr, bool workspace_too = true);
+// The byte poison_outputs fills a tensor of this dtype with.
+uint8_t poison_byte(DType t);
 
 // Content hash of a tensor's bytes (downloaded if on a device).
 uint64_t fingerprint(const Tensor& t);
 
 OutputError compare_output(const std::string& name, const Tensor& actual, const Tensor& oracle, Tolerance tol);
+// "output 'out': 3 of 96 elements outside tolerance (...); " for an output with bad elements.
+std::string describe_output_error(const OutputError& e);
 
 }  // namespace fk::bench

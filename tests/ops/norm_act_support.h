@@ -1,7 +1,8 @@
 // Helpers shared by the norm, activation and embedding op tests: row-strided and
-// misaligned views over a flat buffer (the generic oracle test only builds contiguous
-// tensors), calling an implementation directly and checking its error, comparing views,
-// and checking a big device case against the oracle on a sample of its rows.
+// misaligned views over a flat buffer (the generic oracle tests cover padded rows of the
+// test workloads, bench/op_check_strided.h; these reach other geometries, e.g. long rows
+// over many blocks), calling an implementation directly and checking its error, comparing
+// views, and checking a big device case against the oracle on a sample of its rows.
 #pragma once
 #include <gtest/gtest.h>
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/op_check.h"
+#include "bench/op_check_strided.h"
 #include "ops/op_cases.h"
 #include "support/test_seed.h"
 
@@ -23,6 +24,23 @@ TEST_P(OpOracleCpu, MatchesOracle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOps, OpOracleCpu, testing::ValuesIn(test::all_op_workloads()),
+                         [](const auto& info) { return test::op_workload_name(info.param); });
+
+// The same with row-strided views of the arguments that accept them: padded rows (16-byte
+// aligned, and the misaligned variants where the op takes any row stride), the padding
+// poisoned and checked untouched (bench/op_check_strided.h).
+class OpOracleCpuStrided : public testing::TestWithParam<test::OpWorkload> {};
+
+TEST_P(OpOracleCpuStrided, RowStridedViewsMatchOracle) {
+  const auto& p = GetParam();
+  const OpDef& def = OpRegistry::global().def(p.op);
+  if (!OpRegistry::global().active(p.op, DeviceType::cpu)) GTEST_SKIP() << "no cpu implementation";
+  const uint64_t seed = test::seed_for(test::op_workload_name(p) + "_strided");
+  const auto r = bench::check_op_strided(def, p.workload, seed, DeviceType::cpu);
+  EXPECT_TRUE(r.passed) << p.op << " " << p.workload.dump() << " seed " << seed << ": " << r.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(StridedOps, OpOracleCpuStrided, testing::ValuesIn(test::strided_op_workloads()),
                          [](const auto& info) { return test::op_workload_name(info.param); });
 
 TEST(OpRegistry, EveryOpHasCpuReferenceAndWorkloads) {

@@ -35,7 +35,8 @@ OpDef gated_activation_def(std::string summary, SetAttrs set_attrs) {
   d.level = "L1";
   d.summary = std::move(summary);
   d.args_size = sizeof(A);
-  d.tensor_args = {{"out", ArgRole::out, offsetof(A, out)}, {"input", ArgRole::in, offsetof(A, input)}};
+  d.tensor_args = {{"out", ArgRole::out, offsetof(A, out), RowStride::any},
+                   {"input", ArgRole::in, offsetof(A, input), RowStride::any}};
   d.make_case = [layout = d.tensor_args, set_attrs](const Json& w, uint64_t seed) {
     const ActShape s = act_shape(w, A::kName, "d");
     OpCase c = begin_case<A>(w, 2);
@@ -63,7 +64,8 @@ OpDef elementwise_activation_def(std::string summary, float lo, float hi, SetAtt
   d.level = "L1";
   d.summary = std::move(summary);
   d.args_size = sizeof(A);
-  d.tensor_args = {{"out", ArgRole::out, offsetof(A, out)}, {"input", ArgRole::in, offsetof(A, input)}};
+  d.tensor_args = {{"out", ArgRole::out, offsetof(A, out), RowStride::any},
+                   {"input", ArgRole::in, offsetof(A, input), RowStride::any}};
   d.make_case = [layout = d.tensor_args, lo, hi, set_attrs](const Json& w, uint64_t seed) {
     const ActShape s = act_shape(w, A::kName, "hidden");
     OpCase c = begin_case<A>(w, 2);

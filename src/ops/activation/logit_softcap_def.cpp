@@ -28,7 +28,7 @@ OpDef make_def() {
   d.level = "L1";
   d.summary = "logits = cap * tanh(logits / cap), in place (Gemma 2 final logit soft-capping)";
   d.args_size = sizeof(LogitSoftcapArgs);
-  d.tensor_args = {{"logits", ArgRole::inout, offsetof(LogitSoftcapArgs, logits)}};
+  d.tensor_args = {{"logits", ArgRole::inout, offsetof(LogitSoftcapArgs, logits), RowStride::any}};
   d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) {
     Json wd = w;
     if (!wd.contains("dtype")) wd["dtype"] = "f32";

@@ -18,10 +18,12 @@ OpDef make_def() {
   d.level = "L1";
   d.summary = "one query token per sequence attends to a paged KV cache (GQA, sliding window, soft-cap); plan + run";
   d.args_size = sizeof(Args);
+  // q may be row-strided (a slice of a packed qkv), with 16-byte aligned rows: the CUDA
+  // kernels load it as 16-byte vectors (and through TMA).
   d.tensor_args = {
       {"out", ArgRole::out, offsetof(Args, out)},
       {"lse", ArgRole::out, offsetof(Args, lse)},
-      {"q", ArgRole::in, offsetof(Args, q)},
+      {"q", ArgRole::in, offsetof(Args, q), RowStride::aligned16},
       {"k_cache", ArgRole::in, offsetof(Args, k_cache)},
       {"v_cache", ArgRole::in, offsetof(Args, v_cache)},
       {"kv_indptr", ArgRole::in, offsetof(Args, kv_indptr)},

@@ -34,9 +34,9 @@ OpDef make_def() {
   d.level = "L1";
   d.summary = "out[t, :] = table[ids[t], :] (token embedding gather)";
   d.args_size = sizeof(EmbeddingArgs);
-  d.tensor_args = {{"out", ArgRole::out, offsetof(EmbeddingArgs, out)},
+  d.tensor_args = {{"out", ArgRole::out, offsetof(EmbeddingArgs, out), RowStride::any},
                    {"ids", ArgRole::in, offsetof(EmbeddingArgs, ids)},
-                   {"table", ArgRole::in, offsetof(EmbeddingArgs, table)}};
+                   {"table", ArgRole::in, offsetof(EmbeddingArgs, table), RowStride::any}};
   d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) {
     const int64_t T = wl_int(w, "tokens"), V = wl_int(w, "vocab"), H = wl_int(w, "hidden");
     const DType dt = wl_dtype(w);

@@ -90,10 +90,11 @@ OpDef make_def() {
   d.level = "L1";
   d.summary = "k_cache/v_cache[slot] = key/value[t] for slot = slot_mapping[t] >= 0 (paged NHD cache)";
   d.args_size = sizeof(ReshapeAndCacheArgs);
-  d.tensor_args = {{"key", ArgRole::in, offsetof(ReshapeAndCacheArgs, key)},
-                   {"value", ArgRole::in, offsetof(ReshapeAndCacheArgs, value)},
-                   {"k_cache", ArgRole::inout, offsetof(ReshapeAndCacheArgs, k_cache)},
-                   {"v_cache", ArgRole::inout, offsetof(ReshapeAndCacheArgs, v_cache)},
+  // key and value are slices of a packed qkv (any token stride); the caches may have padded pages.
+  d.tensor_args = {{"key", ArgRole::in, offsetof(ReshapeAndCacheArgs, key), RowStride::any},
+                   {"value", ArgRole::in, offsetof(ReshapeAndCacheArgs, value), RowStride::any},
+                   {"k_cache", ArgRole::inout, offsetof(ReshapeAndCacheArgs, k_cache), RowStride::any},
+                   {"v_cache", ArgRole::inout, offsetof(ReshapeAndCacheArgs, v_cache), RowStride::any},
                    {"slot_mapping", ArgRole::in, offsetof(ReshapeAndCacheArgs, slot_mapping)},
                    {"k_scale", ArgRole::in, offsetof(ReshapeAndCacheArgs, k_scale)},
                    {"v_scale", ArgRole::in, offsetof(ReshapeAndCacheArgs, v_scale)}};

@@ -91,9 +91,11 @@ OpDef make_def() {
   d.level = "L1";
   d.summary = "out[M, N] = input[M, K] @ weight[N, K]^T (+ bias); bf16/f16, or fp8 with per-tensor scales";
   d.args_size = sizeof(LinearArgs);
-  d.tensor_args = {{"out", ArgRole::out, offsetof(LinearArgs, out)},
-                   {"input", ArgRole::in, offsetof(LinearArgs, input)},
-                   {"weight", ArgRole::in, offsetof(LinearArgs, weight)},
+  // Row-strided input, weight and out (slices of wider buffers); 16-byte aligned rows only:
+  // the CUDA baseline's fp8 path (cuBLASLt) declines any other layout.
+  d.tensor_args = {{"out", ArgRole::out, offsetof(LinearArgs, out), RowStride::aligned16},
+                   {"input", ArgRole::in, offsetof(LinearArgs, input), RowStride::aligned16},
+                   {"weight", ArgRole::in, offsetof(LinearArgs, weight), RowStride::aligned16},
                    {"bias", ArgRole::in, offsetof(LinearArgs, bias)},
                    {"scale_a", ArgRole::in, offsetof(LinearArgs, scale_a)},
                    {"scale_b", ArgRole::in, offsetof(LinearArgs, scale_b)}};

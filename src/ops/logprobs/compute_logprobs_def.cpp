@@ -104,7 +104,7 @@ OpDef make_def() {
   d.tensor_args = {{"sampled_logprob", ArgRole::out, offsetof(ComputeLogprobsArgs, sampled_logprob)},
                    {"topk_ids", ArgRole::out, offsetof(ComputeLogprobsArgs, topk_ids)},
                    {"topk_logprobs", ArgRole::out, offsetof(ComputeLogprobsArgs, topk_logprobs)},
-                   {"logits", ArgRole::in, offsetof(ComputeLogprobsArgs, logits)},
+                   {"logits", ArgRole::in, offsetof(ComputeLogprobsArgs, logits), RowStride::any},
                    {"sampled_ids", ArgRole::in, offsetof(ComputeLogprobsArgs, sampled_ids)}};
   d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) { return make_case(layout, w, seed); };
   d.cost = [](const OpCase& c) {

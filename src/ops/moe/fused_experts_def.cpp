@@ -70,8 +70,9 @@ OpDef make_def() {
   d.summary = "out = sum_j topk_weights[:, j] * w2[e] @ (silu(w13[e, :I] @ x) * (w13[e, I:] @ x)), e = topk_ids[:, j]; "
               "bf16/f16 or block-scaled fp8 weights";
   d.args_size = sizeof(A);
+  // hidden may be row-strided with 16-byte aligned rows (what the CUDA baseline loads as vectors).
   d.tensor_args = {{"out", ArgRole::out, offsetof(A, out)},
-                   {"hidden", ArgRole::in, offsetof(A, hidden)},
+                   {"hidden", ArgRole::in, offsetof(A, hidden), RowStride::aligned16},
                    {"w13", ArgRole::in, offsetof(A, w13)},
                    {"w2", ArgRole::in, offsetof(A, w2)},
                    {"w13_scale", ArgRole::in, offsetof(A, w13_scale)},

@@ -75,7 +75,7 @@ Tensor routing_logits(const RoutingShape& s, const Json& w, uint64_t seed) {
 
 std::vector<TensorArg> routing_layout(size_t weights, size_t ids, size_t gating) {
   return {{"topk_weights", ArgRole::out, weights}, {"topk_ids", ArgRole::out, ids},
-          {"gating_output", ArgRole::in, gating}};
+          {"gating_output", ArgRole::in, gating, RowStride::any}};
 }
 
 template <class A>

@@ -71,8 +71,8 @@ OpDef make_def() {
   d.level = "L1";
   d.summary = "out[t] = sum_j topk_weights[t, j] * permuted[inv_perm[t, j]]: the weighted combine of expert outputs";
   d.args_size = sizeof(A);
-  d.tensor_args = {{"out", ArgRole::out, offsetof(A, out)},
-                   {"permuted", ArgRole::in, offsetof(A, permuted)},
+  d.tensor_args = {{"out", ArgRole::out, offsetof(A, out), RowStride::any},
+                   {"permuted", ArgRole::in, offsetof(A, permuted), RowStride::any},
                    {"inv_perm", ArgRole::in, offsetof(A, inv_perm)},
                    {"topk_weights", ArgRole::in, offsetof(A, topk_weights)}};
   d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) { return make_case(layout, w, seed); };

@@ -25,8 +25,8 @@ OpDef make_def() {
   d.level = "L1";
   d.summary = "out = (input - mean) * rsqrt(var + eps) * weight + bias (bias optional), per row";
   d.args_size = sizeof(LayerNormArgs);
-  d.tensor_args = {{"out", ArgRole::out, offsetof(LayerNormArgs, out)},
-                   {"input", ArgRole::in, offsetof(LayerNormArgs, input)},
+  d.tensor_args = {{"out", ArgRole::out, offsetof(LayerNormArgs, out), RowStride::any},
+                   {"input", ArgRole::in, offsetof(LayerNormArgs, input), RowStride::any},
                    {"weight", ArgRole::in, offsetof(LayerNormArgs, weight)},
                    {"bias", ArgRole::in, offsetof(LayerNormArgs, bias)}};
   d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) {

@@ -42,8 +42,8 @@ OpDef rms_norm_def(std::string summary, WeightRange wr) {
   d.level = "L1";
   d.summary = std::move(summary);
   d.args_size = sizeof(A);
-  d.tensor_args = {{"out", ArgRole::out, offsetof(A, out)},
-                   {"input", ArgRole::in, offsetof(A, input)},
+  d.tensor_args = {{"out", ArgRole::out, offsetof(A, out), RowStride::any},
+                   {"input", ArgRole::in, offsetof(A, input), RowStride::any},
                    {"weight", ArgRole::in, offsetof(A, weight)}};
   d.make_case = [layout = d.tensor_args, wr](const Json& w, uint64_t seed) {
     const NormShape s = norm_shape(w, A::kName);
@@ -75,8 +75,8 @@ OpDef fused_add_rms_norm_def(std::string summary, WeightRange wr) {
   d.level = "L2";
   d.summary = std::move(summary);
   d.args_size = sizeof(A);
-  d.tensor_args = {{"input", ArgRole::inout, offsetof(A, input)},
-                   {"residual", ArgRole::inout, offsetof(A, residual)},
+  d.tensor_args = {{"input", ArgRole::inout, offsetof(A, input), RowStride::any},
+                   {"residual", ArgRole::inout, offsetof(A, residual), RowStride::any},
                    {"weight", ArgRole::in, offsetof(A, weight)}};
   d.make_case = [layout = d.tensor_args, wr](const Json& w, uint64_t seed) {
     const NormShape s = norm_shape(w, A::kName);

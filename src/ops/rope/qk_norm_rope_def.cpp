@@ -36,8 +36,8 @@ OpDef make_def() {
   d.summary = "per-head RMSNorm of q and k then rope, fused, in place (Qwen3)";
   d.args_size = sizeof(QkNormRopeArgs);
   d.tensor_args = {{"positions", ArgRole::in, offsetof(QkNormRopeArgs, positions)},
-                   {"query", ArgRole::inout, offsetof(QkNormRopeArgs, query)},
-                   {"key", ArgRole::inout, offsetof(QkNormRopeArgs, key)},
+                   {"query", ArgRole::inout, offsetof(QkNormRopeArgs, query), RowStride::any},
+                   {"key", ArgRole::inout, offsetof(QkNormRopeArgs, key), RowStride::any},
                    {"q_weight", ArgRole::in, offsetof(QkNormRopeArgs, q_weight)},
                    {"k_weight", ArgRole::in, offsetof(QkNormRopeArgs, k_weight)},
                    {"cos_sin_cache", ArgRole::in, offsetof(QkNormRopeArgs, cos_sin_cache)}};

@@ -33,8 +33,8 @@ OpDef make_def() {
   d.summary = "rotary position embedding of q and k in place (neox/gptj, partial rotary, strided rows)";
   d.args_size = sizeof(RotaryEmbeddingArgs);
   d.tensor_args = {{"positions", ArgRole::in, offsetof(RotaryEmbeddingArgs, positions)},
-                   {"query", ArgRole::inout, offsetof(RotaryEmbeddingArgs, query)},
-                   {"key", ArgRole::inout, offsetof(RotaryEmbeddingArgs, key)},
+                   {"query", ArgRole::inout, offsetof(RotaryEmbeddingArgs, query), RowStride::any},
+                   {"key", ArgRole::inout, offsetof(RotaryEmbeddingArgs, key), RowStride::any},
                    {"cos_sin_cache", ArgRole::in, offsetof(RotaryEmbeddingArgs, cos_sin_cache)}};
   d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) {
     const RopeWorkload r = parse_rope_workload(w);

@@ -104,7 +104,7 @@ OpDef make_def() {
   d.summary = "token per row of logits: greedy, or temperature + top-k + top-p + min-p, Philox draw";
   d.args_size = sizeof(SampleArgs);
   d.tensor_args = {{"out", ArgRole::out, offsetof(SampleArgs, out)},
-                   {"logits", ArgRole::in, offsetof(SampleArgs, logits)},
+                   {"logits", ArgRole::in, offsetof(SampleArgs, logits), RowStride::any},
                    {"temperature", ArgRole::in, offsetof(SampleArgs, temperature)},
                    {"top_k", ArgRole::in, offsetof(SampleArgs, top_k)},
                    {"top_p", ArgRole::in, offsetof(SampleArgs, top_p)},
