@@ -90,7 +90,15 @@ Engine::Engine(EngineConfig config) : config_(std::move(config)), start_(std::ch
   stats_.activation_bytes = model_->activation_bytes();
 }
 
-Engine::~Engine() = default;
+Engine::~Engine() {
+  // A step still in flight writes into buffers about to be freed: let it finish first.
+  if (in_flight_ && config_.backend == DeviceType::cuda) {
+    try {
+      rt::stream_synchronize(stream_->get());
+    } catch (const std::exception&) {  // a faulted device: nothing left to protect
+    }
+  }
+}
 
 // Pages the cache gets: as configured, or what fits in the device memory left after the
 // weights, the activation buffers and a profiling step of the largest size.
