@@ -1,5 +1,6 @@
-// sample CUDA baseline: a cluster of 1-8 blocks per row (more when the batch leaves SMs
-// idle), each streaming a slice of the row; no sort of the row.
+// sample CUDA baseline: one block per row by default; optionally (FK_SAMPLE_MAX_CLUSTER, see
+// max_cluster) a cluster of up to 8 blocks per row when the batch leaves SMs idle, each
+// streaming a slice of the row; no sort of the row.
 //
 // Semantics (fk/ops/sampling.h) in integers: every token has a 64-bit rank key (the logit
 // as an order-preserving uint32 in the high half, ~token id in the low half; larger key =
@@ -34,8 +35,8 @@
 // So a greedy row reads its logits once; top-k, top-p, min-p and plain rows three times;
 // top-p with min-p but no top-k five times (a min-p pass, then the draw's bucket). The
 // radix kernel before this one made 6-13 passes, each with 64-bit shared atomics on the
-// 2-4 of its 256 buckets that a row's logits fall in (the top 8 bits of a float). A bucket larger than the candidate
-// arrays (thousands of equal logits) falls back to a radix select inside the bucket,
+// 2-4 of its 256 buckets that a row's logits fall in (the top 8 bits of a float). A
+// bucket larger than the candidate arrays (thousands of equal logits) falls back to a radix select inside the bucket,
 // 8 bits of the rank key per pass.
 //
 // A cluster splits the row into slices; histograms are summed through distributed
