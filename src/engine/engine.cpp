@@ -216,7 +216,6 @@ void Engine::complete(StepInFlight& step, std::vector<StepToken>* tokens, std::v
   std::vector<std::unique_ptr<Request>> finished = scheduler_->update(out, sampled);
   stats_.update_s += std::chrono::duration<double>(Clock::now() - t1).count();
   const double t = now_s();
-  if (tokens) tokens->clear();
   for (size_t i = 0; i < entries.size(); ++i) {
     Request& r = *entries[i].request;  // alive: update hands back only requests no step names
     if (r.output_tokens.size() != entries[i].outputs_before + 1) continue;
@@ -257,6 +256,7 @@ std::vector<GenerationResult> Engine::step(std::vector<StepToken>* tokens) {
     return out;
   };
   std::vector<GenerationResult> results;
+  if (tokens) tokens->clear();
   if (!in_flight_) {
     SchedulerOutput out = schedule();
     if (out.scheduled.empty()) {
@@ -277,16 +277,10 @@ std::vector<GenerationResult> Engine::step(std::vector<StepToken>* tokens) {
   if (config_.async_scheduling) next = launch(schedule());
   complete(*in_flight_, tokens, results);
   in_flight_.reset();
-  if (next && next->ticket) {
+  if (next && next->ticket)
     in_flight_ = std::move(next);
-  } else if (next) {
-    std::vector<StepToken> none;
-    complete(*next, tokens ? &none : nullptr, results);
-    if (tokens)
-      for (const GenerationResult& g : results)
-        for (StepToken& st : *tokens)
-          if (st.id == g.id) st.finished = true;
-  }
+  else if (next)
+    complete(*next, tokens, results);  // nothing ran: it only hands back what finished
   return results;
 }
 

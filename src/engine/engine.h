@@ -123,7 +123,8 @@ class Engine {
     std::optional<ModelRunner::Ticket> ticket;
   };
   StepInFlight launch(SchedulerOutput out);
-  // Waits for the step's tokens, applies them (update) and turns finished requests into results.
+  // Waits for the step's tokens, applies them (update) and turns finished requests into
+  // results; appends the tokens it kept to `tokens`.
   void complete(StepInFlight& step, std::vector<StepToken>* tokens, std::vector<GenerationResult>& results);
 
   EngineConfig config_;

@@ -262,12 +262,7 @@ void ModelRunner::fill_pending_inputs() {
   fill_pending_tokens(views_.input_ids, sampled_, views_.fill_dst, views_.fill_src, stream_);
 }
 
-std::vector<int64_t> ModelRunner::execute(std::span<const StepRequest> step) {
-  Ticket t = launch(step);
-  std::vector<int64_t> tokens = collect(t);
-  last_logprobs_ = std::move(t.logprobs);
-  return tokens;
-}
+std::vector<int64_t> ModelRunner::execute(std::span<const StepRequest> step) { return collect(launch(step)); }
 
 ModelRunner::Ticket ModelRunner::launch(std::span<const StepRequest> step) {
   FK_CHECK(!step.empty(), "model runner: an empty step");
@@ -301,7 +296,6 @@ ModelRunner::Ticket ModelRunner::launch(std::span<const StepRequest> step) {
     logits = model_.forward(batch, kv_, stream_);
   }
   Ticket t;
-  t.rows = logits.shape[0];
   t.slot = next_slot_;
   next_slot_ ^= 1;
   sample(logits, t.slot);

@@ -43,7 +43,8 @@ class ModelRunner {
   // (kv.num_pages() - 1) takes the padding sequences of captured decode graphs.
   ModelRunner(DecoderModel& model, KvCache& kv, RunnerConfig config, void* stream);
 
-  // Runs the step; returns the sampled tokens of the requests with needs_logits, in order.
+  // Runs the step; returns the sampled tokens of the requests with needs_logits, in order
+  // (launch + collect; a step with logprobs requests gets them from launch's ticket).
   std::vector<int64_t> execute(std::span<const StepRequest> step);
 
   // The two halves of execute, for asynchronous scheduling: launch() issues the step to the
@@ -52,11 +53,12 @@ class ModelRunner {
   // pending (Request::num_pending_tokens) gets it on the device from the previous launch's
   // sampler output, so launches must come in scheduling order, each collected once, in order.
   struct Ticket {
-    int64_t rows = 0;                  // sampled rows
     int slot = 0;                      // host buffer the rows are copied into
     std::vector<int64_t> row_of;       // per request of the step: its row (-1: none)
-    std::vector<std::optional<TokenLogprobs>> logprobs;  // per token, for requests that asked
-    std::chrono::steady_clock::time_point launched;      // when its work was issued (Counters::run_s)
+    // Per token, for requests that asked (model_runner_logprobs.cpp): a step with such
+    // requests waits for the device inside launch().
+    std::vector<std::optional<TokenLogprobs>> logprobs;
+    std::chrono::steady_clock::time_point launched;  // when its work was issued (Counters::run_s)
   };
   Ticket launch(std::span<const StepRequest> step);
   std::vector<int64_t> collect(const Ticket& ticket);
@@ -80,10 +82,6 @@ class ModelRunner {
   };
   const Counters& counters() const { return counters_; }
   int64_t padding_page() const { return kv_.num_pages() - 1; }
-  // The logprobs of the last execute(), parallel to its tokens: set for the requests whose
-  // parameters ask for logprobs (model_runner_logprobs.cpp; a step with such requests waits
-  // for the device inside launch()).
-  const std::vector<std::optional<TokenLogprobs>>& last_logprobs() const { return last_logprobs_; }
 
  private:
   // Host-side arrays of one step, written by pack() and copied to the device by upload().
@@ -149,7 +147,6 @@ class ModelRunner {
   int64_t graph_replays_ = 0;
   Counters counters_;
   Tensor logprob_, topk_ids_, topk_logprobs_;  // [max_seqs], [max_seqs * 20]; allocated at the first use
-  std::vector<std::optional<TokenLogprobs>> last_logprobs_;  // of the last execute()
 };
 
 }  // namespace fk::engine
