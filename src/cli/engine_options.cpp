@@ -22,6 +22,9 @@ void EngineOptions::add_to(CLI::App* cmd) {
   cmd->add_flag("--no-prefix-caching", no_prefix_caching, "Do not reuse the KV of shared prompt prefixes");
   cmd->add_flag("--no-chunked-prefill", no_chunked_prefill, "A prompt waits for a step with room for all of it");
   cmd->add_flag("--enforce-eager", enforce_eager, "No CUDA graphs for decode steps");
+  cmd->add_option("--decode-graph-grid", decode_graph_grid,
+                  "Decode graphs' attention grid class: 0 per step by context length, 1 (whole device) to 3 (2 CTAs per SM)")
+      ->capture_default_str();
   cmd->add_flag("--no-async-scheduling", no_async_scheduling,
                 "Schedule each step after the previous one finished (default: while it runs)");
   cmd->add_option("--seed", seed, "Engine seed (weights and requests without their own seed)")->capture_default_str();
@@ -52,6 +55,7 @@ engine::EngineConfig EngineOptions::to_config() const {
   c.chunked_prefill = !no_chunked_prefill;
   c.cuda_graphs = !enforce_eager;
   c.async_scheduling = !no_async_scheduling;
+  c.decode_graph_grid = decode_graph_grid;
   c.seed = seed;
   c.weight_seed = seed;
   c.validate();
@@ -66,7 +70,8 @@ std::vector<std::string> EngineOptions::to_args() const {
                                 "--page-size", std::to_string(page_size),
                                 "--num-pages", std::to_string(num_pages),
                                 "--gpu-memory-utilization", std::to_string(gpu_memory_utilization),
-                                "--seed", std::to_string(seed)};
+                                "--seed", std::to_string(seed),
+                                "--decode-graph-grid", std::to_string(decode_graph_grid)};
   if (dummy_weights) a.push_back("--dummy-weights");
   if (no_prefix_caching) a.push_back("--no-prefix-caching");
   if (no_chunked_prefill) a.push_back("--no-chunked-prefill");

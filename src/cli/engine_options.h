@@ -24,6 +24,7 @@ struct EngineOptions {
   bool no_chunked_prefill = false;
   bool enforce_eager = false;
   bool no_async_scheduling = false;
+  int32_t decode_graph_grid = 0;
   uint64_t seed = 0;
 
   void add_to(CLI::App* cmd);

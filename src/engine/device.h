@@ -13,6 +13,8 @@ struct MemoryInfo {
 };
 // The device's free and total memory after the caching allocator gave its unused blocks back.
 MemoryInfo device_memory(int device);
+// The device's multiprocessor count (decode graphs choose their attention grid by it).
+int64_t device_sm_count(int device);
 
 // A non-blocking CUDA stream for the engine's work (none on the CPU backend).
 class EngineStream {

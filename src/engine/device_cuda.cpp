@@ -15,6 +15,12 @@ MemoryInfo device_memory(int device) {
   return {static_cast<int64_t>(free), static_cast<int64_t>(total)};
 }
 
+int64_t device_sm_count(int device) {
+  int sms = 0;
+  FK_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 EngineStream::EngineStream(bool cuda) {
   if (!cuda) return;
   cudaStream_t s = nullptr;

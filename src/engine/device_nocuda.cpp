@@ -14,6 +14,7 @@ EngineStream::EngineStream(bool cuda) {
 }
 EngineStream::~EngineStream() = default;
 MemoryInfo device_memory(int) { no_cuda("device_memory"); }
+int64_t device_sm_count(int) { no_cuda("device_sm_count"); }
 StreamEvent::StreamEvent(bool cuda) {
   if (cuda) no_cuda("StreamEvent");
 }

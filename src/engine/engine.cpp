@@ -6,6 +6,7 @@
 
 #include "engine/model/weights.h"
 #include "fk/model_config.h"
+#include "fk/ops/attention.h"
 #include "fk/philox.h"
 #include "fk/runtime.h"
 #include "fk/safetensors.h"
@@ -36,6 +37,9 @@ void EngineConfig::validate() const {
   FK_CHECK(num_pages >= 0, "engine: num_pages must be >= 0 (0 = from free memory), got ", num_pages);
   FK_CHECK(gpu_memory_utilization > 0 && gpu_memory_utilization <= 1,
            "engine: gpu_memory_utilization must be in (0, 1], got ", gpu_memory_utilization);
+  FK_CHECK(decode_graph_grid >= 0 && decode_graph_grid <= ops::kDecodeGraphGrids,
+           "engine: decode_graph_grid must be 0 (per step) or a class in [1, ", ops::kDecodeGraphGrids, "], got ",
+           decode_graph_grid);
 }
 
 Engine::Engine(EngineConfig config) : config_(std::move(config)), start_(std::chrono::steady_clock::now()) {
@@ -82,6 +86,7 @@ Engine::Engine(EngineConfig config) : config_(std::move(config)), start_(std::ch
   rc.max_seqs = config_.max_num_seqs;
   rc.max_pages_per_seq = (max_model_len_ + config_.page_size - 1) / config_.page_size;
   rc.cuda_graphs = config_.cuda_graphs && cuda;
+  rc.decode_graph_grid = config_.decode_graph_grid;
   runner_ = std::make_unique<ModelRunner>(*model_, *kv_, rc, s);
   runner_->capture_graphs();
   stats_.page_size = config_.page_size;

@@ -42,6 +42,10 @@ struct EngineConfig {
   bool prefix_caching = true;
   bool chunked_prefill = true;
   bool cuda_graphs = true;
+  // Decode graphs' attention grid class (fk/ops/attention.h): 0 picks one per step by the
+  // batch's context lengths (a graph is captured per batch size and class); 1..3 always
+  // that class (for comparing them; only its graphs are captured).
+  int32_t decode_graph_grid = 0;
   // Schedule and launch step N+1 while the device runs step N (Scheduler's
   // max_steps_in_flight = 2): the host's scheduling, packing and bookkeeping hide behind
   // the device's work. Tokens are the same either way.

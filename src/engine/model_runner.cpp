@@ -8,6 +8,7 @@
 #include "engine/views.h"
 #include "fk/element.h"
 #include "fk/op_registry.h"
+#include "fk/ops/attention.h"
 #include "fk/ops/sampling.h"
 #include "fk/runtime.h"
 #include "fk/status.h"
@@ -83,8 +84,17 @@ void ModelRunner::wait() const {
 
 int64_t ModelRunner::graph_size_for(int64_t seqs) const {
   for (int64_t b : graph_sizes_)
-    if (b >= seqs && graphs_.count(b)) return b;
+    if (b >= seqs && graphs_.count({b, config_.decode_graph_grid > 0 ? config_.decode_graph_grid : 1})) return b;
   return 0;
+}
+
+int32_t ModelRunner::graph_grid_for_packed_batch() const {
+  if (config_.decode_graph_grid > 0) return config_.decode_graph_grid;
+  const std::vector<int32_t>& indptr = host_.kv_indptr;
+  std::vector<int32_t> pages(indptr.size() - 1);
+  for (size_t i = 0; i + 1 < indptr.size(); ++i) pages[i] = indptr[i + 1] - indptr[i];
+  return ops::decode_graph_grid(pages.data(), static_cast<int64_t>(pages.size()), kv_.page_size(),
+                                model_.spec().config.num_key_value_heads, sm_count_);
 }
 
 void ModelRunner::pack(std::span<const StepRequest> step, int64_t padded_seqs, std::span<const size_t> order,
@@ -283,13 +293,14 @@ ModelRunner::Ticket ModelRunner::launch(std::span<const StepRequest> step) {
   inputs_consumed_->wait();
   const ForwardBatch batch = upload(decode_only);
   fill_pending_inputs();
-  model_.plan(batch, kv_, graph > 0, stream_);
+  const int32_t grid = graph > 0 ? graph_grid_for_packed_batch() : 0;
+  model_.plan(batch, kv_, grid, stream_);
   inputs_consumed_->record(stream_);
   const auto t1 = std::chrono::steady_clock::now();
   ++(decode_only ? counters_.decode_steps : batch.num_decode_seqs > 0 ? counters_.mixed_steps : counters_.prefill_steps);
   TensorView logits;
   if (graph > 0) {
-    graphs_.at(graph).replay(stream_);
+    graphs_.at({graph, grid}).replay(stream_);
     ++graph_replays_;
     logits = first_rows(model_.logits_buffer(), graph);
   } else {
@@ -335,7 +346,7 @@ std::vector<float> ModelRunner::prefill_logits(const StepRequest& request, int64
   h.logits_indices.clear();
   for (int64_t r = T - last_n; r < T; ++r) h.logits_indices.push_back(static_cast<int32_t>(r));
   const ForwardBatch batch = upload(/*decode_only=*/false);
-  model_.plan(batch, kv_, /*cuda_graph=*/false, stream_);
+  model_.plan(batch, kv_, /*graph_grid=*/0, stream_);
   const TensorView logits = model_.forward(batch, kv_, stream_);
   std::vector<uint8_t> bytes(static_cast<size_t>(logits.nbytes()));
   rt::memcpy_async(bytes.data(), Device::cpu(), logits.data, logits.device, bytes.size(), stream_);
@@ -348,17 +359,24 @@ std::vector<float> ModelRunner::prefill_logits(const StepRequest& request, int64
 
 void ModelRunner::capture_graphs() {
   if (graph_sizes_.empty()) return;
+  sm_count_ = device_sm_count(model_.device().index);
   // Largest first, as the scheduler's batches grow and shrink through them.
   for (auto it = graph_sizes_.rbegin(); it != graph_sizes_.rend(); ++it) {
     const int64_t b = *it;
     pack({}, b);  // all padding: writes nothing to the cache
     const ForwardBatch batch = upload(/*decode_only=*/true);
-    model_.plan(batch, kv_, /*cuda_graph=*/true, stream_);
-    model_.forward(batch, kv_, stream_);  // warm-up: first-call setup (GEMM algorithms) outside the capture
-    rt::stream_synchronize(stream_);
-    CudaGraph g;
-    g.capture(stream_, [&] { model_.forward(batch, kv_, stream_); });
-    graphs_[b] = std::move(g);
+    // Every class, or the one the config fixes.
+    const int32_t first = config_.decode_graph_grid > 0 ? config_.decode_graph_grid : 1;
+    const int32_t last = config_.decode_graph_grid > 0 ? config_.decode_graph_grid : ops::kDecodeGraphGrids;
+    for (int32_t grid = first; grid <= last; ++grid) {
+      model_.plan(batch, kv_, grid, stream_);
+      // Warm-up: first-call setup (GEMM algorithms) outside the capture.
+      if (grid == first) model_.forward(batch, kv_, stream_);
+      rt::stream_synchronize(stream_);
+      CudaGraph g;
+      g.capture(stream_, [&] { model_.forward(batch, kv_, stream_); });
+      graphs_[{b, grid}] = std::move(g);
+    }
   }
   rt::stream_synchronize(stream_);
 }

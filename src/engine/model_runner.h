@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <memory>
 #include <optional>
 #include <span>
@@ -34,6 +35,7 @@ struct RunnerConfig {
   int64_t max_seqs = 256;           // requests per step at most
   int64_t max_pages_per_seq = 0;    // page-table length at most (max_model_len / page_size, rounded up)
   bool cuda_graphs = true;          // capture decode steps (CUDA backend only)
+  int32_t decode_graph_grid = 0;    // 0: per step; 1..3: always this class (EngineConfig)
   std::vector<int64_t> graph_batch_sizes;  // empty: 1, 2, 4, 8, then multiples of 16 up to max_seqs
 };
 
@@ -108,6 +110,8 @@ class ModelRunner {
   void sample(const TensorView& logits, int slot);  // one token per row, copied to sampled_host_[slot]
   void fill_pending_inputs();                        // this step's pending input tokens (pending_tokens.h)
   int64_t graph_size_for(int64_t seqs) const;  // 0: no captured size fits
+  // The decode attention's graph grid class for the packed (padded) batch (fk/ops/attention.h).
+  int32_t graph_grid_for_packed_batch() const;
   void wait() const;                            // the stream's work done (CUDA backend)
   // compute_logprobs on the logit rows whose requests ask for logprobs; nothing when none do.
   // row_of[i]: the logits row of step[i] (-1 when it has none).
@@ -143,7 +147,10 @@ class ModelRunner {
   std::unique_ptr<StreamEvent> inputs_consumed_;
   std::map<const Request*, int64_t> last_rows_;  // the previous launch's sampled row per request
   std::vector<int64_t> graph_sizes_;
-  std::map<int64_t, CudaGraph> graphs_;
+  // One graph per (batch size, decode attention grid class): a class fixes the attention's
+  // split-KV grid, and short contexts want a smaller one than long contexts.
+  std::map<std::pair<int64_t, int32_t>, CudaGraph> graphs_;
+  int64_t sm_count_ = 0;  // the device's, for the grid class
   int64_t graph_replays_ = 0;
   Counters counters_;
   Tensor logprob_, topk_ids_, topk_logprobs_;  // [max_seqs], [max_seqs * 20]; allocated at the first use

@@ -273,6 +273,16 @@ TEST(Engine, BadConfigsAreClearErrors) {
   c = tiny("tiny-llama", 64, 128);
   c.page_size = 0;
   EXPECT_THROW({ Engine e(c); }, Error);
+  c = tiny("tiny-llama", 64, 128);
+  c.decode_graph_grid = 4;
+  try {
+    Engine e(c);
+    ADD_FAILURE() << "decode_graph_grid 4 was accepted";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("decode_graph_grid must be 0 (per step) or a class in [1, 3], got 4"),
+              std::string::npos)
+        << err.what();
+  }
 }
 
 }  // namespace

@@ -187,6 +187,10 @@ TEST(PagedAttentionGpu, CapturedGraphReplayMatches) {
                        {{"kv_lens", {3, 47, 300}}, {"cuda_graph", true}});
   graph_replay_matches(kDecode, {{"kv_lens", {900, 20}}, {"num_qo_heads", 14}, {"num_kv_heads", 2}, {"cuda_graph", true}},
                        {{"kv_lens", {20, 900}}, {"num_qo_heads", 14}, {"num_kv_heads", 2}, {"cuda_graph", true}});
+  // Grid classes that cap the split grid: the second batch splits into other chunk counts.
+  for (int grid : {2, 3})
+    graph_replay_matches(kDecode, {{"kv_lens", {3000, 47, 3}}, {"cuda_graph", grid}},
+                         {{"kv_lens", {3, 1500, 1547}}, {"cuda_graph", grid}});
   graph_replay_matches(kPrefill, {{"qo_lens", {3, 10}}, {"kv_lens", {20, 10}}, {"cuda_graph", true}},
                        {{"qo_lens", {10, 3}}, {"kv_lens", {10, 20}}, {"cuda_graph", true}});
 }

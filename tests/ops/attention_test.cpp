@@ -308,6 +308,15 @@ TEST(PagedAttentionErrors, Attributes) {
   expect_error(cap, "logits_soft_cap must be >= 0");
 }
 
+TEST(PagedAttentionErrors, GraphGridClass) {
+  AttnCase d(kDecode, {{"kv_lens", {3, 2}}});
+  d.args<ops::BatchDecodePagedAttentionArgs>().cuda_graph = ops::kDecodeGraphGrids + 1;
+  expect_error(d, "cuda_graph must be 0 (eager) or a graph grid class in [1, 3], got 4");
+  AttnCase p(kPrefill, small_prefill());
+  p.args<ops::BatchPrefillPagedAttentionArgs>().cuda_graph = 2;
+  expect_error(p, "cuda_graph must be 0 or 1, got 2");
+}
+
 TEST(PagedAttentionErrors, DecodeNeedsKv) {
   AttnCase c(kDecode, {{"kv_lens", {3, 2}}, {"num_qo_heads", 2}, {"num_kv_heads", 1}, {"head_dim", 64},
                        {"page_size", 2}});
@@ -332,6 +341,31 @@ TEST(PagedAttention, CostCountsVisiblePositions) {
   cost = def.cost(c);
   EXPECT_EQ(cost.flops, 4.0 * 8 * 2 * 64);
   EXPECT_EQ(cost.bytes, 5.0 * 1 * 64 * 2 * 2 + 2 * 2 * 2 * 64 * 2 + 2 * 2 * 4);
+}
+
+// Page counts per sequence, then the class for a 132-SM device with 8 KV heads, 16-token pages.
+int32_t grid_for(std::vector<int32_t> pages, int64_t kv_heads = 8, int64_t page_size = 16) {
+  return ops::decode_graph_grid(pages.data(), static_cast<int64_t>(pages.size()), page_size, kv_heads, 132);
+}
+
+TEST(PagedAttention, DecodeGraphGridIsTheSmallestThatKeepsChunksShort) {
+  // 264 CTAs (2 per SM) are 33 chunks per KV head: 4 x 1k tokens split into 8-page chunks.
+  EXPECT_EQ(grid_for({13}), 3);
+  EXPECT_EQ(grid_for({64, 64, 64, 64}), 3);
+  EXPECT_EQ(grid_for(std::vector<int32_t>(33, 16)), 3);  // one 16-page chunk each: 256 tokens
+  EXPECT_EQ(grid_for(std::vector<int32_t>(33, 17)), 2);  // 2 chunks each: 66 x 8 = 528 CTAs
+  // 16k tokens: 1000 pages need 63 chunks of 16 pages (504 CTAs <= 528): class 2.
+  EXPECT_EQ(grid_for({1000}), 2);
+  // 32k tokens: even 4 CTAs per SM leave 31-page chunks: the whole device.
+  EXPECT_EQ(grid_for({2000}), 1);
+  // 64 x 4k: the batch alone fills 512 CTAs; the split needs the whole device.
+  EXPECT_EQ(grid_for(std::vector<int32_t>(64, 256)), 1);
+  // Short sequences never split: the smallest grid.
+  EXPECT_EQ(grid_for(std::vector<int32_t>(256, 4)), 3);
+  // Pages of 512 tokens: a chunk is at least a page, so one page per chunk is short enough.
+  EXPECT_EQ(grid_for({3}, 8, 512), 3);
+  EXPECT_EQ(grid_for({300}, 8, 512), 1);
+  EXPECT_THROW(grid_for({}), Error);
 }
 
 TEST(PagedAttention, WorkspaceSizes) {

@@ -40,7 +40,9 @@
 //                query token count), so a graph captured after one plan stays valid when a
 //                later plan into the same workspaces changes only the sequence lengths
 //                (FlashInfer's enable_cuda_graph); the tensors must stay at the same
-//                addresses. Run does not check kv_indices: page indices must be in [0, P).
+//                addresses. Decode has kDecodeGraphGrids such configurations per batch
+//                size (cuda_graph = k, "grid classes", below): a graph replays only plans
+//                of the class it was captured with. Run does not check kv_indices: page indices must be in [0, P).
 // Workspaces: paged_attention_workspace_bytes() gives sizes that suffice on any Hopper
 // GPU with up to kPagedAttentionMaxSms SMs; plan reports a clear error if they are short.
 #pragma once
@@ -124,7 +126,27 @@ struct BatchDecodePagedAttentionArgs {
   float sm_scale;         // logit scale, > 0
   float logits_soft_cap;  // 0 = none
   int32_t window_left;    // -1 = none; >= 0: sees kv positions [kv_len - 1 - window_left, kv_len - 1]
-  int32_t cuda_graph;     // 1: keep the launch configuration fixed for this batch size across plans
+  int32_t cuda_graph;     // 0: eager; k in [1, kDecodeGraphGrids]: launch configuration fixed per (batch size, k)
 };
+
+// Decode in a CUDA graph. Splitting long sequences into KV chunks keeps every SM busy, but
+// a graph replays one grid, so a graph-mode plan pads the split grid to a size fixed per
+// batch size; padding CTAs exit at once. Padding to the whole device (every CTA the kernel
+// can keep resident) costs more than a short context's attention: thousands of empty CTAs
+// per layer (H100, Llama-3.1-8B shapes, batch 4 x 1k context: a 6.89 ms decode step
+// against 6.46 ms with the grid capped at 2 CTAs per SM). So there are grid classes:
+// class k caps the grid at kDecodeGraphCtasPerSm[k] CTAs per SM (0: no cap), never below
+// one CTA per sequence and KV head. A small cap makes long contexts' chunks long (and
+// those need the whole device): decode_graph_grid picks the smallest grid that keeps
+// chunks at most kDecodeGraphMaxChunkTokens long.
+inline constexpr int32_t kDecodeGraphGrids = 3;
+inline constexpr int32_t kDecodeGraphCtasPerSm[kDecodeGraphGrids + 1] = {0, 0, 4, 2};
+inline constexpr int64_t kDecodeGraphMaxChunkTokens = 256;
+inline constexpr int64_t kDecodeMinChunkTokens = 128;  // the split never cuts chunks shorter than this
+
+// The grid class (1..kDecodeGraphGrids) for a decode batch whose sequence b holds
+// pages[b] KV pages of page_size tokens, with num_kv_heads KV heads on sm_count SMs.
+int32_t decode_graph_grid(const int32_t* pages, int64_t batch, int64_t page_size, int64_t num_kv_heads,
+                          int64_t sm_count);
 
 }  // namespace fk::ops

@@ -139,7 +139,7 @@ namespace {
 template <class Args>
 Args attention_args(const ForwardBatch& b, const TensorView& q, const TensorView& out, const TensorView& k_cache,
                     const TensorView& v_cache, const Tensor& float_ws, const Tensor& int_ws, const Tensor& host_int_ws,
-                    const Tensor& plan_info, float sm_scale, const LayerAttention& la, bool cuda_graph) {
+                    const Tensor& plan_info, float sm_scale, const LayerAttention& la, int32_t graph_grid) {
   Args a{};
   a.out = out;
   a.lse = absent();
@@ -158,7 +158,7 @@ Args attention_args(const ForwardBatch& b, const TensorView& q, const TensorView
   a.sm_scale = sm_scale;
   a.logits_soft_cap = la.logits_soft_cap;
   a.window_left = la.window_left;
-  a.cuda_graph = cuda_graph ? 1 : 0;
+  a.cuda_graph = graph_grid;
   if constexpr (std::is_same_v<Args, ops::BatchPrefillPagedAttentionArgs>) {
     a.qo_indptr = b.qo_indptr;
     a.qo_indptr_host = b.qo_indptr_host;
@@ -183,13 +183,13 @@ void DecoderModel::attention(const ForwardBatch& b, int64_t layer, const TensorV
   if (b.decode_only) {
     go(attention_args<ops::BatchDecodePagedAttentionArgs>(b, q, out, kv.k(layer), kv.v(layer), p.float_workspace,
                                                           p.int_workspace, p.host_int_workspace, p.plan_info,
-                                                          spec_.sm_scale, la, cuda_graph_));
+                                                          spec_.sm_scale, la, graph_grid_));
     return;
   }
   if (b.num_decode_seqs == 0) {
     go(attention_args<ops::BatchPrefillPagedAttentionArgs>(b, q, out, kv.k(layer), kv.v(layer), p.float_workspace,
                                                            p.int_workspace, p.host_int_workspace, p.plan_info,
-                                                           spec_.sm_scale, la, cuda_graph_));
+                                                           spec_.sm_scale, la, graph_grid_));
     return;
   }
   // A split mixed step: sequences [0, D) (tokens [0, D)) through the decode kernel, the
@@ -205,7 +205,7 @@ void DecoderModel::attention(const ForwardBatch& b, int64_t layer, const TensorV
   go(attention_args<ops::BatchDecodePagedAttentionArgs>(decode_part, first_rows(q, D), first_rows(out, D), kv.k(layer),
                                                         kv.v(layer), dp.float_workspace, dp.int_workspace,
                                                         dp.host_int_workspace, dp.plan_info, spec_.sm_scale, la,
-                                                        /*cuda_graph=*/false));
+                                                        /*graph_grid=*/0));
   ForwardBatch prefill_part = b;
   prefill_part.num_seqs = b.num_seqs - D;
   prefill_part.qo_indptr = b.prefill_qo_indptr;
@@ -218,7 +218,7 @@ void DecoderModel::attention(const ForwardBatch& b, int64_t layer, const TensorV
   go(attention_args<ops::BatchPrefillPagedAttentionArgs>(prefill_part, row_range(q, D, T - D), row_range(out, D, T - D),
                                                          kv.k(layer), kv.v(layer), p.float_workspace, p.int_workspace,
                                                          p.host_int_workspace, p.plan_info, spec_.sm_scale, la,
-                                                         /*cuda_graph=*/false));
+                                                         /*graph_grid=*/0));
 }
 
 TensorView DecoderModel::query_view(int64_t tokens) const {
@@ -227,8 +227,11 @@ TensorView DecoderModel::query_view(int64_t tokens) const {
   return as_heads(columns(rows(qkv_, tokens), 0, c.q_size()), c.num_attention_heads, c.head_dim);
 }
 
-void DecoderModel::plan(const ForwardBatch& b, const KvCache& kv, bool cuda_graph, void* stream) {
-  cuda_graph_ = cuda_graph;
+void DecoderModel::plan(const ForwardBatch& b, const KvCache& kv, int32_t graph_grid, void* stream) {
+  FK_CHECK(graph_grid == 0 || (b.decode_only && graph_grid >= 1 && graph_grid <= ops::kDecodeGraphGrids),
+           "plan: graph_grid ", graph_grid, " needs a decode-only batch and a class in [1, ", ops::kDecodeGraphGrids,
+           "]");
+  graph_grid_ = graph_grid;
   if (backend_ == DeviceType::cpu) return;  // the CPU implementation has no plan
   const ModelConfig& c = spec_.config;
   const TensorView out = as_heads(rows(attn_out_, b.num_tokens), c.num_attention_heads, c.head_dim);

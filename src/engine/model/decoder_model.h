@@ -32,9 +32,11 @@ class DecoderModel {
   const Tensor& logits_buffer() const { return logits_; }
 
   // Host-side attention scheduling for this batch's metadata (no device reads, no sync):
-  // call before forward, outside graph capture. cuda_graph keeps launch shapes fixed per
-  // batch size so that a graph captured after one plan replays correctly after the next.
-  void plan(const ForwardBatch& batch, const KvCache& kv, bool cuda_graph, void* stream);
+  // call before forward, outside graph capture. graph_grid = 0: eager; k >= 1 (decode-only
+  // batches): the decode attention's graph grid class k (fk/ops/attention.h), which keeps
+  // launch shapes fixed per (batch size, k) so that a graph captured after one plan
+  // replays correctly after the next plan of the same class.
+  void plan(const ForwardBatch& batch, const KvCache& kv, int32_t graph_grid, void* stream);
   // Launches the whole step (capturable when the batch is decode_only and planned with
   // cuda_graph): returns the [R, V] logits (model dtype), valid once the stream reaches them.
   TensorView forward(const ForwardBatch& batch, const KvCache& kv, void* stream);
@@ -65,7 +67,7 @@ class DecoderModel {
   std::vector<AttentionPlan> plans_;
   std::vector<AttentionPlan> decode_part_plans_;  // a split mixed step's decode part (ForwardBatch)
   std::vector<int> layer_plan_;      // which of plans_ each layer uses
-  bool cuda_graph_ = false;          // what the last plan was made with
+  int32_t graph_grid_ = 0;           // what the last plan was made with
   // Activations, sized for the largest step.
   Tensor residual_, a_, b_, qkv_, attn_out_, gate_up_, act_, head_in_, logits_;
   // MoE layers: router logits [T, E], routing [T, k] (f32 weights, i32 ids), the experts'

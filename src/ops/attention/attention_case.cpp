@@ -50,7 +50,10 @@ PagedWorkload parse_paged_workload(const Json& w, bool decode) {
   pw.soft_cap = wl_float(w, "logits_soft_cap", 0.0);
   pw.window_left = wl_int(w, "window_left", -1);
   pw.causal = decode ? true : wl_bool(w, "causal", true);
-  pw.cuda_graph = wl_bool(w, "cuda_graph", false);
+  if (w.contains("cuda_graph") && w["cuda_graph"].is_number_integer())
+    pw.cuda_graph = w["cuda_graph"].get<int32_t>();
+  else
+    pw.cuda_graph = wl_bool(w, "cuda_graph", false) ? 1 : 0;
   return pw;
 }
 

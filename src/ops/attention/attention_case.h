@@ -8,7 +8,8 @@
 //   kv_lens   KV tokens per sequence (>= its qo_len; decode: >= 1)
 //   num_qo_heads [32], num_kv_heads [8], head_dim [128], page_size [16], dtype [bf16]
 //   causal [true, prefill only], window_left [-1], logits_soft_cap [0],
-//   sm_scale [1/sqrt(head_dim)], cuda_graph [false], extra_pages [2]
+//   sm_scale [1/sqrt(head_dim)], extra_pages [2],
+//   cuda_graph [false]: true or 1 for graph mode, decode also a grid class 2..kDecodeGraphGrids
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -25,7 +26,8 @@ struct PagedWorkload {
   DType dtype = DType::bf16;
   double sm_scale = 0, soft_cap = 0;
   int64_t window_left = -1;
-  bool causal = true, cuda_graph = false;
+  bool causal = true;
+  int32_t cuda_graph = 0;  // the op's cuda_graph argument
 
   int64_t batch() const { return static_cast<int64_t>(kv_lens.size()); }
   int64_t num_q_tokens() const;

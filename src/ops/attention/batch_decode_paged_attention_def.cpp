@@ -49,7 +49,7 @@ OpDef make_def() {
     a.sm_scale = static_cast<float>(pw.sm_scale);
     a.logits_soft_cap = static_cast<float>(pw.soft_cap);
     a.window_left = static_cast<int32_t>(pw.window_left);
-    a.cuda_graph = pw.cuda_graph ? 1 : 0;
+    a.cuda_graph = pw.cuda_graph;
     c.bind(layout);
     return c;
   };
@@ -74,6 +74,9 @@ OpDef make_def() {
       // Long enough that the KV is split into chunks and merged.
       {{"kv_lens", {1000, 1}}, {"num_qo_heads", 8}, {"num_kv_heads", 2}},
       {{"kv_lens", {3, 300, 47}}, {"cuda_graph", true}},
+      // Graph grid classes that cap the split grid (long sequences split under the cap).
+      {{"kv_lens", {3, 2000, 47}}, {"cuda_graph", 2}},
+      {{"kv_lens", {5000, 300}}, {"cuda_graph", 3}},
   };
   const Json ctx64(std::vector<int64_t>(64, 4096));
   const Json ctx256(std::vector<int64_t>(256, 2048));  // 2 GiB of KV: keeps the host-built case modest

@@ -51,7 +51,7 @@ OpDef make_def() {
     a.logits_soft_cap = static_cast<float>(pw.soft_cap);
     a.window_left = static_cast<int32_t>(pw.window_left);
     a.causal = pw.causal ? 1 : 0;
-    a.cuda_graph = pw.cuda_graph ? 1 : 0;
+    a.cuda_graph = pw.cuda_graph;
     c.bind(layout);
     return c;
   };

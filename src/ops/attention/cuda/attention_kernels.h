@@ -73,7 +73,7 @@ struct DecodePlanRequest {
   Variant variant;
   int32_t* kv_indptr_host;  // [batch + 1]
   int32_t batch, num_qo_heads, num_kv_heads, page_size;
-  bool cuda_graph;
+  int32_t graph_grid;  // 0: eager; k >= 1: graph-mode plan of grid class k (fk/ops/attention.h)
   void* float_workspace;
   size_t float_bytes;
   void* int_workspace;

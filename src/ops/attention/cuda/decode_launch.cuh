@@ -9,10 +9,12 @@
 #include <flashinfer/attention/default_decode_params.cuh>
 #include <flashinfer/attention/scheduler.cuh>
 #include <flashinfer/attention/variants.cuh>
+#include <tuple>
 #include <vector>
 
 #include "fk/cuda/pdl.cuh"
 
+#include "fk/ops/attention.h"
 #include "ops/attention/cuda/attention_kernels.h"
 
 namespace fk::ops::attn::decode {
@@ -27,18 +29,49 @@ using AttentionOf = flashinfer::DefaultAttention<false, V != Variant::plain, V =
 
 constexpr auto kNoRope = flashinfer::PosEncodingMode::kNone;
 
+// A graph-mode plan (cuda_graph = k >= 1) pads the split-KV grid to a size fixed per batch
+// size. FlashInfer pads to every CTA the device can hold (grid class 1); classes 2 and 3
+// cap the grid at kDecodeGraphCtasPerSm[k] CTAs per SM and split the KV again under that
+// cap (FlashInfer's own partition: the shortest chunk of at least 128 tokens that fits).
+inline void bound_graph_grid(int32_t grid_class, bool split_kv, uint32_t& max_grid_size, uint32_t& pages_per_chunk,
+                             uint32_t& new_batch_size, uint32_t gdy, uint32_t batch_size, const int32_t* indptr_h,
+                             uint32_t page_size) {
+  if (!split_kv || grid_class <= 1) return;
+  int dev = 0, sms = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  const uint32_t budget =
+      std::max<uint32_t>(static_cast<uint32_t>(ops::kDecodeGraphCtasPerSm[grid_class] * sms), batch_size * gdy);
+  if (budget >= max_grid_size) return;
+  std::vector<int32_t> num_pages(batch_size);
+  for (uint32_t b = 0; b < batch_size; ++b) num_pages[b] = indptr_h[b + 1] - indptr_h[b];
+  std::tie(pages_per_chunk, new_batch_size) = flashinfer::PartitionPagedKVCacheBinarySearchMinNumPagePerBatch(
+      budget, gdy, num_pages, std::max(128 / page_size, 1U));
+  max_grid_size = budget;  // the graph-mode plan pads the grid to max_grid_size / gdy chunks
+}
+
 template <uint32_t kHeadDim, class DType, class AV>
 cudaError_t plan(const DecodePlanRequest& r, cudaStream_t stream) {
   using P = Params<DType>;
   flashinfer::DecodePlanInfo info;
   cudaError_t status = cudaErrorInvalidValue;
   DISPATCH_GQA_GROUP_SIZE(r.num_qo_heads / r.num_kv_heads, GROUP_SIZE, {
-    auto work_estimation =
+    auto flashinfer_estimation =
         flashinfer::BatchDecodeWithPagedKVCacheWorkEstimationDispatched<GROUP_SIZE, kHeadDim, kNoRope, AV, P>;
+    auto work_estimation = [&](bool& split_kv, uint32_t& max_grid_size, uint32_t& pages_per_chunk,
+                               uint32_t& new_batch_size, uint32_t& gdy, uint32_t batch_size, int32_t* indptr_h,
+                               uint32_t num_qo_heads, uint32_t page_size, bool graph, cudaStream_t s) {
+      cudaError_t st = flashinfer_estimation(split_kv, max_grid_size, pages_per_chunk, new_batch_size, gdy,
+                                             batch_size, indptr_h, num_qo_heads, page_size, graph, s);
+      if (st == cudaSuccess && graph)
+        bound_graph_grid(r.graph_grid, split_kv, max_grid_size, pages_per_chunk, new_batch_size, gdy, batch_size,
+                         indptr_h, page_size);
+      return st;
+    };
     status = flashinfer::DecodePlan<kHeadDim, kNoRope, AV, P>(
         r.float_workspace, r.float_bytes, r.int_workspace, r.host_int_workspace, r.int_bytes, info,
         r.kv_indptr_host, static_cast<uint32_t>(r.batch), static_cast<uint32_t>(r.num_qo_heads),
-        static_cast<uint32_t>(r.page_size), r.cuda_graph, stream, work_estimation);
+        static_cast<uint32_t>(r.page_size), r.graph_grid > 0, stream, work_estimation);
   });
   const std::vector<int64_t> v = info.ToVector();
   for (int i = 0; i < kDecodePlanInfoLen; ++i) r.plan_out[i] = v[i];

@@ -234,7 +234,7 @@ void run_sm90(const CommonArgs& c, bool causal, const int64_t* flashinfer_info, 
 }
 
 // ---- CUDA-core decode path --------------------------------------------------------------
-void plan_fa2_decode(const CommonArgs& c, const PagedBatch& pb, bool cuda_graph, int64_t* info_out,
+void plan_fa2_decode(const CommonArgs& c, const PagedBatch& pb, int32_t graph_grid, int64_t* info_out,
                      cudaStream_t stream) {
   std::vector<int32_t> kv_indptr = pb.kv_indptr;
   DecodePlanRequest r{};
@@ -245,7 +245,7 @@ void plan_fa2_decode(const CommonArgs& c, const PagedBatch& pb, bool cuda_graph,
   r.num_qo_heads = static_cast<int32_t>(c.q.shape[1]);
   r.num_kv_heads = static_cast<int32_t>(c.k_cache.shape[2]);
   r.page_size = static_cast<int32_t>(pb.page_size);
-  r.cuda_graph = cuda_graph;
+  r.graph_grid = graph_grid;
   r.float_workspace = c.float_workspace.data;
   r.float_bytes = static_cast<size_t>(c.float_workspace.nbytes());
   r.int_workspace = c.int_workspace.data;
@@ -347,7 +347,7 @@ fk_status decode_plan(const void* args, void* stream) {
     int64_t info[16] = {};
     const auto s = static_cast<cudaStream_t>(stream);
     if (decode_kernel_supports_group(c.q.shape[1] / c.k_cache.shape[2])) {
-      plan_fa2_decode(c, pb, a.cuda_graph != 0, info, s);
+      plan_fa2_decode(c, pb, a.cuda_graph, info, s);
       write_plan(a.plan_info, Path::fa2_decode, key, info, kDecodePlanInfoLen);
     } else {
       // The query is the sequence's last token: causal masking is a no-op.
