@@ -84,8 +84,13 @@ void ModelRunner::wait() const {
 
 int64_t ModelRunner::graph_size_for(int64_t seqs) const {
   for (int64_t b : graph_sizes_)
-    if (b >= seqs && graphs_.count({b, config_.decode_graph_grid > 0 ? config_.decode_graph_grid : 1})) return b;
+    if (b >= seqs && graphs_.count({b, captured_grids().first})) return b;
   return 0;
+}
+
+std::pair<int32_t, int32_t> ModelRunner::captured_grids() const {
+  if (config_.decode_graph_grid > 0) return {config_.decode_graph_grid, config_.decode_graph_grid};
+  return {1, ops::kDecodeGraphGrids};
 }
 
 int32_t ModelRunner::graph_grid_for_packed_batch() const {
@@ -365,9 +370,7 @@ void ModelRunner::capture_graphs() {
     const int64_t b = *it;
     pack({}, b);  // all padding: writes nothing to the cache
     const ForwardBatch batch = upload(/*decode_only=*/true);
-    // Every class, or the one the config fixes.
-    const int32_t first = config_.decode_graph_grid > 0 ? config_.decode_graph_grid : 1;
-    const int32_t last = config_.decode_graph_grid > 0 ? config_.decode_graph_grid : ops::kDecodeGraphGrids;
+    const auto [first, last] = captured_grids();
     for (int32_t grid = first; grid <= last; ++grid) {
       model_.plan(batch, kv_, grid, stream_);
       // Warm-up: first-call setup (GEMM algorithms) outside the capture.

@@ -6,10 +6,10 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <utility>
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "engine/device.h"
@@ -112,6 +112,8 @@ class ModelRunner {
   int64_t graph_size_for(int64_t seqs) const;  // 0: no captured size fits
   // The decode attention's graph grid class for the packed (padded) batch (fk/ops/attention.h).
   int32_t graph_grid_for_packed_batch() const;
+  // The grid classes decode graphs are captured for: all, or the one the config fixes.
+  std::pair<int32_t, int32_t> captured_grids() const;
   void wait() const;                            // the stream's work done (CUDA backend)
   // compute_logprobs on the logit rows whose requests ask for logprobs; nothing when none do.
   // row_of[i]: the logits row of step[i] (-1 when it has none).

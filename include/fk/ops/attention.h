@@ -42,7 +42,8 @@
 //                (FlashInfer's enable_cuda_graph); the tensors must stay at the same
 //                addresses. Decode has kDecodeGraphGrids such configurations per batch
 //                size (cuda_graph = k, "grid classes", below): a graph replays only plans
-//                of the class it was captured with. Run does not check kv_indices: page indices must be in [0, P).
+//                of the class it was captured with. Run does not check kv_indices: page
+//                indices must be in [0, P).
 // Workspaces: paged_attention_workspace_bytes() gives sizes that suffice on any Hopper
 // GPU with up to kPagedAttentionMaxSms SMs; plan reports a clear error if they are short.
 #pragma once
@@ -143,6 +144,12 @@ inline constexpr int32_t kDecodeGraphGrids = 3;
 inline constexpr int32_t kDecodeGraphCtasPerSm[kDecodeGraphGrids + 1] = {0, 0, 4, 2};
 inline constexpr int64_t kDecodeGraphMaxChunkTokens = 256;
 inline constexpr int64_t kDecodeMinChunkTokens = 128;  // the split never cuts chunks shorter than this
+
+// The CTAs grid class k >= 2 allows a batch of `batch` sequences (its cap, or one CTA per
+// sequence and KV head when that is more). Class 1 has no cap: the kernel's occupancy.
+inline int64_t decode_graph_grid_ctas(int32_t k, int64_t sm_count, int64_t batch, int64_t num_kv_heads) {
+  return std::max<int64_t>(kDecodeGraphCtasPerSm[k] * sm_count, batch * num_kv_heads);
+}
 
 // The grid class (1..kDecodeGraphGrids) for a decode batch whose sequence b holds
 // pages[b] KV pages of page_size tokens, with num_kv_heads KV heads on sm_count SMs.

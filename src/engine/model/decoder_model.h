@@ -37,8 +37,8 @@ class DecoderModel {
   // launch shapes fixed per (batch size, k) so that a graph captured after one plan
   // replays correctly after the next plan of the same class.
   void plan(const ForwardBatch& batch, const KvCache& kv, int32_t graph_grid, void* stream);
-  // Launches the whole step (capturable when the batch is decode_only and planned with
-  // cuda_graph): returns the [R, V] logits (model dtype), valid once the stream reaches them.
+  // Launches the whole step (capturable when the batch is decode_only and planned with a
+  // graph_grid): returns the [R, V] logits (model dtype), valid once the stream reaches them.
   TensorView forward(const ForwardBatch& batch, const KvCache& kv, void* stream);
 
  private:

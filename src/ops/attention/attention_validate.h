@@ -147,8 +147,8 @@ inline void validate_prefill(const BatchPrefillPagedAttentionArgs& a, DeviceType
 inline void validate_decode(const BatchDecodePagedAttentionArgs& a, DeviceType backend) {
   validate_common(common_args(a), backend);
   validate_attributes(a.kName, a.sm_scale, a.logits_soft_cap, a.window_left);
-  FK_CHECK(a.cuda_graph >= 0 && a.cuda_graph <= kDecodeGraphGrids, a.kName, ": cuda_graph must be 0 (eager) or a graph grid class in [1, ",
-           kDecodeGraphGrids, "], got ", a.cuda_graph);
+  FK_CHECK(a.cuda_graph >= 0 && a.cuda_graph <= kDecodeGraphGrids, a.kName,
+           ": cuda_graph must be 0 (eager) or a graph grid class in [1, ", kDecodeGraphGrids, "], got ", a.cuda_graph);
 }
 
 }  // namespace fk::ops::attn

@@ -35,7 +35,7 @@ int32_t decode_graph_grid(const int32_t* pages, int64_t batch, int64_t page_size
   const int64_t min_pages = std::max<int64_t>(kDecodeMinChunkTokens / page_size, 1);
   const int64_t max_pages = std::max(min_pages, kDecodeGraphMaxChunkTokens / page_size);
   for (int32_t k = kDecodeGraphGrids; k >= 2; --k) {  // the smallest grid first
-    const int64_t ctas = std::max(kDecodeGraphCtasPerSm[k] * sm_count, batch * num_kv_heads);
+    const int64_t ctas = decode_graph_grid_ctas(k, sm_count, batch, num_kv_heads);
     if (chunk_pages(pages, batch, num_kv_heads, ctas, min_pages) <= max_pages) return k;
   }
   return 1;

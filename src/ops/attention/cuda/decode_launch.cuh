@@ -33,21 +33,22 @@ constexpr auto kNoRope = flashinfer::PosEncodingMode::kNone;
 // size. FlashInfer pads to every CTA the device can hold (grid class 1); classes 2 and 3
 // cap the grid at kDecodeGraphCtasPerSm[k] CTAs per SM and split the KV again under that
 // cap (FlashInfer's own partition: the shortest chunk of at least 128 tokens that fits).
-inline void bound_graph_grid(int32_t grid_class, bool split_kv, uint32_t& max_grid_size, uint32_t& pages_per_chunk,
-                             uint32_t& new_batch_size, uint32_t gdy, uint32_t batch_size, const int32_t* indptr_h,
-                             uint32_t page_size) {
-  if (!split_kv || grid_class <= 1) return;
+inline cudaError_t bound_graph_grid(int32_t grid_class, bool split_kv, uint32_t& max_grid_size,
+                                    uint32_t& pages_per_chunk, uint32_t& new_batch_size, uint32_t gdy,
+                                    uint32_t batch_size, const int32_t* indptr_h, uint32_t page_size) {
+  if (!split_kv || grid_class <= 1) return cudaSuccess;
   int dev = 0, sms = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  const uint32_t budget =
-      std::max<uint32_t>(static_cast<uint32_t>(ops::kDecodeGraphCtasPerSm[grid_class] * sms), batch_size * gdy);
-  if (budget >= max_grid_size) return;
+  if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return e;
+  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev); e != cudaSuccess) return e;
+  const auto budget = static_cast<uint32_t>(ops::decode_graph_grid_ctas(grid_class, sms, batch_size, gdy));
+  if (budget >= max_grid_size) return cudaSuccess;
   std::vector<int32_t> num_pages(batch_size);
   for (uint32_t b = 0; b < batch_size; ++b) num_pages[b] = indptr_h[b + 1] - indptr_h[b];
-  std::tie(pages_per_chunk, new_batch_size) = flashinfer::PartitionPagedKVCacheBinarySearchMinNumPagePerBatch(
-      budget, gdy, num_pages, std::max(128 / page_size, 1U));
+  const auto min_pages = std::max(static_cast<uint32_t>(ops::kDecodeMinChunkTokens) / page_size, 1U);
+  std::tie(pages_per_chunk, new_batch_size) =
+      flashinfer::PartitionPagedKVCacheBinarySearchMinNumPagePerBatch(budget, gdy, num_pages, min_pages);
   max_grid_size = budget;  // the graph-mode plan pads the grid to max_grid_size / gdy chunks
+  return cudaSuccess;
 }
 
 template <uint32_t kHeadDim, class DType, class AV>
@@ -63,10 +64,9 @@ cudaError_t plan(const DecodePlanRequest& r, cudaStream_t stream) {
                                uint32_t num_qo_heads, uint32_t page_size, bool graph, cudaStream_t s) {
       cudaError_t st = flashinfer_estimation(split_kv, max_grid_size, pages_per_chunk, new_batch_size, gdy,
                                              batch_size, indptr_h, num_qo_heads, page_size, graph, s);
-      if (st == cudaSuccess && graph)
-        bound_graph_grid(r.graph_grid, split_kv, max_grid_size, pages_per_chunk, new_batch_size, gdy, batch_size,
-                         indptr_h, page_size);
-      return st;
+      if (st != cudaSuccess || !graph) return st;
+      return bound_graph_grid(r.graph_grid, split_kv, max_grid_size, pages_per_chunk, new_batch_size, gdy,
+                              batch_size, indptr_h, page_size);
     };
     status = flashinfer::DecodePlan<kHeadDim, kNoRope, AV, P>(
         r.float_workspace, r.float_bytes, r.int_workspace, r.host_int_workspace, r.int_bytes, info,
