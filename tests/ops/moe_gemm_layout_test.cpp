@@ -372,8 +372,16 @@ TEST(MoeWorkspace, RegionsFitTheDeclaredSize) {
       const int64_t slots = s[0] * s[1];
       EXPECT_GE(reinterpret_cast<char*>(w.expert_ids) - reinterpret_cast<char*>(w.sorted_ids),
                 4 * moe_align_max_padded(slots, s[2], 128));
-      EXPECT_GE(reinterpret_cast<char*>(w.y) - reinterpret_cast<char*>(w.intermediate),
-                2 * moe_align_max_padded(slots, s[2], 128) * s[4]);
+      const int64_t padded = moe_align_max_padded(slots, s[2], 128);
+      // The grouped prefill path: gate | up rows [padded, 2I], sorted hidden rows / expert
+      // outputs [padded, H], the slots' sorted positions, then its GEMM scratch.
+      EXPECT_GE(reinterpret_cast<char*>(w.y) - reinterpret_cast<char*>(w.intermediate), 2 * padded * 2 * s[4]);
+      EXPECT_GE(reinterpret_cast<char*>(w.slot_rows) - reinterpret_cast<char*>(w.y), 2 * padded * s[3]);
+      EXPECT_GE(reinterpret_cast<char*>(w.grouped_scratch) - reinterpret_cast<char*>(w.slot_rows), 4 * slots);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(w.grouped_scratch) % 256, 0u);
+      EXPECT_GE(0x100000 + static_cast<int64_t>(misalign) + w.end -
+                    static_cast<int64_t>(reinterpret_cast<uintptr_t>(w.grouped_scratch)),
+                fused_experts_grouped_scratch_bytes(s[2]));
     }
   }
 }

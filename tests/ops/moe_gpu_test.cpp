@@ -1,8 +1,8 @@
 // MoE ops on the GPU: the CUDA grouping equals the stable reference exactly (both order an
 // expert's slots by slot index), routing and fused experts on production shapes against
 // the f64 oracle (token counts cut so that the oracle stays quick), every GEMM tile
-// configuration, determinism, replay inside a CUDA graph, and clear errors for shapes
-// the baseline does not run.
+// configuration, the GEMV decode and grouped prefill paths, determinism, replay inside a
+// CUDA graph, and clear errors for shapes the baseline does not run.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -104,10 +104,47 @@ TEST(MoeGpu, FusedExpertsEveryTileConfiguration) {
                 "tiles");
 }
 
-TEST(MoeGpu, FusedExpertsIsDeterministicAndReplaysInACudaGraph) {
+// Prefill-sized groups (more than 48 slots an expert) take the grouped TMA + wgmma path:
+// tiles cut by the ends of N and K, experts without slots, dropped slots, skew, f16.
+TEST(MoeGpu, FusedExpertsGroupedPrefillMatchesOracle) {
+  FK_REQUIRE_GPU();
+  expect_passes("fused_experts", {{"tokens", 600}, {"topk", 8}, {"experts", 64}, {"hidden", 512}, {"inter", 256}},
+                "grouped");
+  expect_passes("fused_experts",
+                {{"tokens", 900}, {"topk", 4}, {"experts", 40}, {"hidden", 328}, {"inter", 200}, {"routing", "dropped"}},
+                "grouped");
+  expect_passes("fused_experts",
+                {{"tokens", 700}, {"topk", 8}, {"experts", 96}, {"hidden", 264}, {"inter", 136}, {"routing", "skewed"},
+                 {"dtype", "f16"}},
+                "grouped");
+  expect_passes("fused_experts", {{"tokens", 160}, {"topk", 8}, {"experts", 8}, {"hidden", 2048}, {"inter", 768}},
+                "grouped");  // Qwen3-30B-A3B's expert sizes
+}
+
+// Up to 4 tokens take the GEMV path: K not a multiple of the 256-element warp step,
+// dropped slots, f16, Mixtral's sizes (two of its experts).
+TEST(MoeGpu, FusedExpertsDecodeGemvMatchesOracle) {
+  FK_REQUIRE_GPU();
+  expect_passes("fused_experts",
+                {{"tokens", 3}, {"topk", 4}, {"experts", 8}, {"hidden", 264}, {"inter", 136}, {"routing", "dropped"}},
+                "gemv");
+  expect_passes("fused_experts",
+                {{"tokens", 4}, {"topk", 2}, {"experts", 5}, {"hidden", 1000}, {"inter", 1032}, {"dtype", "f16"}},
+                "gemv");
+  expect_passes("fused_experts", {{"tokens", 2}, {"topk", 2}, {"experts", 2}, {"hidden", 4096}, {"inter", 14336}},
+                "gemv");
+}
+
+class FusedExpertsGpu : public ::testing::TestWithParam<int64_t> {};
+
+// 2 tokens (the GEMV path), 64 over 128 experts (the mma.sync kernel) and 512 over 32 (the
+// grouped path).
+TEST_P(FusedExpertsGpu, IsDeterministicAndReplaysInACudaGraph) {
   FK_REQUIRE_GPU();
   const OpDef& d = def("fused_experts");
-  const OpCase host = d.make_case({{"tokens", 64}, {"topk", 8}, {"experts", 128}, {"hidden", 2048}, {"inter", 768}}, 5);
+  const int64_t tokens = GetParam(), experts = tokens == 512 ? 32 : 128;
+  const OpCase host =
+      d.make_case({{"tokens", tokens}, {"topk", 8}, {"experts", experts}, {"hidden", 2048}, {"inter", 768}}, 5);
   engine::EngineStream stream(true);
   OpCase dev = bench::case_to_device(d, host, Device::cuda(0));
   call_op(dev.as<FusedExpertsArgs>(), DeviceType::cuda, stream.get());
@@ -127,8 +164,8 @@ TEST(MoeGpu, FusedExpertsIsDeterministicAndReplaysInACudaGraph) {
 
   // New routing in the same buffers: the captured graph follows it (no routing-dependent
   // launch shapes were baked in).
-  const OpCase other = d.make_case({{"tokens", 64}, {"topk", 8}, {"experts", 128}, {"hidden", 2048}, {"inter", 768},
-                                    {"routing", "skewed"}},
+  const OpCase other = d.make_case({{"tokens", tokens}, {"topk", 8}, {"experts", experts}, {"hidden", 2048},
+                                    {"inter", 768}, {"routing", "skewed"}},
                                    6);
   dev.tensors[7].copy_from(other.tensors[7]);
   OpCase eager = bench::case_to_device(d, host, Device::cuda(0));
@@ -138,6 +175,8 @@ TEST(MoeGpu, FusedExpertsIsDeterministicAndReplaysInACudaGraph) {
   rt::stream_synchronize(stream.get());
   EXPECT_TRUE(same_bytes(dev.tensors[0], eager.tensors[0])) << "the replay with new routing differs from eager";
 }
+
+INSTANTIATE_TEST_SUITE_P(MoeGpu, FusedExpertsGpu, ::testing::Values(int64_t{2}, int64_t{64}, int64_t{512}));
 
 TEST(MoeGpu, ShapesTheBaselineDoesNotRunAreClearErrors) {
   FK_REQUIRE_GPU();

@@ -124,6 +124,14 @@ struct MoeUnpermuteSumArgs {
   TensorView topk_weights;  // [T, k] read; f32; contiguous; optional (data == nullptr: weights 1)
 };
 
+// Scratch of the CUDA baseline's grouped GEMM (prefill) for E experts: seven per-expert
+// argument arrays (at most 16 bytes an entry, each 256-byte aligned), then CUTLASS's
+// workspace: at most four 128-byte TMA descriptors per SM, for up to 1024 SMs.
+inline constexpr int64_t kFusedExpertsMaxSms = 1024;
+inline constexpr int64_t fused_experts_grouped_scratch_bytes(int64_t num_experts) {
+  return 7 * (16 * num_experts + 256) + 4 * 128 * kFusedExpertsMaxSms;
+}
+
 // Bytes of fused_experts' workspace for T tokens (see FusedExpertsArgs).
 inline int64_t fused_experts_workspace_bytes(int64_t tokens, int64_t top_k, int64_t num_experts, int64_t hidden,
                                              int64_t intermediate) {
@@ -141,8 +149,10 @@ inline int64_t fused_experts_workspace_bytes(int64_t tokens, int64_t top_k, int6
   b += round_up(4 * 4);                               // padded slot count
   b += round_up(4 * (num_experts + 1));               // expert offsets
   b += round_up(4 * chunks * num_experts);            // per-chunk expert counts
-  b += round_up(2 * padded * intermediate);           // silu(gate) * up of every sorted slot (16-bit)
-  b += round_up(2 * slots * hidden);                  // weighted expert output of every slot (16-bit)
+  b += round_up(2 * padded * 2 * intermediate);       // gate | up, then silu(gate) * up, of every sorted slot (16-bit)
+  b += round_up(2 * padded * hidden);                 // hidden rows in sorted order, then expert outputs (16-bit)
+  b += round_up(4 * slots);                           // sorted position of every slot
+  b += round_up(fused_experts_grouped_scratch_bytes(num_experts));
   return b + kAlign;
 }
 

@@ -6,14 +6,18 @@
 //   4. out[t] = sum_j y[t * k + j] in fp32, fixed order (deterministic, no atomics)
 // Blocks past the padded slot count exit at once; the grid covers the most blocks any
 // routing can need. Decode (few slots per expert) uses 16..64-row blocks so that each
-// expert's weights are streamed once by many CTAs; prefill uses 128 x 128 tiles.
+// expert's weights are streamed once by many CTAs. With 16-bit weights, up to 4 tokens take
+// the GEMV path instead (moe_decode_gemv.h) and prefill the grouped TMA + wgmma path
+// (moe_grouped_prefill.h); fp8 weights always run here.
 #include <cuda_runtime.h>
 
 #include "fk/cuda/check.h"
 #include "fk/cuda/vec.cuh"
 #include "fk/op_registry.h"
 #include "ops/moe/moe_align_cuda.h"
+#include "ops/moe/moe_decode_gemv.h"
 #include "ops/moe/moe_gemm.cuh"
+#include "ops/moe/moe_grouped_prefill.h"
 #include "ops/moe/moe_validate.h"
 #include "ops/moe/moe_workspace.h"
 
@@ -151,6 +155,12 @@ fk_status fused_experts_cuda(const void* args, void* stream) {
     if (sh.fp8) {
       if (bf16) run_with_tile<__nv_bfloat16, true>(a, sh, ws, s);
       else run_with_tile<__half, true>(a, sh, ws, s);
+    } else if (moe_decode::use_decode_gemv(sh)) {
+      if (bf16) moe_decode::run_decode_gemv<__nv_bfloat16>(a, sh, ws, s);
+      else moe_decode::run_decode_gemv<__half>(a, sh, ws, s);
+    } else if (moe_grouped::use_grouped_prefill(sh)) {
+      if (bf16) moe_grouped::run_grouped_prefill<__nv_bfloat16>(a, sh, ws, s);
+      else moe_grouped::run_grouped_prefill<__half>(a, sh, ws, s);
     } else {
       if (bf16) run_with_tile<__nv_bfloat16, false>(a, sh, ws, s);
       else run_with_tile<__half, false>(a, sh, ws, s);

@@ -117,6 +117,7 @@ __global__ void __launch_bounds__(1024) align_single_kernel(const int32_t* ids, 
   }
   __syncthreads();
   padded_offsets(cnt, E, block_size, off, scratch);
+  for (int e = threadIdx.x; e <= E; e += blockDim.x) out.offsets[e] = off[e];
   write_layout(cnt, off, E, block_size, N, out);
   __syncthreads();
   for (int e = threadIdx.x; e < E; e += blockDim.x) cnt[e] = off[e];  // cnt becomes the running positions

@@ -6,20 +6,12 @@
 #include "fk/cuda/check.h"
 #include "fk/cuda/vec.cuh"
 #include "fk/op_registry.h"
+#include "ops/moe/moe_unpermute_cuda.h"
 #include "ops/moe/moe_validate.h"
 
 namespace fk::ops {
+namespace moe_cuda {
 namespace {
-
-struct UnpermuteParams {
-  void* out;
-  int64_t ld_out;
-  const void* permuted;
-  int64_t ld_perm;
-  const int32_t* inv_perm;  // [T, k]
-  const float* weights;     // [T, k] or null
-  int k, H, P;
-};
 
 // kVec elements per thread (16 bytes, or 1).
 template <class T, int kVec>
@@ -63,13 +55,28 @@ void launch_typed(const UnpermuteParams& p, int64_t T_tokens, bool vectorised, c
   FK_CUDA_CHECK_LAUNCH();
 }
 
+}  // namespace
+
+void launch_unpermute(const UnpermuteParams& p, int64_t tokens, DType dtype, bool vectorised, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  switch (dtype) {
+    case DType::f32: launch_typed<float>(p, tokens, vectorised, s); break;
+    case DType::f16: launch_typed<__half>(p, tokens, vectorised, s); break;
+    default: launch_typed<__nv_bfloat16>(p, tokens, vectorised, s); break;
+  }
+}
+
+}  // namespace moe_cuda
+
+namespace {
+
 fk_status unpermute_sum_cuda(const void* args, void* stream) {
   return op_guard([&] {
     const auto& a = *static_cast<const MoeUnpermuteSumArgs*>(args);
     validate_unpermute_sum(a, DeviceType::cuda);
     const int64_t T = a.out.shape[0];
     if (T == 0) return;
-    UnpermuteParams p{};
+    moe_cuda::UnpermuteParams p{};
     p.out = a.out.data;
     p.ld_out = a.out.strides[0];
     p.permuted = a.permuted.data;
@@ -82,12 +89,7 @@ fk_status unpermute_sum_cuda(const void* args, void* stream) {
     const int64_t vec = 16 / a.permuted.element_size();
     const bool vectorised = p.H % vec == 0 && p.ld_out % vec == 0 && p.ld_perm % vec == 0 &&
                             cuda::aligned16(a.out.data) && cuda::aligned16(a.permuted.data);
-    auto s = static_cast<cudaStream_t>(stream);
-    switch (a.permuted.dtype) {
-      case DType::f32: launch_typed<float>(p, T, vectorised, s); break;
-      case DType::f16: launch_typed<__half>(p, T, vectorised, s); break;
-      default: launch_typed<__nv_bfloat16>(p, T, vectorised, s); break;
-    }
+    moe_cuda::launch_unpermute(p, T, a.permuted.dtype, vectorised, stream);
   });
 }
 

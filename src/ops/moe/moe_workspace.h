@@ -13,8 +13,15 @@ struct MoeWorkspace {
   int32_t* total;         // [1]
   int32_t* offsets;       // [E + 1]
   int32_t* chunk_counts;  // [ceil(N / 1024) * E]
-  void* intermediate;     // [moe_align_max_padded(N, E, 128), I] 16-bit
-  void* y;                // [N, H] 16-bit
+  // 16-bit [moe_align_max_padded(N, E, 128), 2I]: the mma.sync path writes silu(gate) * up
+  // as [rows, I]; the grouped path gate | up as [rows, 2I], then silu(gate) * up in place.
+  void* intermediate;
+  // 16-bit [moe_align_max_padded(N, E, 128), H]: the mma.sync path's weighted output of
+  // every slot ([N, H]); the grouped path's hidden rows in sorted order, then the experts'
+  // (unweighted) outputs in sorted order.
+  void* y;
+  int32_t* slot_rows;     // [N] the grouped path: sorted position of every slot (-1: none)
+  void* grouped_scratch;  // [fused_experts_grouped_scratch_bytes(E)]
   int64_t end;            // bytes from `base` to the end of the last region
 };
 
@@ -40,8 +47,10 @@ inline MoeWorkspace carve_moe_workspace(void* base, int64_t tokens, int64_t top_
   w.total = reinterpret_cast<int32_t*>(take(4 * 4));
   w.offsets = reinterpret_cast<int32_t*>(take(4 * (num_experts + 1)));
   w.chunk_counts = reinterpret_cast<int32_t*>(take(4 * chunks * num_experts));
-  w.intermediate = take(2 * padded * intermediate);
-  w.y = take(2 * slots * hidden);
+  w.intermediate = take(2 * padded * 2 * intermediate);
+  w.y = take(2 * padded * hidden);
+  w.slot_rows = reinterpret_cast<int32_t*>(take(4 * slots));
+  w.grouped_scratch = take(fused_experts_grouped_scratch_bytes(num_experts));
   w.end = at;
   return w;
 }

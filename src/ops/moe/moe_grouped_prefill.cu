@@ -1,0 +1,139 @@
+// The grouped prefill path of fused_experts (moe_grouped_prefill.h). Five launches after
+// the grouping, all sized on the host from T, k, E, H, I (capturable):
+//   1. slot_rows = -1; gather: y[p] = hidden[token of slot sorted_ids[p]], slot_rows[slot] = p
+//   2. grouped GEMM: intermediate[p, :2I] = y[p] @ w13[e]^T            (gate | up)
+//   3. in place: intermediate[p, :I] = silu(gate) * up, rounded to 16 bits
+//   4. grouped GEMM: y[p] = intermediate[p, :I] @ w2[e]^T                (row stride 2I)
+//   5. out[t] = sum_j topk_weights[t, j] * y[slot_rows[t * k + j]]      (fp32, j in order)
+// Rows past the padded total and sentinel rows exit at once; the grids cover the most rows
+// any routing can need.
+#include "ops/moe/moe_grouped_prefill.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+
+#include "fk/cuda/check.h"
+#include "ops/common/env_switch.h"
+#include "fk/cuda/vec.cuh"
+#include "ops/moe/moe_align_cuda.h"
+#include "ops/moe/moe_gemm_layout.h"
+#include "ops/moe/moe_grouped_gemm.h"
+#include "ops/moe/moe_unpermute_cuda.h"
+
+namespace fk::ops::moe_grouped {
+namespace {
+
+constexpr int kBlockRows = 128;  // the grouping's block size
+constexpr int kThreads = 128;
+
+// One CTA per sorted position p: copies the slot's hidden row (16 bytes per thread and
+// step) and records where the slot went.
+template <class Act>
+__global__ void __launch_bounds__(kThreads) gather_rows_kernel(Act* rows, const Act* hidden, int64_t ld_hidden,
+                                                               const int32_t* sorted_ids, const int32_t* total,
+                                                               int32_t* slot_rows, int num_slots, int top_k, int H) {
+  const int p = blockIdx.x;
+  if (p >= *total) return;
+  const int s = sorted_ids[p];
+  if (s >= num_slots) return;
+  if (threadIdx.x == 0) slot_rows[s] = p;
+  const Act* src = hidden + static_cast<int64_t>(s / top_k) * ld_hidden;
+  Act* dst = rows + static_cast<int64_t>(p) * H;
+  for (int h = threadIdx.x * 8; h < H; h += kThreads * 8) cuda::store16(dst + h, cuda::load16(src + h));
+}
+
+// intermediate[p, i] = silu(intermediate[p, i]) * intermediate[p, I + i] for i < I: each
+// thread reads and writes only its own 8 columns, so the update in place is safe.
+template <class Act>
+__global__ void __launch_bounds__(kThreads) silu_mul_rows_kernel(Act* inter, const int32_t* sorted_ids,
+                                                                 const int32_t* total, int num_slots, int I) {
+  const int p = blockIdx.x;
+  if (p >= *total || sorted_ids[p] >= num_slots) return;
+  Act* row = inter + static_cast<int64_t>(p) * 2 * I;
+  for (int i = threadIdx.x * 8; i < I; i += kThreads * 8) {
+    const cuda::Vec16<Act> g = cuda::load16(row + i), u = cuda::load16(row + I + i);
+    cuda::Vec16<Act> r;
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      const float x = cuda::to_float(g.v[q]);
+      r.v[q] = cuda::from_float<Act>(x / (1.0f + __expf(-x)) * cuda::to_float(u.v[q]));
+    }
+    cuda::store16(row + i, r);
+  }
+}
+
+}  // namespace
+
+bool use_grouped_prefill(const FusedExpertsShape& sh) {
+  static const bool enabled = env_switch_on("FK_MOE_GROUPED_GEMM");
+  return enabled && !sh.fp8 && moe_gemm::choose_block_rows(sh.T * sh.k, sh.E) == kBlockRows;
+}
+
+template <class Act>
+void run_grouped_prefill(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const MoeWorkspace& ws,
+                         cudaStream_t s) {
+  const int64_t N = sh.T * sh.k;
+  const int64_t sorted_len = moe_align_max_padded(N, sh.E, kBlockRows);
+  const int64_t blocks = (sorted_len + kBlockRows - 1) / kBlockRows;
+  moe_cuda::launch_align(static_cast<const int32_t*>(a.topk_ids.data), N, static_cast<int>(sh.E), kBlockRows,
+                         {ws.sorted_ids, sorted_len, ws.expert_ids, blocks, ws.total, ws.offsets, ws.chunk_counts}, s);
+  FK_CHECK(sorted_len <= 0x7fffffff, a.kName, ": ", sorted_len, " sorted rows exceed the grid limit");
+
+  FK_CUDA_CHECK(cudaMemsetAsync(ws.slot_rows, 0xff, 4 * N, s));  // -1: a slot in no group adds nothing
+  const auto grid = static_cast<unsigned>(sorted_len);
+  gather_rows_kernel<Act><<<grid, kThreads, 0, s>>>(
+      static_cast<Act*>(ws.y), static_cast<const Act*>(a.hidden.data), a.hidden.strides[0], ws.sorted_ids, ws.total,
+      ws.slot_rows, static_cast<int>(N), static_cast<int>(sh.k), static_cast<int>(sh.H));
+  FK_CUDA_CHECK_LAUNCH();
+
+  GroupedGemm g{};
+  g.num_experts = static_cast<int32_t>(sh.E);
+  g.offsets = ws.offsets;
+  g.sorted_ids = ws.sorted_ids;
+  g.num_slots = static_cast<int32_t>(N);
+  g.block_size = kBlockRows;
+  g.scratch = ws.grouped_scratch;
+  g.scratch_bytes = fused_experts_grouped_scratch_bytes(sh.E);
+
+  g.a = ws.y;  // gate | up
+  g.lda = sh.H;
+  g.w = a.w13.data;
+  g.d = ws.intermediate;
+  g.ldd = 2 * sh.I;
+  g.N = 2 * sh.I;
+  g.K = sh.H;
+  run_grouped_gemm<Act>(g, s);
+
+  silu_mul_rows_kernel<Act><<<grid, kThreads, 0, s>>>(static_cast<Act*>(ws.intermediate), ws.sorted_ids, ws.total,
+                                                      static_cast<int>(N), static_cast<int>(sh.I));
+  FK_CUDA_CHECK_LAUNCH();
+
+  g.a = ws.intermediate;  // down
+  g.lda = 2 * sh.I;
+  g.w = a.w2.data;
+  g.d = ws.y;
+  g.ldd = sh.H;
+  g.N = sh.H;
+  g.K = sh.I;
+  run_grouped_gemm<Act>(g, s);
+
+  moe_cuda::UnpermuteParams u{};
+  u.out = a.out.data;
+  u.ld_out = a.out.strides[0];
+  u.permuted = ws.y;
+  u.ld_perm = sh.H;
+  u.inv_perm = ws.slot_rows;
+  u.weights = static_cast<const float*>(a.topk_weights.data);
+  u.k = static_cast<int>(sh.k);
+  u.H = static_cast<int>(sh.H);
+  u.P = static_cast<int>(sorted_len);
+  moe_cuda::launch_unpermute(u, sh.T, a.out.dtype, /*vectorised=*/true, s);
+}
+
+template void run_grouped_prefill<__nv_bfloat16>(const FusedExpertsArgs&, const FusedExpertsShape&,
+                                                 const MoeWorkspace&, cudaStream_t);
+template void run_grouped_prefill<__half>(const FusedExpertsArgs&, const FusedExpertsShape&, const MoeWorkspace&,
+                                          cudaStream_t);
+
+}  // namespace fk::ops::moe_grouped

@@ -1,0 +1,24 @@
+// fused_experts' prefill path on the CUDA baseline (bf16 / f16 weights): the slots are
+// grouped by expert (moe_align_block_size, 128-row blocks), their hidden rows copied into
+// sorted order, then two grouped GEMMs on Hopper's TMA + wgmma (moe_grouped_gemm.h) with
+// silu(gate) * up in between, and the weighted sum over each token's experts.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "fk/ops/moe.h"
+#include "ops/moe/moe_validate.h"
+#include "ops/moe/moe_workspace.h"
+
+namespace fk::ops::moe_grouped {
+
+// Whether the grouped path runs for N = T * k slots over E experts: prefill-sized groups
+// (the 128-row blocks of the mma.sync kernel), 16-bit weights, and not disabled by
+// FK_MOE_GROUPED_GEMM=0 (which keeps the mma.sync kernel, for A/B runs).
+bool use_grouped_prefill(const FusedExpertsShape& sh);
+
+// Act: __nv_bfloat16 or __half.
+template <class Act>
+void run_grouped_prefill(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const MoeWorkspace& ws,
+                         cudaStream_t stream);
+
+}  // namespace fk::ops::moe_grouped
