@@ -7,10 +7,10 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-
 #include "fk/cuda/check.h"
-#include "ops/common/env_switch.h"
 #include "fk/cuda/vec.cuh"
+#include "ops/activation/act_kernels.cuh"
+#include "ops/common/env_switch.h"
 #include "ops/linear/streaming_load.cuh"
 
 namespace fk::ops::moe_decode {
@@ -27,15 +27,14 @@ __device__ __forceinline__ void fma8(float& acc, const uint4& w, const cuda::Vec
   for (int q = 0; q < 8; ++q) acc += cuda::to_float(wv.v[q]) * cuda::to_float(x.v[q]);
 }
 
-// Lane-partial dot products of kRows weight rows w[r] with activation rows x[r] over K (a
-// multiple of 8) elements; rows with live[r] false are neither read nor summed. The weight
-// loads of kUnroll steps are issued before their FMAs. kPred = false: whole groups of
-// kUnroll steps, then single steps; kPred = true: groups with the steps past K predicated
-// off, so a K shorter than a group still has all its loads in flight. (Measured per
-// kernel: bench/results/h100/fused_experts_gemv_variants.json.)
+// Lane-partial dot products of kRows weight rows w[r] with the activation row x over K (a
+// multiple of 8) elements. The weight loads of kUnroll steps are issued before their FMAs.
+// kPred = false: whole groups of kUnroll steps, then single steps; kPred = true: groups
+// with the steps past K predicated off, so a K shorter than a group still has all its
+// loads in flight. (Measured per kernel: bench/results/h100/fused_experts_gemv_variants.json.)
 template <class Act, int kRows, bool kPred>
-__device__ __forceinline__ void dot_rows(float (&acc)[kRows], const Act* const (&w)[kRows],
-                                         const Act* const (&x)[kRows], const bool (&live)[kRows], int K, int lane) {
+__device__ __forceinline__ void dot_rows(float (&acc)[kRows], const Act* const (&w)[kRows], const Act* x, int K,
+                                         int lane) {
   int k0 = lane * 8;
   if constexpr (!kPred) {
     for (; k0 + (kUnroll - 1) * 256 < K; k0 += kUnroll * 256) {
@@ -43,18 +42,19 @@ __device__ __forceinline__ void dot_rows(float (&acc)[kRows], const Act* const (
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u)
-          if (live[r]) wv[r][u] = load_streaming(w[r] + k0 + u * 256);
+        for (int u = 0; u < kUnroll; ++u) wv[r][u] = load_streaming(w[r] + k0 + u * 256);
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
+      for (int u = 0; u < kUnroll; ++u) {
+        const cuda::Vec16<Act> xv = cuda::load16(x + k0 + u * 256);
 #pragma unroll
-        for (int r = 0; r < kRows; ++r)
-          if (live[r]) fma8<Act>(acc[r], wv[r][u], cuda::load16(x[r] + k0 + u * 256));
+        for (int r = 0; r < kRows; ++r) fma8<Act>(acc[r], wv[r][u], xv);
+      }
     }
-    for (; k0 < K; k0 += 256)
+    for (; k0 < K; k0 += 256) {
+      const cuda::Vec16<Act> xv = cuda::load16(x + k0);
 #pragma unroll
-      for (int r = 0; r < kRows; ++r)
-        if (live[r]) fma8<Act>(acc[r], load_streaming(w[r] + k0), cuda::load16(x[r] + k0));
+      for (int r = 0; r < kRows; ++r) fma8<Act>(acc[r], load_streaming(w[r] + k0), xv);
+    }
   } else {
     for (; k0 < K; k0 += kUnroll * 256) {
       uint4 wv[kRows][kUnroll];
@@ -62,13 +62,13 @@ __device__ __forceinline__ void dot_rows(float (&acc)[kRows], const Act* const (
       for (int r = 0; r < kRows; ++r)
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u)
-          if (live[r] && k0 + u * 256 < K) wv[r][u] = load_streaming(w[r] + k0 + u * 256);
+          if (k0 + u * 256 < K) wv[r][u] = load_streaming(w[r] + k0 + u * 256);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         if (k0 + u * 256 >= K) break;
+        const cuda::Vec16<Act> xv = cuda::load16(x + k0 + u * 256);
 #pragma unroll
-        for (int r = 0; r < kRows; ++r)
-          if (live[r]) fma8<Act>(acc[r], wv[r][u], cuda::load16(x[r] + k0 + u * 256));
+        for (int r = 0; r < kRows; ++r) fma8<Act>(acc[r], wv[r][u], xv);
       }
     }
   }
@@ -88,12 +88,11 @@ __global__ void __launch_bounds__(kThreads) gate_up_gemv_kernel(Act* inter, cons
   const Act* x = hidden + static_cast<int64_t>(slot / top_k) * ld_hidden;
   const Act* gate = w13 + (static_cast<int64_t>(e) * 2 * I + i) * H;
   const Act* const w[2] = {gate, gate + static_cast<int64_t>(I) * H};
-  const Act* const xs[2] = {x, x};
-  const bool live[2] = {true, true};
   float acc[2] = {};
-  dot_rows<Act, 2, /*kPred=*/false>(acc, w, xs, live, H, lane);
+  dot_rows<Act, 2, /*kPred=*/false>(acc, w, x, H, lane);
   const float g = cuda::warp_sum(acc[0]), u = cuda::warp_sum(acc[1]);
-  if (lane == 0) inter[static_cast<int64_t>(slot) * I + i] = cuda::from_float<Act>(g / (1.0f + __expf(-g)) * u);
+  if (lane == 0)
+    inter[static_cast<int64_t>(slot) * I + i] = cuda::from_float<Act>(act_cuda::SiluAndMulOp<true>{}(g, u));
 }
 
 // grid (ceil(H / kWarps), T): warp w of CTA x computes out[t, h], h = x * kWarps + w, over
@@ -111,10 +110,8 @@ __global__ void __launch_bounds__(kThreads) down_gemv_kernel(Act* out, const Act
     const int slot = t * top_k + j, e = ids[slot];
     if (e < 0 || e >= E) continue;
     const Act* const w[1] = {w2 + (static_cast<int64_t>(e) * H + h) * I};
-    const Act* const x[1] = {inter + static_cast<int64_t>(slot) * I};
-    const bool live[1] = {true};
     float acc[1] = {};
-    dot_rows<Act, 1, /*kPred=*/true>(acc, w, x, live, I, lane);
+    dot_rows<Act, 1, /*kPred=*/true>(acc, w, inter + static_cast<int64_t>(slot) * I, I, lane);
     total += weights[slot] * acc[0];  // lane partials, j in order: the warp sum comes once, at the end
   }
   total = cuda::warp_sum(total);

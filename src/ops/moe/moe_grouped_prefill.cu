@@ -12,10 +12,10 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-
 #include "fk/cuda/check.h"
-#include "ops/common/env_switch.h"
 #include "fk/cuda/vec.cuh"
+#include "ops/activation/act_kernels.cuh"
+#include "ops/common/env_switch.h"
 #include "ops/moe/moe_align_cuda.h"
 #include "ops/moe/moe_gemm_layout.h"
 #include "ops/moe/moe_grouped_gemm.h"
@@ -51,14 +51,13 @@ __global__ void __launch_bounds__(kThreads) silu_mul_rows_kernel(Act* inter, con
   const int p = blockIdx.x;
   if (p >= *total || sorted_ids[p] >= num_slots) return;
   Act* row = inter + static_cast<int64_t>(p) * 2 * I;
+  const act_cuda::SiluAndMulOp</*kFast=*/true> silu_and_mul;
   for (int i = threadIdx.x * 8; i < I; i += kThreads * 8) {
     const cuda::Vec16<Act> g = cuda::load16(row + i), u = cuda::load16(row + I + i);
     cuda::Vec16<Act> r;
 #pragma unroll
-    for (int q = 0; q < 8; ++q) {
-      const float x = cuda::to_float(g.v[q]);
-      r.v[q] = cuda::from_float<Act>(x / (1.0f + __expf(-x)) * cuda::to_float(u.v[q]));
-    }
+    for (int q = 0; q < 8; ++q)
+      r.v[q] = cuda::from_float<Act>(silu_and_mul(cuda::to_float(g.v[q]), cuda::to_float(u.v[q])));
     cuda::store16(row + i, r);
   }
 }
