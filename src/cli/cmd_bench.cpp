@@ -14,6 +14,7 @@
 #include <random>
 
 #include "bench/device_info.h"
+#include "bench/kernel_profile.h"
 #include "cli/command.h"
 #include "cli/engine_options.h"
 #include "fk/status.h"
@@ -79,36 +80,85 @@ void emit(const json& j, const std::string& path) {
 struct LatencyCli {
   EngineOptions engine;
   int64_t batch_size = 1, input_len = 128, output_len = 32, warmup = 2, iters = 5;
+  size_t kernel_profile = 0;  // rows of the kernel profile (0: no profile run)
   std::string out;
 };
+
+// One batch from submission to its last token: wall times, and the kernel trace's clock at
+// the first token and the end (0 when no trace runs).
+struct BatchRun {
+  double total_s = 0, prefill_s = 0, step_s = -1;
+  int64_t steps_after_first = 0;
+  uint64_t trace_start_ns = 0, trace_first_ns = 0, trace_end_ns = 0;
+};
+
+BatchRun run_batch(engine::Engine& e, const LatencyCli& o, std::mt19937_64& rng, bool traced) {
+  const int64_t V = e.spec().config.vocab_size;
+  engine::SamplingParams p;
+  p.temperature = 0;
+  p.max_tokens = o.output_len;
+  p.ignore_eos = true;
+  for (int64_t b = 0; b < o.batch_size; ++b) e.add_request(random_prompt(rng, o.input_len, V), p);
+  const auto stamp = [traced] { return traced ? bench::kernel_trace_timestamp_ns() : uint64_t{0}; };
+  BatchRun r;
+  r.trace_start_ns = stamp();
+  const double t0 = e.now_s();
+  double t_first = -1;
+  while (e.has_unfinished()) {
+    std::vector<engine::StepToken> toks;
+    e.step(&toks);
+    if (toks.empty()) continue;
+    if (t_first < 0) {
+      t_first = e.now_s();
+      r.trace_first_ns = stamp();
+    } else {
+      ++r.steps_after_first;
+    }
+  }
+  const double t1 = e.now_s();
+  r.trace_end_ns = stamp();
+  r.total_s = t1 - t0;
+  r.prefill_s = t_first - t0;
+  if (r.steps_after_first > 0) r.step_s = (t1 - t_first) / static_cast<double>(r.steps_after_first);
+  return r;
+}
+
+// One more batch with the kernel trace on (so the timed runs carry no tracing cost): the
+// prefill's kernels, and the decode steps' per step. A decode step's kernels count from the
+// first token on, so with asynchronous scheduling the first step's may fall to the prefill.
+json latency_kernel_profile(engine::Engine& e, const LatencyCli& o, std::mt19937_64& rng) {
+  FK_CHECK(bench::kernel_trace_available(), "bench latency: --kernel-profile needs a CUDA build with CUPTI and a GPU");
+  bench::kernel_trace_start();
+  bench::kernel_trace_collect();  // drop what ran before
+  const BatchRun r = run_batch(e, o, rng, true);
+  const std::vector<bench::KernelRecord> records = bench::kernel_trace_collect();
+  bench::kernel_trace_stop();
+  json j;
+  j["prefill"] = bench::kernel_profile_json(bench::profile_kernels(records, r.trace_start_ns, r.trace_first_ns), 1,
+                                            o.kernel_profile);
+  if (r.steps_after_first > 0)
+    j["decode_step"] =
+        bench::kernel_profile_json(bench::profile_kernels(records, r.trace_first_ns, r.trace_end_ns),
+                                   static_cast<double>(r.steps_after_first), o.kernel_profile);
+  j["decode_steps"] = r.steps_after_first;
+  j["note"] = "one extra batch with CUPTI's kernel trace on; microseconds and launches per decode step";
+  return j;
+}
 
 void run_latency(const LatencyCli& o) {
   FK_CHECK(o.batch_size > 0 && o.input_len > 0 && o.output_len > 0 && o.iters > 0 && o.warmup >= 0,
            "bench latency: batch size, lengths and iterations must be positive");
   engine::Engine e(o.engine.to_config());
-  const int64_t V = e.spec().config.vocab_size;
+  FK_CHECK(o.kernel_profile == 0 || e.config().backend == DeviceType::cuda,
+           "bench latency: --kernel-profile traces CUDA kernels; the engine runs on the CPU");
   std::mt19937_64 rng(o.engine.seed + 1);
-  engine::SamplingParams p;
-  p.temperature = 0;
-  p.max_tokens = o.output_len;
-  p.ignore_eos = true;
   std::vector<double> total, prefill, step;
   for (int64_t it = 0; it < o.warmup + o.iters; ++it) {
-    for (int64_t b = 0; b < o.batch_size; ++b) e.add_request(random_prompt(rng, o.input_len, V), p);
-    const double t0 = e.now_s();
-    double t_first = -1;
-    int64_t steps_after_first = 0;
-    while (e.has_unfinished()) {
-      std::vector<engine::StepToken> toks;
-      e.step(&toks);
-      if (t_first < 0 && !toks.empty()) t_first = e.now_s();
-      else if (t_first >= 0 && !toks.empty()) ++steps_after_first;
-    }
-    const double t1 = e.now_s();
+    const BatchRun r = run_batch(e, o, rng, false);
     if (it < o.warmup) continue;
-    total.push_back(t1 - t0);
-    prefill.push_back(t_first - t0);
-    if (steps_after_first > 0) step.push_back((t1 - t_first) / static_cast<double>(steps_after_first));
+    total.push_back(r.total_s);
+    prefill.push_back(r.prefill_s);
+    if (r.step_s >= 0) step.push_back(r.step_s);
   }
   json j = environment(e, o.engine);
   j["bench"] = "latency";
@@ -126,6 +176,7 @@ void run_latency(const LatencyCli& o) {
   j["latencies_s"] = total;
   j["graph_replays"] = e.stats().graph_replays;
   j["step_profile"] = step_profile(e.stats());  // warm-up iterations included
+  if (o.kernel_profile > 0) j["kernel_profile"] = latency_kernel_profile(e, o, rng);
   emit(j, o.out);
 }
 
@@ -272,6 +323,9 @@ void setup(CLI::App& app) {
   lat->add_option("--output-len", l.output_len)->capture_default_str();
   lat->add_option("--warmup", l.warmup, "Runs not counted")->capture_default_str();
   lat->add_option("--iters", l.iters, "Runs counted (median)")->capture_default_str();
+  lat->add_option("--kernel-profile", l.kernel_profile,
+                  "After the timed runs, one more with a kernel trace: the N kernels that took the most device "
+                  "time in the prefill and per decode step (CUDA)");
   lat->add_option("--json-out", l.out, "Also write the JSON result to this file");
   lat->callback([] { run_latency(l); });
 
