@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 
 #include "fk/cuda/check.h"
+#include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 #include "ops/activation/act_kernels.cuh"
 #include "ops/common/env_switch.h"
@@ -28,59 +29,43 @@ __device__ __forceinline__ void fma8(float& acc, const uint4& w, const cuda::Vec
 }
 
 // Lane-partial dot products of kRows weight rows w[r] with the activation row x over K (a
-// multiple of 8) elements. The weight loads of kUnroll steps are issued before their FMAs.
-// kPred = false: whole groups of kUnroll steps, then single steps; kPred = true: groups
-// with the steps past K predicated off, so a K shorter than a group still has all its
-// loads in flight. (Measured per kernel: bench/results/h100/fused_experts_gemv_variants.json.)
-template <class Act, int kRows, bool kPred>
+// multiple of 8) elements: whole groups of kUnroll steps, their weight loads issued before
+// their FMAs, then single steps. (Other variants measured:
+// bench/results/h100/fused_experts_gemv_variants.json.)
+template <class Act, int kRows>
 __device__ __forceinline__ void dot_rows(float (&acc)[kRows], const Act* const (&w)[kRows], const Act* x, int K,
                                          int lane) {
   int k0 = lane * 8;
-  if constexpr (!kPred) {
-    for (; k0 + (kUnroll - 1) * 256 < K; k0 += kUnroll * 256) {
-      uint4 wv[kRows][kUnroll];
+  for (; k0 + (kUnroll - 1) * 256 < K; k0 += kUnroll * 256) {
+    uint4 wv[kRows][kUnroll];
 #pragma unroll
-      for (int r = 0; r < kRows; ++r)
+    for (int r = 0; r < kRows; ++r)
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) wv[r][u] = load_streaming(w[r] + k0 + u * 256);
+      for (int u = 0; u < kUnroll; ++u) wv[r][u] = load_streaming(w[r] + k0 + u * 256);
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const cuda::Vec16<Act> xv = cuda::load16(x + k0 + u * 256);
+    for (int u = 0; u < kUnroll; ++u) {
+      const cuda::Vec16<Act> xv = cuda::load16(x + k0 + u * 256);
 #pragma unroll
-        for (int r = 0; r < kRows; ++r) fma8<Act>(acc[r], wv[r][u], xv);
-      }
+      for (int r = 0; r < kRows; ++r) fma8<Act>(acc[r], wv[r][u], xv);
     }
-    for (; k0 < K; k0 += 256) {
-      const cuda::Vec16<Act> xv = cuda::load16(x + k0);
+  }
+  for (; k0 < K; k0 += 256) {
+    const cuda::Vec16<Act> xv = cuda::load16(x + k0);
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) fma8<Act>(acc[r], load_streaming(w[r] + k0), xv);
-    }
-  } else {
-    for (; k0 < K; k0 += kUnroll * 256) {
-      uint4 wv[kRows][kUnroll];
-#pragma unroll
-      for (int r = 0; r < kRows; ++r)
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u)
-          if (k0 + u * 256 < K) wv[r][u] = load_streaming(w[r] + k0 + u * 256);
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        if (k0 + u * 256 >= K) break;
-        const cuda::Vec16<Act> xv = cuda::load16(x + k0 + u * 256);
-#pragma unroll
-        for (int r = 0; r < kRows; ++r) fma8<Act>(acc[r], wv[r][u], xv);
-      }
-    }
+    for (int r = 0; r < kRows; ++r) fma8<Act>(acc[r], load_streaming(w[r] + k0), xv);
   }
 }
 
 // grid (ceil(I / kWarps), T * k): warp w of CTA x computes intermediate column
-// i = x * kWarps + w of slot blockIdx.y (its gate and up rows together). K = H is usually a
-// multiple of the kUnroll-step stride: unpredicated steps.
+// i = x * kWarps + w of slot blockIdx.y (its gate and up rows together). Launched with PDL: the routing
+// kernel's ids are read after pdl_wait(), which every CTA passes before any returns (the
+// down kernel relies on it, see there).
 template <class Act>
 __global__ void __launch_bounds__(kThreads) gate_up_gemv_kernel(Act* inter, const Act* hidden, int64_t ld_hidden,
                                                                 const Act* w13, const int32_t* ids, int top_k, int E,
                                                                 int H, int I) {
+  cuda::pdl_wait();
+  cuda::pdl_trigger();
   const int slot = blockIdx.y, lane = threadIdx.x & 31;
   const int i = blockIdx.x * kWarps + (threadIdx.x >> 5);
   const int e = ids[slot];
@@ -89,33 +74,86 @@ __global__ void __launch_bounds__(kThreads) gate_up_gemv_kernel(Act* inter, cons
   const Act* gate = w13 + (static_cast<int64_t>(e) * 2 * I + i) * H;
   const Act* const w[2] = {gate, gate + static_cast<int64_t>(I) * H};
   float acc[2] = {};
-  dot_rows<Act, 2, /*kPred=*/false>(acc, w, x, H, lane);
+  dot_rows<Act, 2>(acc, w, x, H, lane);
   const float g = cuda::warp_sum(acc[0]), u = cuda::warp_sum(acc[1]);
   if (lane == 0)
     inter[static_cast<int64_t>(slot) * I + i] = cuda::from_float<Act>(act_cuda::SiluAndMulOp<true>{}(g, u));
 }
 
-// grid (ceil(H / kWarps), T): warp w of CTA x computes out[t, h], h = x * kWarps + w, over
-// the token's k slots in order. K = I is short (768 for Qwen3-30B-A3B: three steps):
-// predicated steps keep all of a row's loads in flight.
+constexpr int kDownCols = 4;  // output columns h per CTA of the down kernel
+
+// grid (ceil(H / kDownCols), T): CTA x computes out[t, h] for its kDownCols columns h. Its
+// warps split the work items (slot j, K part p), j < k, p < parts (parts = kWarps / k when
+// k < kWarps, so every warp has rows to stream): warp w takes items w, w + kWarps, ... and
+// sums topk_weights[t, j] * (w2[e_j, h] . inter[t * k + j]) over them, in order; the warps'
+// sums are then added in warp order. Fixed order throughout: deterministic.
+//
+// The first kUnroll steps of weight loads are issued before pdl_wait(), so they stream
+// while the gate_up kernel still runs. That reads topk_ids and topk_weights before the
+// wait: safe, because they come from the routing kernel, and the gate_up kernel (the
+// only kernel between) lets this one start only after its own pdl_wait() has seen the
+// routing kernel complete. `inter`, which gate_up writes, is read after the wait.
 template <class Act>
 __global__ void __launch_bounds__(kThreads) down_gemv_kernel(Act* out, const Act* inter, const Act* w2,
                                                              const int32_t* ids, const float* weights, int top_k,
-                                                             int E, int H, int I) {
-  const int t = blockIdx.y, lane = threadIdx.x & 31;
-  const int h = blockIdx.x * kWarps + (threadIdx.x >> 5);
-  if (h >= H) return;
-  float total = 0.f;
-  for (int j = 0; j < top_k; ++j) {
+                                                             int parts, int E, int H, int I) {
+  __shared__ float warp_total[kWarps][kDownCols];
+  const int t = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int h0 = blockIdx.x * kDownCols;
+  const int chunks = I / 8;  // 16-byte chunks of a row
+  // Chunks per part, whole warp steps (32 chunks), so parts start on a step.
+  const int part_chunks = ((chunks + parts - 1) / parts + 31) / 32 * 32;
+  const int items = top_k * parts;
+  float total[kDownCols] = {};
+  bool waited = false;
+  for (int item = warp; item < items; item += kWarps) {
+    const int j = item / parts, part = item % parts;
     const int slot = t * top_k + j, e = ids[slot];
-    if (e < 0 || e >= E) continue;
-    const Act* const w[1] = {w2 + (static_cast<int64_t>(e) * H + h) * I};
-    float acc[1] = {};
-    dot_rows<Act, 1, /*kPred=*/true>(acc, w, inter + static_cast<int64_t>(slot) * I, I, lane);
-    total += weights[slot] * acc[0];  // lane partials, j in order: the warp sum comes once, at the end
+    const int begin = part * part_chunks, end = min(chunks, begin + part_chunks);
+    if (e < 0 || e >= E || begin >= end) continue;  // a dropped slot adds nothing
+    const Act* rows[kDownCols];
+#pragma unroll
+    for (int c = 0; c < kDownCols; ++c)  // past H: a duplicate row, its sum unused
+      rows[c] = w2 + (static_cast<int64_t>(e) * H + min(h0 + c, H - 1)) * I;
+    float acc[kDownCols] = {};
+    const Act* x = inter + static_cast<int64_t>(slot) * I;
+    uint4 wv[kDownCols][kUnroll];
+    for (int c0 = begin + lane; c0 < end; c0 += 32 * kUnroll) {
+#pragma unroll
+      for (int c = 0; c < kDownCols; ++c)
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u)
+          if (c0 + 32 * u < end) wv[c][u] = load_streaming(rows[c] + (c0 + 32 * u) * 8);
+      if (!waited) {  // the first steps' loads are in flight: now wait for inter
+        cuda::pdl_wait();
+        waited = true;
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (c0 + 32 * u >= end) break;
+        const cuda::Vec16<Act> xv = cuda::load16(x + (c0 + 32 * u) * 8);
+#pragma unroll
+        for (int c = 0; c < kDownCols; ++c) fma8<Act>(acc[c], wv[c][u], xv);
+      }
+    }
+    const float wt = weights[slot];
+#pragma unroll
+    for (int c = 0; c < kDownCols; ++c) total[c] += wt * acc[c];  // lane partials; the warp sum comes once
   }
-  total = cuda::warp_sum(total);
-  if (lane == 0) out[static_cast<int64_t>(t) * H + h] = cuda::from_float<Act>(total);
+  if (!waited) cuda::pdl_wait();  // a warp with no rows still waits before the CTA writes
+  cuda::pdl_trigger();  // the next kernel (a norm) may launch; it waits for this one's writes
+#pragma unroll
+  for (int c = 0; c < kDownCols; ++c) {
+    const float v = cuda::warp_sum(total[c]);
+    if (lane == 0) warp_total[warp][c] = v;
+  }
+  __syncthreads();
+  if (threadIdx.x < kDownCols && h0 + static_cast<int>(threadIdx.x) < H) {
+    float v = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) v += warp_total[w][threadIdx.x];
+    out[static_cast<int64_t>(t) * H + h0 + threadIdx.x] = cuda::from_float<Act>(v);
+  }
 }
 
 }  // namespace
@@ -131,16 +169,15 @@ void run_decode_gemv(const FusedExpertsArgs& a, const FusedExpertsShape& sh, con
   const auto* ids = static_cast<const int32_t*>(a.topk_ids.data);
   auto* inter = static_cast<Act*>(ws.intermediate);
   const dim3 gate_grid(static_cast<unsigned>((sh.I + kWarps - 1) / kWarps), static_cast<unsigned>(sh.T * sh.k));
-  gate_up_gemv_kernel<Act><<<gate_grid, kThreads, 0, s>>>(
+  cuda::launch_pdl(gate_up_gemv_kernel<Act>, gate_grid, dim3(kThreads), 0, s,
       inter, static_cast<const Act*>(a.hidden.data), a.hidden.strides[0], static_cast<const Act*>(a.w13.data), ids,
       static_cast<int>(sh.k), static_cast<int>(sh.E), static_cast<int>(sh.H), static_cast<int>(sh.I));
-  FK_CUDA_CHECK_LAUNCH();
-  const dim3 down_grid(static_cast<unsigned>((sh.H + kWarps - 1) / kWarps), static_cast<unsigned>(sh.T));
-  down_gemv_kernel<Act><<<down_grid, kThreads, 0, s>>>(
-      static_cast<Act*>(a.out.data), inter, static_cast<const Act*>(a.w2.data), ids,
-      static_cast<const float*>(a.topk_weights.data), static_cast<int>(sh.k), static_cast<int>(sh.E),
-      static_cast<int>(sh.H), static_cast<int>(sh.I));
-  FK_CUDA_CHECK_LAUNCH();
+  const dim3 down_grid(static_cast<unsigned>((sh.H + kDownCols - 1) / kDownCols), static_cast<unsigned>(sh.T));
+  const int parts = sh.k < kWarps ? kWarps / static_cast<int>(sh.k) : 1;
+  cuda::launch_pdl(down_gemv_kernel<Act>, down_grid, dim3(kThreads), 0, s, static_cast<Act*>(a.out.data),
+                   static_cast<const Act*>(inter), static_cast<const Act*>(a.w2.data), ids,
+                   static_cast<const float*>(a.topk_weights.data), static_cast<int>(sh.k), parts,
+                   static_cast<int>(sh.E), static_cast<int>(sh.H), static_cast<int>(sh.I));
 }
 
 template void run_decode_gemv<__nv_bfloat16>(const FusedExpertsArgs&, const FusedExpertsShape&, const MoeWorkspace&,

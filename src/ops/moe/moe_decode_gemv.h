@@ -4,7 +4,9 @@
 //   1. inter[s, i] = silu(w13[e, i] . x_t) * (w13[e, I + i] . x_t)   for slot s = t * k + j, e = topk_ids[s]
 //   2. out[t, h]   = sum_j topk_weights[t, j] * (w2[e_j, h] . inter[t * k + j])   (j in order)
 // fp32 dot products, inter rounded to 16 bits (as the grouped paths do); the sum over the
-// token's experts happens in registers, so there is no combine pass and no atomics.
+// token's experts happens in registers and shared memory in a fixed order, so there is no
+// combine pass and no atomics. Both kernels use programmatic dependent launch: the down
+// kernel's first weight loads stream while gate_up still runs.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -8,6 +8,7 @@
 #include <climits>
 
 #include "fk/cuda/check.h"
+#include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 #include "fk/op_registry.h"
 #include "ops/moe/moe_validate.h"
@@ -50,6 +51,10 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock) routing_kernel(const Rout
   extern __shared__ float staged[];  // grouped only: [warps][32 * kVpl] choice scores
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int t = blockIdx.x * kWarpsPerBlock + warp;
+  // Launched with PDL (launch latency hidden behind the router GEMM): the logits are read
+  // only after it completes.
+  cuda::pdl_wait();
+  cuda::pdl_trigger();
   if (t >= p.T) return;  // whole warps leave; no CTA-wide barrier follows
   const In* row = static_cast<const In*>(p.logits) + static_cast<int64_t>(t) * p.ld;
 
@@ -163,8 +168,7 @@ void launch_typed(const RoutingParams& p, cudaStream_t s) {
   const dim3 grid(static_cast<unsigned>((p.T + kWarpsPerBlock - 1) / kWarpsPerBlock));
   auto go = [&](auto kernel, int v) {
     const size_t smem = p.n_group > 1 ? static_cast<size_t>(kWarpsPerBlock) * 32 * v * sizeof(float) : 0;
-    kernel<<<grid, 32 * kWarpsPerBlock, smem, s>>>(p);
-    FK_CUDA_CHECK_LAUNCH();
+    cuda::launch_pdl(kernel, grid, dim3(32 * kWarpsPerBlock), smem, s, p);
   };
   if (vpl <= 1) go(routing_kernel<1, In>, 1);
   else if (vpl <= 2) go(routing_kernel<2, In>, 2);
