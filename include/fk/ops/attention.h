@@ -143,7 +143,11 @@ struct BatchDecodePagedAttentionArgs {
 inline constexpr int32_t kDecodeGraphGrids = 3;
 inline constexpr int32_t kDecodeGraphCtasPerSm[kDecodeGraphGrids + 1] = {0, 0, 4, 2};
 inline constexpr int64_t kDecodeGraphMaxChunkTokens = 256;
-inline constexpr int64_t kDecodeMinChunkTokens = 128;  // the split never cuts chunks shorter than this
+// The split never cuts chunks shorter than this. FlashInfer's plan uses 128 tokens; its
+// decode kernel walks a CTA's chunk serially, so at batch 1 with a short context (few CTAs,
+// long chunks) it is latency-bound: 16-token chunks took Qwen3-30B-A3B's batch-1 decode
+// attention from 11.1 to 3.1 us a layer (bench/results/h100/decode_min_chunk.json).
+inline constexpr int64_t kDecodeMinChunkTokens = 16;
 
 // The CTAs grid class k >= 2 allows a batch of `batch` sequences (its cap, or one CTA per
 // sequence and KV head when that is more). Class 1 has no cap: the kernel's occupancy.

@@ -32,7 +32,7 @@ constexpr auto kNoRope = flashinfer::PosEncodingMode::kNone;
 // A graph-mode plan (cuda_graph = k >= 1) pads the split-KV grid to a size fixed per batch
 // size. FlashInfer pads to every CTA the device can hold (grid class 1); classes 2 and 3
 // cap the grid at kDecodeGraphCtasPerSm[k] CTAs per SM and split the KV again under that
-// cap (FlashInfer's own partition: the shortest chunk of at least 128 tokens that fits).
+// cap (FlashInfer's partition: the shortest chunk of at least kDecodeMinChunkTokens that fits).
 inline cudaError_t bound_graph_grid(int32_t grid_class, bool split_kv, uint32_t& max_grid_size,
                                     uint32_t& pages_per_chunk, uint32_t& new_batch_size, uint32_t gdy,
                                     uint32_t batch_size, const int32_t* indptr_h, uint32_t page_size) {
