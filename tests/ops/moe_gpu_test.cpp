@@ -133,6 +133,17 @@ TEST(MoeGpu, FusedExpertsDecodeGemvMatchesOracle) {
                 "gemv");
   expect_passes("fused_experts", {{"tokens", 2}, {"topk", 2}, {"experts", 2}, {"hidden", 4096}, {"inter", 14336}},
                 "gemv");
+  // The down kernel's work items (slot, K part) per CTA: Qwen3-30B-A3B's 8 slots (one per
+  // warp); 10 slots (a warp takes two); 3 slots in 2 K parts of unequal length; 1 slot in
+  // 8 parts, most of them empty.
+  expect_passes("fused_experts", {{"tokens", 1}, {"topk", 8}, {"experts", 128}, {"hidden", 2048}, {"inter", 768}},
+                "gemv");
+  expect_passes("fused_experts", {{"tokens", 2}, {"topk", 10}, {"experts", 16}, {"hidden", 512}, {"inter", 264}},
+                "gemv");
+  expect_passes("fused_experts", {{"tokens", 1}, {"topk", 3}, {"experts", 6}, {"hidden", 256}, {"inter", 1032}},
+                "gemv");
+  expect_passes("fused_experts", {{"tokens", 4}, {"topk", 1}, {"experts", 4}, {"hidden", 768}, {"inter", 768}},
+                "gemv");
 }
 
 class FusedExpertsGpu : public ::testing::TestWithParam<int64_t> {};
