@@ -118,6 +118,10 @@ TEST(RopeGpu, KernelGeometrySweepMatchesOracle) {
       {{"tokens", 6}, {"q_heads", 16}, {"kv_heads", 16}, {"head_size", 80}, {"rot_dim", 32}, {"dtype", "f16"}},
       {{"tokens", 129}, {"q_heads", 32}, {"kv_heads", 8}, {"head_size", 128}, {"max_pos", 131072}, {"pos_dtype", "i32"},
        {"layout", "3d"}},
+      // Decode steps: up to 64 tokens, a token's heads split over blocks (Llama's 40: 2).
+      {{"tokens", 1}, {"q_heads", 32}, {"kv_heads", 8}, {"head_size", 128}},
+      {{"tokens", 64}, {"q_heads", 32}, {"kv_heads", 8}, {"head_size", 128}},
+      {{"tokens", 65}, {"q_heads", 32}, {"kv_heads", 8}, {"head_size", 128}},
   };
   const std::vector<Json> qk_norm = {
       {{"tokens", 3}, {"q_heads", 2}, {"kv_heads", 1}, {"head_size", 512}, {"rot_dim", 128}},
@@ -129,6 +133,8 @@ TEST(RopeGpu, KernelGeometrySweepMatchesOracle) {
        {"cache_dtype", "f16"}, {"style", "gptj"}},
       {{"tokens", 6}, {"q_heads", 16}, {"kv_heads", 4}, {"head_size", 80}, {"rot_dim", 40}},  // scalar: 20 % 8 != 0
       {{"tokens", 5}, {"q_heads", 4}, {"kv_heads", 2}, {"head_size", 2048}, {"dtype", "f32"}},  // scalar: 512 slots
+      {{"tokens", 1}, {"q_heads", 32}, {"kv_heads", 4}, {"head_size", 128}},  // Qwen3-30B-A3B decode: 2 blocks
+      {{"tokens", 2}, {"q_heads", 64}, {"kv_heads", 4}, {"head_size", 128}, {"dtype", "f16"}},  // 3 blocks
   };
   for (size_t i = 0; i < rope.size(); ++i) expect_passes("rotary_embedding", rope[i], test::seed_for("sweep_rope", i));
   for (size_t i = 0; i < qk_norm.size(); ++i) expect_passes("qk_norm_rope", qk_norm[i], test::seed_for("sweep_qk", i));

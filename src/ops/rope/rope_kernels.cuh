@@ -10,7 +10,9 @@
 // l, l+G, ... (kSlots of them at most). Its cos/sin values depend on the slot and the
 // token only, so a lane loads them once and reuses them for every head it visits: a block
 // row covers one token with HL groups walking the token's Hq + Hk heads (q first, then
-// k); blockDim.y tokens per block. The norm's sum of squares is a shuffle reduction
+// k); blockDim.y tokens per block. With few tokens, gridDim.y blocks split a token's
+// heads (block y takes heads y*HL .. y*HL + HL - 1, then every gridDim.y*HL-th), so no
+// group walks more than one head. The norm's sum of squares is a shuffle reduction
 // inside the group.
 //
 // Scalar kernel: one block per token, one warp per head, any shape and alignment.
@@ -140,7 +142,9 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
   }
 
   const int num_heads = p.q_heads + p.k_heads;
-  for (int h = head_lane; h < num_heads; h += g.head_lanes) {
+  // blockIdx.y splits a token's heads over blocks (few tokens: see launch_vec).
+  for (int h = static_cast<int>(blockIdx.y) * g.head_lanes + head_lane; h < num_heads;
+       h += static_cast<int>(gridDim.y) * g.head_lanes) {
     const bool is_q = h < p.q_heads;
     T* x = is_q ? static_cast<T*>(p.q) + t * p.q_token_stride + h * p.q_head_stride
                 : static_cast<T*>(p.k) + t * p.k_token_stride + (h - p.q_heads) * p.k_head_stride;

@@ -22,6 +22,7 @@ struct LaunchInputs {
 
 constexpr int kThreadsPerBlock = 256;  // the vector kernel's target block size
 constexpr int kScalarThreads = 128;
+constexpr int64_t kSplitHeadsMaxTokens = 64;  // up to this many tokens, a token's heads span blocks
 
 inline int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
 inline int next_pow2(int v) {
@@ -71,13 +72,17 @@ void launch_vec(const KernelParams& p, int slots, cudaStream_t stream) {
   const int tokens_per_block =
       static_cast<int>(std::clamp<int64_t>(kThreadsPerBlock / threads_x, 1, std::max<int64_t>(p.tokens, 1)));
   const dim3 block(threads_x, tokens_per_block);
-  const unsigned grid = static_cast<unsigned>(ceil_div(p.tokens, tokens_per_block));
+  // A decode step's few tokens: one block per token would walk its heads in `rounds`
+  // dependent passes on one SM (Qwen3's 36 heads: 2), so the rounds go to blocks of their
+  // own. Prefill keeps one block per token group (the cos/sin row is loaded once).
+  const unsigned head_blocks = p.tokens <= kSplitHeadsMaxTokens ? static_cast<unsigned>(rounds) : 1U;
+  const dim3 grid(static_cast<unsigned>(ceil_div(p.tokens, tokens_per_block)), head_blocks);
   if (slots_per_lane == 1) {
-    cuda::launch_pdl(rope_vec_kernel<T, C, kStyle, kNorm, 1>, dim3(grid), block, 0, stream, p, g);
+    cuda::launch_pdl(rope_vec_kernel<T, C, kStyle, kNorm, 1>, grid, block, 0, stream, p, g);
   } else if (slots_per_lane == 2) {
-    cuda::launch_pdl(rope_vec_kernel<T, C, kStyle, kNorm, 2>, dim3(grid), block, 0, stream, p, g);
+    cuda::launch_pdl(rope_vec_kernel<T, C, kStyle, kNorm, 2>, grid, block, 0, stream, p, g);
   } else {
-    cuda::launch_pdl(rope_vec_kernel<T, C, kStyle, kNorm, 4>, dim3(grid), block, 0, stream, p, g);
+    cuda::launch_pdl(rope_vec_kernel<T, C, kStyle, kNorm, 4>, grid, block, 0, stream, p, g);
   }
 }
 
