@@ -27,6 +27,15 @@ TEST(LinearGpu, DecodeAndLayerShapesMatchOracle) {
       {{"m", 1}, {"n", 1024}, {"k", 4096}, {"dtype", "f8e4m3fn"}},
       {{"m", 7}, {"n", 1024}, {"k", 4096}, {"dtype", "f8e4m3fn"}, {"bias", true}},
       {{"m", 64}, {"n", 512}, {"k", 1024}, {"dtype", "f16"}},
+      // The decode kernel's K slices (narrow weights, 1-2 rows): 8 slices of an uneven
+      // 513-chunk K with a part-filled last row group; 2 slices of 125 chunks and an odd N;
+      // a router-like 128 x 2048 with bias; 2 slices of a 64-chunk K (the smallest split);
+      // 4 rows take no slices.
+      {{"m", 1}, {"n", 45}, {"k", 4104}},
+      {{"m", 2}, {"n", 37}, {"k", 1000}, {"dtype", "f16"}},
+      {{"m", 2}, {"n", 128}, {"k", 2048}, {"bias", true}},
+      {{"m", 2}, {"n", 2048}, {"k", 512}},
+      {{"m", 4}, {"n", 128}, {"k", 2048}, {"bias", true}},
   };
   for (const Json& w : workloads) {
     const auto r = bench::check_op(linear_def(), w, test::seed_for("LinearGpuDecode" + w.dump()), DeviceType::cuda);
@@ -72,6 +81,23 @@ TEST(LinearGpu, RepeatedCallsAreBitIdentical) {
   call_op(dev.as<LinearArgs>(), DeviceType::cuda, nullptr);
   const Tensor second = dev.tensors[0].to(Device::cpu());
   EXPECT_EQ(std::memcmp(first.data(), second.data(), first.nbytes()), 0);
+}
+
+// The decode kernel's slice sums are added in a fixed order: repeated calls of a sliced
+// shape are bit-identical too.
+TEST(LinearGpu, SlicedDecodeCallsAreBitIdentical) {
+  FK_REQUIRE_GPU();
+  for (const int64_t m : {1, 2}) {
+    OpCase dev = bench::case_to_device(linear_def(), linear_def().make_case({{"m", m}, {"n", 96}, {"k", 4096}}, 7),
+                                       Device::cuda(0));
+    call_op(dev.as<LinearArgs>(), DeviceType::cuda, nullptr);
+    const Tensor first = dev.tensors[0].to(Device::cpu());
+    for (int i = 0; i < 3; ++i) {
+      call_op(dev.as<LinearArgs>(), DeviceType::cuda, nullptr);
+      const Tensor again = dev.tensors[0].to(Device::cpu());
+      EXPECT_EQ(std::memcmp(first.data(), again.data(), first.nbytes()), 0) << "m " << m << " call " << i;
+    }
+  }
 }
 
 TEST(LinearGpu, Fp8ShapesCuBlasLtCannotRunAreClearErrors) {

@@ -15,6 +15,7 @@ namespace {
 
 constexpr int kWarps = 8;     // warps per block, one weight row each
 constexpr int kUnroll = 4;    // chunk steps in flight per thread (R 16-byte loads each)
+constexpr int64_t kTargetWarpsPerSm = 64;  // K slices grow until the grid has this many warps per SM
 
 __device__ __forceinline__ float2 to_float2(uint32_t bits, __nv_bfloat16) {
   return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&bits));
@@ -35,20 +36,31 @@ __device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
   }
 }
 
-// Block: kWarps warps; a warp computes R consecutive output columns n0 .. n0 + R - 1 for
-// all M rows. Lane l takes the weight rows' 16-byte chunks l, l + 32, ... (coalesced
-// 512-byte warp loads), kUnroll chunk steps of R loads in flight per thread; each input
-// chunk loaded serves R weight rows (L1 input loads per weight load: M / R). The R x M
-// partial sums are reduced across the warp.
-template <class T, int M, int R>
+// Block: kWarps warps in kWarps / KS row groups of KS warps. The warps of a group compute
+// the same R consecutive output columns n0 .. n0 + R - 1 for all M rows, each over its own
+// slice of K (KS slices of whole chunks, in order); with KS = 1 a warp takes all of K.
+// Lane l takes the slice's 16-byte chunks l, l + 32, ... (coalesced 512-byte warp loads),
+// kUnroll chunk steps of R loads in flight per thread; each input chunk loaded serves R
+// weight rows (L1 input loads per weight load: M / R). The R x M partial sums are reduced
+// across the warp, then across the group's slices through shared memory in slice order
+// (deterministic).
+//
+// Why slices: a narrow weight (an o-projection of N = 2048, a router of N = 128) gives too
+// few warps to keep enough loads in flight, and each warp walks its long row in dependent
+// rounds; splitting K multiplies the warps and shortens the rounds.
+template <class T, int M, int R, int KS>
 __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict__ out, int64_t ld_out,
                                                                   const T* __restrict__ input, int64_t ld_input,
                                                                   const T* __restrict__ weight, int64_t ld_weight,
                                                                   const T* __restrict__ bias, int64_t N, int64_t K) {
+  static_assert(kWarps % KS == 0, "a block holds whole row groups");
   constexpr int U = kUnroll;  // chunk steps per iteration
-  const int lane = static_cast<int>(threadIdx.x) & 31;
-  const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5)) * R;
+  __shared__ float slice_sums[KS > 1 ? kWarps : 1][R * M];
+  const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+  const int group = warp / KS, slice = warp % KS;
+  const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * (kWarps / KS) + group) * R;
   const int64_t chunks = K / 8;
+  const int64_t begin = chunks * slice / KS, end = chunks * (slice + 1) / KS;
   const T* w_rows[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) w_rows[r] = weight + (n0 + r < N ? n0 + r : n0) * ld_weight;  // past N: a duplicate, unused
@@ -58,12 +70,12 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
   if (n0 < N)
 #pragma unroll
     for (int u = 0; u < U; ++u)
-      if (lane + 32 * u < chunks)
+      if (begin + lane + 32 * u < end)
 #pragma unroll
-        for (int r = 0; r < R; ++r) cuda::prefetch_l2(w_rows[r] + (lane + 32 * u) * 8);
+        for (int r = 0; r < R; ++r) cuda::prefetch_l2(w_rows[r] + (begin + lane + 32 * u) * 8);
   cuda::pdl_wait();
   cuda::pdl_trigger();
-  if (n0 >= N) return;
+  if (KS == 1 && n0 >= N) return;  // with slices, every warp reaches the barrier below
   float acc[R][M];
 #pragma unroll
   for (int r = 0; r < R; ++r)
@@ -86,21 +98,23 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
         for (int i = 0; i < 8; ++i) acc[r][m] = fmaf(wf[r][i], xf[i], acc[r][m]);
     }
   };
-  int64_t c = lane;
-  for (; c + 32 * (U - 1) < chunks; c += 32 * U) {
-    uint4 w[U][R];
+  if (n0 < N) {
+    int64_t c = begin + lane;
+    for (; c + 32 * (U - 1) < end; c += 32 * U) {
+      uint4 w[U][R];
 #pragma unroll
-    for (int u = 0; u < U; ++u)
+      for (int u = 0; u < U; ++u)
 #pragma unroll
-      for (int r = 0; r < R; ++r) w[u][r] = load_streaming(w_rows[r] + (c + 32 * u) * 8);
+        for (int r = 0; r < R; ++r) w[u][r] = load_streaming(w_rows[r] + (c + 32 * u) * 8);
 #pragma unroll
-    for (int u = 0; u < U; ++u) accumulate(w[u], c + 32 * u);
-  }
-  for (; c < chunks; c += 32) {
-    uint4 w[R];
+      for (int u = 0; u < U; ++u) accumulate(w[u], c + 32 * u);
+    }
+    for (; c < end; c += 32) {
+      uint4 w[R];
 #pragma unroll
-    for (int r = 0; r < R; ++r) w[r] = load_streaming(w_rows[r] + c * 8);
-    accumulate(w, c);
+      for (int r = 0; r < R; ++r) w[r] = load_streaming(w_rows[r] + c * 8);
+      accumulate(w, c);
+    }
   }
 #pragma unroll
   for (int r = 0; r < R; ++r)
@@ -108,6 +122,24 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
     for (int m = 0; m < M; ++m)
 #pragma unroll
       for (int off = 16; off > 0; off >>= 1) acc[r][m] += __shfl_xor_sync(0xffffffffu, acc[r][m], off);
+  if constexpr (KS > 1) {
+    if (lane == 0)
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int m = 0; m < M; ++m) slice_sums[warp][r * M + m] = acc[r][m];
+    __syncthreads();
+    if (slice != 0 || n0 >= N) return;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        float v = 0.f;
+#pragma unroll
+        for (int k = 0; k < KS; ++k) v += slice_sums[group * KS + k][r * M + m];
+        acc[r][m] = v;
+      }
+  }
   // Lane r * M + m writes out[m, n0 + r].
   if (lane < R * M) {
     float v = 0.f;
@@ -125,13 +157,45 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
   }
 }
 
+// K slices per row group: grow until the grid holds about kTargetWarpsPerSm warps per SM,
+// as long as every slice keeps at least one whole warp step (32 chunks).
+int slices_for(int64_t row_warps, int64_t chunks) {
+  static const int sms = [] {
+    int dev = 0, n = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+      return 132;
+    return n;
+  }();
+  int ks = 1;
+  while (ks < kWarps && row_warps * ks < kTargetWarpsPerSm * sms && chunks / (2 * ks) >= 32) ks *= 2;
+  return ks;
+}
+
+template <class T, int M, int R, int KS>
+void launch_sliced(const SkinnyGemm& g, cudaStream_t s) {
+  constexpr int64_t rows_per_block = static_cast<int64_t>(kWarps / KS) * R;
+  const auto blocks = static_cast<unsigned>((g.N + rows_per_block - 1) / rows_per_block);
+  cuda::launch_pdl(skinny_gemm_kernel<T, M, R, KS>, dim3(blocks), dim3(kWarps * 32), 0, s, static_cast<T*>(g.out),
+                   g.ld_out, static_cast<const T*>(g.input), g.ld_input, static_cast<const T*>(g.weight), g.ld_weight,
+                   static_cast<const T*>(g.bias), g.N, g.K);
+}
+
 template <class T, int M>
 void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
   constexpr int R = M <= 2 ? 1 : 2;  // weight rows per warp
-  const auto blocks = static_cast<unsigned>((g.N + kWarps * R - 1) / (kWarps * R));
-  cuda::launch_pdl(skinny_gemm_kernel<T, M, R>, dim3(blocks), dim3(kWarps * 32), 0, s, static_cast<T*>(g.out),
-                   g.ld_out, static_cast<const T*>(g.input), g.ld_input, static_cast<const T*>(g.weight), g.ld_weight,
-                   static_cast<const T*>(g.bias), g.N, g.K);
+  // Slices only up to 2 rows: at 4 rows they made the Llama-3.1-8B decode step slower
+  // (bench/results/h100/linear_decode_slices.json).
+  if constexpr (M > 2) {
+    launch_sliced<T, M, R, 1>(g, s);
+  } else {
+    switch (slices_for((g.N + R - 1) / R, g.K / 8)) {
+      case 1: return launch_sliced<T, M, R, 1>(g, s);
+      case 2: return launch_sliced<T, M, R, 2>(g, s);
+      case 4: return launch_sliced<T, M, R, 4>(g, s);
+      default: return launch_sliced<T, M, R, 8>(g, s);
+    }
+  }
 }
 
 template <class T>
