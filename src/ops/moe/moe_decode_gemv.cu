@@ -57,9 +57,9 @@ __device__ __forceinline__ void dot_rows(float (&acc)[kRows], const Act* const (
 }
 
 // grid (ceil(I / kWarps), T * k): warp w of CTA x computes intermediate column
-// i = x * kWarps + w of slot blockIdx.y (its gate and up rows together). Launched with PDL: the routing
-// kernel's ids are read after pdl_wait(), which every CTA passes before any returns (the
-// down kernel relies on it, see there).
+// i = x * kWarps + w of slot blockIdx.y (its gate and up rows together). Launched with
+// PDL: the routing kernel's ids are read after pdl_wait(), which every CTA passes before
+// any returns (the down kernel relies on it, see there).
 template <class Act>
 __global__ void __launch_bounds__(kThreads) gate_up_gemv_kernel(Act* inter, const Act* hidden, int64_t ld_hidden,
                                                                 const Act* w13, const int32_t* ids, int top_k, int E,
