@@ -1,6 +1,5 @@
 #include "agent/profiler.h"
 
-#include <cxxabi.h>
 #include <cctype>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "bench/kernel_profile.h"
 #include "bench/subprocess.h"
 #include "bench/worker.h"
 
@@ -89,10 +89,7 @@ double to_us(double v, const std::string& unit) {
 }
 
 std::string demangled(const std::string& name) {
-  int status = 0;
-  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  std::string out = status == 0 && d ? d : name;
-  std::free(d);
+  std::string out = bench::demangle(name);
   if (out.size() > 120) out = out.substr(0, 117) + "...";
   return out;
 }

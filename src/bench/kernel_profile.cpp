@@ -9,12 +9,17 @@
 
 namespace fk::bench {
 
-std::string short_kernel_name(const std::string& mangled) {
+std::string demangle(const std::string& name) {
   // Only an Itanium-mangled name is demangled: the demangler would read "a" as a type.
+  if (name.rfind("_Z", 0) != 0) return name;
   int status = -1;
-  std::unique_ptr<char, decltype(&std::free)> d(nullptr, &std::free);
-  if (mangled.rfind("_Z", 0) == 0) d.reset(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status));
-  std::string name = status == 0 && d ? std::string(d.get()) : mangled;
+  std::unique_ptr<char, decltype(&std::free)> d(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status),
+                                                &std::free);
+  return status == 0 && d ? std::string(d.get()) : name;
+}
+
+std::string short_kernel_name(const std::string& mangled) {
+  std::string name = demangle(mangled);
   if (name.rfind("void ", 0) == 0) name.erase(0, 5);  // a kernel's return type says nothing
   // Drop the parameter list: the '(' that opens at template depth 0, searched from the end
   // so that a '(' inside a template argument (a function type, a cast) is kept.
@@ -67,29 +72,29 @@ nlohmann::json kernel_profile_json(const KernelProfile& p, double units, size_t 
   const auto share = [&](uint64_t ns) {
     return p.busy_ns ? static_cast<double>(ns) / static_cast<double>(p.busy_ns) : 0.0;
   };
+  const auto row_json = [&](const KernelProfileRow& r) -> nlohmann::json {
+    return {{"kernel", r.name},
+            {"launches", static_cast<double>(r.launches) * per},
+            {"exclusive_us", us(r.exclusive_ns)},
+            {"us", us(r.total_ns)},
+            {"share", share(r.exclusive_ns)}};
+  };
   nlohmann::json rows = nlohmann::json::array();
-  uint64_t rest_ns = 0, rest_exclusive_ns = 0;
-  int64_t rest_launches = 0;
+  KernelProfileRow rest;  // the rows past `top`, summed
   for (size_t i = 0; i < p.rows.size(); ++i) {
     const KernelProfileRow& r = p.rows[i];
-    if (i >= top) {
-      rest_ns += r.total_ns;
-      rest_exclusive_ns += r.exclusive_ns;
-      rest_launches += r.launches;
+    if (i < top) {
+      rows.push_back(row_json(r));
       continue;
     }
-    rows.push_back({{"kernel", r.name},
-                    {"launches", static_cast<double>(r.launches) * per},
-                    {"exclusive_us", us(r.exclusive_ns)},
-                    {"us", us(r.total_ns)},
-                    {"share", share(r.exclusive_ns)}});
+    rest.total_ns += r.total_ns;
+    rest.exclusive_ns += r.exclusive_ns;
+    rest.launches += r.launches;
   }
-  if (rest_launches > 0)
-    rows.push_back({{"kernel", "(" + std::to_string(p.rows.size() - top) + " other kernels)"},
-                    {"launches", static_cast<double>(rest_launches) * per},
-                    {"exclusive_us", us(rest_exclusive_ns)},
-                    {"us", us(rest_ns)},
-                    {"share", share(rest_exclusive_ns)}});
+  if (rest.launches > 0) {
+    rest.name = "(" + std::to_string(p.rows.size() - top) + " other kernels)";
+    rows.push_back(row_json(rest));
+  }
   return {{"kernels", rows},
           {"launches", static_cast<double>(p.launches) * per},
           {"kernel_us", us(p.kernel_ns)},

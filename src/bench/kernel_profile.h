@@ -31,6 +31,9 @@ struct KernelProfile {
   int64_t launches = 0;
 };
 
+// The demangled form of an Itanium-mangled name ("_Z..."); any other name as it is.
+std::string demangle(const std::string& name);
+
 // A readable kernel name: demangled, its parameter list dropped (template arguments kept,
 // since two instantiations are two kernels).
 std::string short_kernel_name(const std::string& mangled);

@@ -9,10 +9,10 @@
 // row length, row strides and pointers allow, else one element at a time (any shape).
 #pragma once
 #include <algorithm>
-#include <atomic>
 
 #include "fk/cuda/check.h"
 #include "fk/cuda/pdl.cuh"
+#include "fk/cuda/sm_count.h"
 #include "fk/cuda/vec.cuh"
 
 namespace fk::ops::act_cuda {
@@ -29,20 +29,6 @@ struct RowwiseParams {
 
 inline constexpr int kMaxThreads = 256;
 
-// Streaming multiprocessors of the current device (cached per device).
-inline int multiprocessor_count() {
-  int device = 0;
-  FK_CUDA_CHECK(cudaGetDevice(&device));
-  static std::atomic<int> cache[64];
-  if (device >= 0 && device < 64) {
-    if (const int c = cache[device].load(std::memory_order_relaxed)) return c;
-  }
-  int count = 0;
-  FK_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  if (device >= 0 && device < 64) cache[device].store(count, std::memory_order_relaxed);
-  return count;
-}
-
 // How `rows` rows of `vecs` vectors are split into blocks.
 struct RowChunks {
   int vecs_per_thread;  // kVecs: 2, or 1 when there are too few rows to fill the GPU
@@ -54,7 +40,7 @@ struct RowChunks {
 // 1792 vectors = 4 chunks of 224 threads x 2). With few rows (decode) the rows are cut
 // into smaller chunks of 1 vector per thread, so that about 4 blocks per SM exist.
 inline RowChunks row_chunks(int64_t rows, int64_t vecs) {
-  const int64_t target_blocks = 4 * static_cast<int64_t>(multiprocessor_count());
+  const int64_t target_blocks = 4 * static_cast<int64_t>(cuda::current_sm_count());
   RowChunks g{2, kMaxThreads, cuda::ceil_div(vecs, kMaxThreads * 2)};
   if (rows * g.chunks < target_blocks) {
     g.vecs_per_thread = 1;

@@ -7,6 +7,7 @@
 
 #include "fk/cuda/check.h"
 #include "fk/cuda/pdl.cuh"
+#include "fk/cuda/sm_count.h"
 #include "fk/cuda/vec.cuh"
 #include "ops/linear/streaming_load.cuh"
 
@@ -160,13 +161,7 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
 // K slices per row group: grow until the grid holds about kTargetWarpsPerSm warps per SM,
 // as long as every slice keeps at least one whole warp step (32 chunks).
 int slices_for(int64_t row_warps, int64_t chunks) {
-  static const int sms = [] {
-    int dev = 0, n = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-      return 132;
-    return n;
-  }();
+  const int64_t sms = cuda::current_sm_count();
   int ks = 1;
   while (ks < kWarps && row_warps * ks < kTargetWarpsPerSm * sms && chunks / (2 * ks) >= 32) ks *= 2;
   return ks;

@@ -32,7 +32,8 @@ struct SkinnyGemm {
 // True when the kernel takes the problem: 1 <= M <= kSkinnyMaxRows, bf16/f16 throughout,
 // K a multiple of 8, input and weight rows 16-byte aligned (pointers and strides).
 bool skinny_gemm_applies(const SkinnyGemm& g);
-// out = input @ weight^T (+ bias), f32 accumulation in a fixed order; async on `stream`.
+// out = input @ weight^T (+ bias), f32 accumulation in an order fixed by (M, N, K, device SM
+// count): repeated calls are bit-identical; async on `stream`.
 void skinny_gemm(const SkinnyGemm& g, void* stream);
 
 }  // namespace fk::ops

@@ -3,13 +3,12 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <array>
-#include <atomic>
 #include <climits>
 #include <cstdint>
 
 #include "fk/cuda/check.h"
 #include "fk/cuda/pdl.cuh"
+#include "fk/cuda/sm_count.h"
 #include "fk/cuda/vec.cuh"
 #include "ops/linear/streaming_load.cuh"
 #include "ops/linear/small_m_fragment.h"
@@ -201,20 +200,6 @@ __global__ __launch_bounds__(kWarps * 32, 2) void small_m_gemm_kernel(T* __restr
     }
 }
 
-// SM count of the current device, looked up once per device.
-int current_sm_count() {
-  static std::array<std::atomic<int>, 64> cache{};
-  int device = 0;
-  FK_CUDA_CHECK(cudaGetDevice(&device));
-  if (device < 0 || device >= static_cast<int>(cache.size())) device = 0;
-  int n = cache[static_cast<size_t>(device)].load(std::memory_order_relaxed);
-  if (n == 0) {
-    FK_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
-    cache[static_cast<size_t>(device)].store(n, std::memory_order_relaxed);
-  }
-  return n;
-}
-
 template <class T, bool kHigh>
 void launch_rows(const SkinnyGemm& g, const small_m::Grid& grid, cudaStream_t s) {
   cuda::launch_pdl(small_m_gemm_kernel<T, kHigh>, dim3(static_cast<unsigned>(grid.blocks)), dim3(kWarps * 32), 0, s,
@@ -244,7 +229,7 @@ bool small_m_gemm_applies(const SkinnyGemm& g) {
 void small_m_gemm(const SkinnyGemm& g, void* stream) {
   FK_CHECK(small_m_gemm_applies(g), "small_m_gemm: the problem does not fit the kernel (M=", g.M, " N=", g.N,
            " K=", g.K, ")");
-  const small_m::Grid grid = small_m::plan_grid(g.N, g.K, current_sm_count());
+  const small_m::Grid grid = small_m::plan_grid(g.N, g.K, cuda::current_sm_count());
   FK_CHECK(grid.blocks <= INT_MAX, "small_m_gemm: N=", g.N, " needs more blocks than a grid holds");
   const auto s = static_cast<cudaStream_t>(stream);
   if (g.dtype == DType::bf16)
