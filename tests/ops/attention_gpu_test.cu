@@ -2,10 +2,11 @@
 // plan once and run many times gives identical results; a run captured in a CUDA graph
 // and replayed matches, also after a re-plan with new sequence lengths (cuda_graph = 1);
 // larger shapes against the oracle; the optional lse; runs without a matching plan fail
-// clearly; host-only tensors stay on the host.
+// clearly; host-only tensors stay on the host; fk's opt-in split-KV decode.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -215,7 +216,16 @@ TEST(PagedAttentionGpu, LargerShapesMatchTheOracle) {
       {{"kv_lens", {3000, 5}}, {"head_dim", 64}, {"num_qo_heads", 32}, {"num_kv_heads", 4}, {"window_left", 500},
        {"dtype", "f16"}},
       {{"kv_lens", {2500, 700, 1}}, {"num_qo_heads", 12}, {"num_kv_heads", 1}, {"logits_soft_cap", 4.0},
-       {"sm_scale", 0.5}},  // group 12: the prefill kernels
+       {"sm_scale", 0.5}},
+      // Group sizes 1 (MHA), 5 (not a FlashInfer decode group: the prefill kernels) and 16
+      // at head dim 256 with soft-cap; a 32k context; a batch of 64; group 20.
+      {{"kv_lens", {700, 2, 129}}, {"num_qo_heads", 8}, {"num_kv_heads", 8}, {"head_dim", 64}},
+      {{"kv_lens", {1000, 33}}, {"num_qo_heads", 10}, {"num_kv_heads", 2}, {"window_left", 100}},
+      {{"kv_lens", {600, 31, 32, 33}}, {"num_qo_heads", 16}, {"num_kv_heads", 1}, {"head_dim", 256},
+       {"logits_soft_cap", 8.0}, {"dtype", "f16"}},
+      {{"kv_lens", {32768}}, {"num_qo_heads", 32}, {"num_kv_heads", 8}},
+      {{"kv_lens", std::vector<int>(64, 300)}, {"num_qo_heads", 32}, {"num_kv_heads", 4}, {"page_size", 16}},
+      {{"kv_lens", {2500, 700, 1}}, {"num_qo_heads", 20}, {"num_kv_heads", 1}},
   };
   for (const Json& w : decodes) {
     GpuCase c(kDecode, w, test::seed_for("large_decode" + w.dump()));
@@ -223,6 +233,45 @@ TEST(PagedAttentionGpu, LargerShapesMatchTheOracle) {
     c.run();
     EXPECT_EQ(c.compare(), "") << w.dump();
   }
+}
+
+// fk's split-KV decode (opt-in with FK_SPLIT_KV_DECODE=1, read at every plan): the
+// oracle on its group sizes, head dims, windows, soft-cap and long contexts; a graph
+// replay after a re-plan with other lengths, in each grid class; identical results
+// when a plan runs twice (the merge order is fixed).
+class SplitKvDecodeOn {
+ public:
+  SplitKvDecodeOn() { setenv("FK_SPLIT_KV_DECODE", "1", 1); }
+  ~SplitKvDecodeOn() { unsetenv("FK_SPLIT_KV_DECODE"); }
+};
+
+TEST(PagedAttentionGpu, SplitKvDecodeMatchesTheOracle) {
+  REQUIRE_HOPPER();
+  const SplitKvDecodeOn on;
+  const Json decodes[] = {
+      kDecodeWorkload,
+      {{"kv_lens", {4096, 1, 2049, 333, 17, 1000, 4000, 64}}},
+      {{"kv_lens", {200}}, {"num_qo_heads", 32}, {"num_kv_heads", 4}, {"cuda_graph", 3}},
+      {{"kv_lens", {700, 2, 129}}, {"num_qo_heads", 8}, {"num_kv_heads", 8}, {"head_dim", 64}},
+      {{"kv_lens", {1000, 33}}, {"num_qo_heads", 10}, {"num_kv_heads", 2}, {"window_left", 100}},
+      {{"kv_lens", {600, 31, 32, 33}}, {"num_qo_heads", 16}, {"num_kv_heads", 1}, {"head_dim", 256},
+       {"logits_soft_cap", 8.0}, {"dtype", "f16"}},
+      {{"kv_lens", {32768}}, {"num_qo_heads", 32}, {"num_kv_heads", 8}},
+      {{"kv_lens", std::vector<int>(64, 300)}, {"num_qo_heads", 32}, {"num_kv_heads", 4}, {"cuda_graph", 2}},
+  };
+  for (const Json& w : decodes) {
+    GpuCase c(kDecode, w, test::seed_for("split_kv_decode" + w.dump()));
+    c.plan();
+    c.run();
+    EXPECT_EQ(c.compare(), "") << w.dump();
+    const std::vector<uint8_t> first = bytes_of(c.t("out"));
+    c.run();
+    rt::device_synchronize(0);
+    EXPECT_EQ(bytes_of(c.t("out")), first) << "a second run differs: " << w.dump();
+  }
+  for (int grid = 1; grid <= ops::kDecodeGraphGrids; ++grid)
+    graph_replay_matches(kDecode, {{"kv_lens", {3000, 47, 3}}, {"cuda_graph", grid}},
+                         {{"kv_lens", {3, 1500, 1547}}, {"cuda_graph", grid}});
 }
 
 TEST(PagedAttentionGpu, LseIsOptional) {

@@ -9,7 +9,9 @@
 //     Hopper FA3-style paged prefill (flashinfer/attention/hopper/prefill_sm90.cuh),
 //     scheduled by PrefillSM90Plan;
 //   decode: FlashInfer's CUDA-core paged decode (flashinfer/attention/decode.cuh),
-//     scheduled by DecodePlan, with split-KV partial results merged by its cascade kernel.
+//     scheduled by DecodePlan, with split-KV partial results merged by its cascade kernel;
+//     opt-in with FK_SPLIT_KV_DECODE=1: fk's own split-KV decode (split_kv_decode.cuh,
+//     scheduled by plan_split_kv) for GQA groups up to kSplitKvMaxGroup.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -108,5 +110,34 @@ cudaError_t decode_plan_hd256(const DecodePlanRequest& r, cudaStream_t stream);
 cudaError_t decode_run_hd64(const DecodeLaunch& l, cudaStream_t stream);
 cudaError_t decode_run_hd128(const DecodeLaunch& l, cudaStream_t stream);
 cudaError_t decode_run_hd256(const DecodeLaunch& l, cudaStream_t stream);
+
+// ---- fk's split-KV decode ---------------------------------------------------------------
+// Query heads per KV head the kernel handles (4 warps of up to 4 heads each).
+inline constexpr int64_t kSplitKvMaxGroup = 16;
+// CTAs per SM the schedule aims at outside graph grid classes 2 and 3 (the kernel keeps
+// 4 resident at head dim 128).
+inline constexpr int64_t kSplitKvCtasPerSm = 4;
+
+struct SplitKvDecodeLaunch {
+  KvDType dtype;
+  const void* q;  // [batch, Hq, D]
+  int64_t q_stride_n, q_stride_h;
+  const void* k_cache;  // [P, page_size, Hk, D], contiguous
+  const void* v_cache;
+  const int32_t* kv_indptr;
+  const int32_t* kv_indices;
+  void* out;   // [batch, Hq, D], contiguous
+  float* lse;  // [batch, Hq] or nullptr
+  int32_t batch, num_qo_heads, num_kv_heads, page_size;
+  int32_t grid_items;  // the schedule's item slots
+  float sm_scale, logits_soft_cap;
+  int32_t* schedule;   // int_workspace: plan_split_kv's image (its counters are written)
+  float* partial_o;    // float_workspace: [grid_items, Hq, D]
+  float* partial_lse;  // float_workspace: [grid_items, Hq]
+};
+
+cudaError_t split_kv_decode_hd64(const SplitKvDecodeLaunch& l, cudaStream_t stream);
+cudaError_t split_kv_decode_hd128(const SplitKvDecodeLaunch& l, cudaStream_t stream);
+cudaError_t split_kv_decode_hd256(const SplitKvDecodeLaunch& l, cudaStream_t stream);
 
 }  // namespace fk::ops::attn

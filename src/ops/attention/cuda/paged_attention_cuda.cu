@@ -7,28 +7,33 @@
 //   prefill: FlashInfer Hopper (FA3-style) paged prefill, scheduled by PrefillSM90Plan.
 //   decode:  FlashInfer CUDA-core decode for the GQA group sizes it is built for
 //            (1, 2, 3, 4, 6, 8, 16), else the Hopper prefill kernels with one query token
-//            per sequence (correct, slower).
+//            per sequence (correct, slower). With FK_SPLIT_KV_DECODE=1, fk's own split-KV
+//            decode (split_kv_decode.cuh) for groups up to 16: opt-in, see below.
 #include "ops/attention/cuda/flashinfer_compat.cuh"  // first: before any FlashInfer header
 
 #include <flashinfer/attention/scheduler.cuh>
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <flashinfer/exception.h>
 #include <vector>
 
 #include "fk/cuda/check.h"
+#include "fk/cuda/sm_count.h"
 #include "fk/op_registry.h"
 #include "fk/ops/attention.h"
 #include "ops/attention/attention_validate.h"
 #include "ops/attention/cuda/attention_kernels.h"
 #include "ops/attention/paged_batch.h"
+#include "ops/attention/split_kv_schedule.h"
 
 namespace fk::ops::attn {
 namespace {
 
 // ---- plan_info: what a plan was made for, and FlashInfer's plan ------------------------
-constexpr int64_t kPlanMagic = 0x666b61746e310001;  // changes when the layout below changes
+constexpr int64_t kPlanMagic = 0x666b61746e310002;  // changes when the layout below changes
 
-enum class Path : int64_t { empty = 0, sm90_prefill = 1, fa2_decode = 2 };
+enum class Path : int64_t { empty = 0, sm90_prefill = 1, fa2_decode = 2, split_kv_decode = 3 };
 
 enum Slot : int {
   kSlotMagic = 0,
@@ -294,6 +299,80 @@ void run_fa2_decode(const CommonArgs& c, const int64_t* flashinfer_info, cudaStr
   });
 }
 
+// ---- fk's split-KV decode path -----------------------------------------------------------
+// Opt-in (FK_SPLIT_KV_DECODE=1) until it beats FlashInfer's decode: on the H100 it is
+// correct but slower at every measured shape (bench/results/h100/split_kv_decode.json).
+// Read at every plan (a host-side call), so one process can compare both paths; the plan
+// records the path and run follows it.
+bool use_split_kv_decode(const CommonArgs& c) {
+  const char* v = std::getenv("FK_SPLIT_KV_DECODE");
+  return v != nullptr && std::strcmp(v, "1") == 0 && c.q.shape[1] / c.k_cache.shape[2] <= kSplitKvMaxGroup;
+}
+
+// The CTAs the schedule may use: a graph grid class's cap (classes 2 and 3, a grid fixed
+// per batch size), else kSplitKvCtasPerSm per SM; never fewer than one per sequence and
+// KV head.
+int64_t split_kv_ctas(int32_t cuda_graph, int64_t batch, int64_t kv_heads) {
+  const int64_t sms = fk::cuda::current_sm_count();
+  if (cuda_graph >= 2) return decode_graph_grid_ctas(cuda_graph, sms, batch, kv_heads);
+  return std::max(kSplitKvCtasPerSm * sms, batch * kv_heads);
+}
+
+constexpr int kSplitKvInfoLen = 3;  // grid_items, chunk_tokens, items
+
+void plan_split_kv_decode(const CommonArgs& c, const PagedBatch& pb, int32_t cuda_graph, int64_t* info_out,
+                          cudaStream_t stream) {
+  const int64_t batch = pb.size(), kv_heads = c.k_cache.shape[2];
+  const int64_t item_budget = std::max(batch, split_kv_ctas(cuda_graph, batch, kv_heads) / kv_heads);
+  const SplitKvSchedule s =
+      plan_split_kv(pb.kv_len, pb.kv_indptr, c.window_left, kv_heads, item_budget, kDecodeMinChunkTokens, cuda_graph != 0);
+  const int64_t int_bytes = split_kv_int_bytes(s.grid_items, batch, kv_heads);
+  const int64_t float_bytes = split_kv_float_bytes(s.grid_items, c.q.shape[1], c.q.shape[2]);
+  FK_CHECK(int_bytes <= static_cast<int64_t>(int_workspace_bytes(c)), c.op, ": the split-KV decode schedule needs ",
+           int_bytes, " bytes of int_workspace and host_int_workspace, got ", int_workspace_bytes(c),
+           " (paged_attention_workspace_bytes gives sizes that suffice)");
+  FK_CHECK(float_bytes <= c.float_workspace.nbytes(), c.op, ": the split-KV decode partials need ", float_bytes,
+           " bytes of float_workspace, got ", c.float_workspace.nbytes(),
+           " (paged_attention_workspace_bytes gives sizes that suffice)");
+  std::memcpy(c.host_int_workspace.data, s.image.data(), static_cast<size_t>(int_bytes));
+  FK_CUDA_CHECK(cudaMemcpyAsync(c.int_workspace.data, c.host_int_workspace.data, static_cast<size_t>(int_bytes),
+                                cudaMemcpyHostToDevice, stream));
+  info_out[0] = s.grid_items;
+  info_out[1] = s.chunk_tokens;
+  info_out[2] = s.num_items;
+}
+
+void run_split_kv_decode(const CommonArgs& c, const int64_t* info, cudaStream_t stream) {
+  SplitKvDecodeLaunch l{};
+  l.dtype = kv_dtype(c.q);
+  l.q = c.q.data;
+  l.q_stride_n = c.q.strides[0];
+  l.q_stride_h = c.q.strides[1];
+  l.k_cache = c.k_cache.data;
+  l.v_cache = c.v_cache.data;
+  l.kv_indptr = static_cast<const int32_t*>(c.kv_indptr.data);
+  l.kv_indices = static_cast<const int32_t*>(c.kv_indices.data);
+  l.out = c.out.data;
+  l.lse = has_lse(c.lse) ? static_cast<float*>(c.lse.data) : nullptr;
+  l.batch = static_cast<int32_t>(c.kv_indptr.shape[0] - 1);
+  l.num_qo_heads = static_cast<int32_t>(c.q.shape[1]);
+  l.num_kv_heads = static_cast<int32_t>(c.k_cache.shape[2]);
+  l.page_size = static_cast<int32_t>(c.k_cache.shape[1]);
+  l.grid_items = static_cast<int32_t>(info[0]);
+  l.sm_scale = c.sm_scale;
+  l.logits_soft_cap = c.logits_soft_cap;
+  l.schedule = static_cast<int32_t*>(c.int_workspace.data);
+  l.partial_o = static_cast<float*>(c.float_workspace.data);
+  l.partial_lse = l.partial_o + info[0] * c.q.shape[1] * c.q.shape[2];
+  cudaError_t status = cudaErrorInvalidValue;
+  switch (c.q.shape[2]) {
+    case 64: status = split_kv_decode_hd64(l, stream); break;
+    case 128: status = split_kv_decode_hd128(l, stream); break;
+    case 256: status = split_kv_decode_hd256(l, stream); break;
+  }
+  if (status != cudaSuccess) fk::cuda::throw_cuda_error(status, "split-KV decode kernel");
+}
+
 // ---- entry points -----------------------------------------------------------------------
 using PrefillArgs = BatchPrefillPagedAttentionArgs;
 using DecodeArgs = BatchDecodePagedAttentionArgs;
@@ -346,7 +425,10 @@ fk_status decode_plan(const void* args, void* stream) {
     }
     int64_t info[16] = {};
     const auto s = static_cast<cudaStream_t>(stream);
-    if (decode_kernel_supports_group(c.q.shape[1] / c.k_cache.shape[2])) {
+    if (use_split_kv_decode(c)) {
+      plan_split_kv_decode(c, pb, a.cuda_graph, info, s);
+      write_plan(a.plan_info, Path::split_kv_decode, key, info, kSplitKvInfoLen);
+    } else if (decode_kernel_supports_group(c.q.shape[1] / c.k_cache.shape[2])) {
       plan_fa2_decode(c, pb, a.cuda_graph, info, s);
       write_plan(a.plan_info, Path::fa2_decode, key, info, kDecodePlanInfoLen);
     } else {
@@ -367,7 +449,8 @@ fk_status decode_run(const void* args, void* stream) {
     const Path path = expect_plan(a.kName, a.plan_info, key_of(c, /*causal=*/true, a.cuda_graph));
     const int64_t* info = slots(a.plan_info) + kSlotFlashInfer;
     const auto s = static_cast<cudaStream_t>(stream);
-    if (path == Path::fa2_decode) run_fa2_decode(c, info, s);
+    if (path == Path::split_kv_decode) run_split_kv_decode(c, info, s);
+    else if (path == Path::fa2_decode) run_fa2_decode(c, info, s);
     else if (path == Path::sm90_prefill) run_sm90(c, /*causal=*/true, info, s);
   });
 }
