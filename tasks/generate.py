@@ -135,6 +135,8 @@ TABLE_MODELS = {
     # (sigmoid top-1): the routings the models above do not use.
     "deepseek-v3": dict(hidden=7168, layers=58, experts=256, topk=8, groups=8, topk_group=4, scale=2.5),
     "llama-4-scout": dict(hidden=5120, layers=48, experts=16, topk=1),
+    # Qwen1.5-MoE-A2.7B: the sigmoid-gated shared expert beside the routed ones (one per layer).
+    "qwen1.5-moe-a2.7b": dict(hidden=2048, layers=24, experts=60, topk=4, inter=1408, renorm=False),
 }
 # The fused experts' 8-bit deployment: Qwen3-30B-A3B with block-scaled fp8 expert weights.
 TABLE_MODELS["qwen3-30b-a3b-fp8"] = dict(TABLE_MODELS["qwen3-30b-a3b"], fp8=True)
@@ -261,6 +263,10 @@ def fused_experts(m, t, ctx, label):
     yield shape, m["layers"]
 
 
+def gated_add(m, t, ctx, label):
+    yield {"tokens": t, "hidden": m["hidden"]}, m["layers"]
+
+
 MOE_TASKS = {
     "moe_topk_softmax": dict(op="moe_topk_softmax", level="L1", models=MOE, gen=topk_softmax,
                              check=[{"tokens": 7, "experts": 60, "topk": 4}, {"tokens": 5, "experts": 8, "topk": 2,
@@ -279,6 +285,8 @@ MOE_TASKS = {
                           check=[{"tokens": 5, "topk": 2, "experts": 6, "hidden": 128, "inter": 96},
                                  {"tokens": 9, "topk": 3, "experts": 4, "hidden": 72, "inter": 40,
                                   "routing": "dropped"}]),
+    "sigmoid_gated_add": dict(op="sigmoid_gated_add", level="L1", models=["qwen1.5-moe-a2.7b"], gen=gated_add,
+                              check=[{"tokens": 5, "hidden": 1000}, {"tokens": 3, "hidden": 13, "dtype": "f16"}]),
     "fused_experts_fp8": dict(op="fused_experts", level="L2", models=["qwen3-30b-a3b-fp8"], gen=fused_experts,
                               check=[{"tokens": 5, "topk": 2, "experts": 6, "hidden": 256, "inter": 160,
                                       "weight_dtype": "f8e4m3fn"}]),

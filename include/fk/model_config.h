@@ -2,7 +2,7 @@
 // covers dense decoder LLMs and mixture-of-experts models.
 //
 // Families: llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text (and gemma3, whose
-// text model is nested under "text_config"), mixtral, qwen3_moe, olmoe. Fields a family
+// text model is nested under "text_config"), mixtral, qwen3_moe, qwen2_moe, olmoe. Fields a family
 // leaves out take that family's defaults (those of its transformers config class); the
 // fields that define the model's shape are required. Everything derived (head_dim, the
 // per-layer attention kind, q/k norm, which layers are MoE) is resolved here, once, so
@@ -56,9 +56,9 @@ struct MoeConfig {
   int64_t num_experts_per_tok = 0;
   int64_t expert_intermediate_size = 0;  // moe_intermediate_size, or intermediate_size (mixtral, olmoe)
   bool norm_topk_prob = false;           // renormalise the top-k routing weights to sum to 1
-  int64_t shared_expert_intermediate_size = 0;  // 0: no shared expert
-  int64_t decoder_sparse_step = 1;              // every step-th layer is sparse (qwen3_moe)
-  std::vector<int64_t> mlp_only_layers;         // layers that stay dense (qwen3_moe)
+  int64_t shared_expert_intermediate_size = 0;  // 0: no shared expert (qwen2_moe: its sigmoid-gated one)
+  int64_t decoder_sparse_step = 1;              // every step-th layer is sparse (qwen3_moe, qwen2_moe)
+  std::vector<int64_t> mlp_only_layers;         // layers that stay dense (qwen3_moe, qwen2_moe)
 
   friend bool operator==(const MoeConfig&, const MoeConfig&) = default;
 };
@@ -133,7 +133,8 @@ ModelConfig load_model_config(const std::filesystem::path& path);
 std::string model_config_to_json(const ModelConfig& config);
 
 // Built-in configs: the public shapes of released models ("llama-3.1-8b", "qwen3-8b",
-// "mistral-7b-v0.3", "gemma-2-9b", "qwen3-30b-a3b", "mixtral-8x7b", "olmoe-1b-7b") and
+// "mistral-7b-v0.3", "gemma-2-9b", "qwen3-30b-a3b", "mixtral-8x7b", "olmoe-1b-7b",
+// "qwen1.5-moe-a2.7b") and
 // tiny test models of each family ("tiny-llama", "tiny-qwen3-moe", ...: hidden 64,
 // 2 layers). Names are case-insensitive.
 ModelConfig model_config_by_name(std::string_view name);

@@ -196,7 +196,8 @@ void parse_moe(ModelConfig& c, const Family& fam, const ConfigFields& f) {
       m.expert_intermediate_size = c.intermediate_size;
       m.norm_topk_prob = true;  // Mixtral renormalises its top-k routing weights
       break;
-    case MoeRule::qwen3_moe: {
+    case MoeRule::qwen3_moe:
+    case MoeRule::qwen2_moe: {
       m.num_experts = expert_count(f, "num_experts", "num_local_experts");
       m.expert_intermediate_size = f.integer("moe_intermediate_size");
       m.norm_topk_prob = f.boolean("norm_topk_prob");
@@ -219,14 +220,18 @@ void parse_moe(ModelConfig& c, const Family& fam, const ConfigFields& f) {
       break;
   }
   m.num_experts_per_tok = f.integer("num_experts_per_tok");
-  m.shared_expert_intermediate_size = f.optional_integer("shared_expert_intermediate_size").value_or(0);
+  // Qwen2-MoE's shared expert defines the model's shape: required there (Qwen2MoeConfig's
+  // default, 5632, is one particular model's), optional elsewhere.
+  m.shared_expert_intermediate_size = fam.moe == MoeRule::qwen2_moe
+                                          ? f.integer("shared_expert_intermediate_size")
+                                          : f.optional_integer("shared_expert_intermediate_size").value_or(0);
   f.require_positive(fam.moe == MoeRule::mixtral ? "num_local_experts" : "num_experts", m.num_experts);
   f.require_positive("num_experts_per_tok", m.num_experts_per_tok);
   if (m.num_experts_per_tok > m.num_experts)
     f.fail(concat("'num_experts_per_tok' (", m.num_experts_per_tok, ") exceeds the number of experts (",
                   m.num_experts, ")"));
-  f.require_positive(fam.moe == MoeRule::qwen3_moe ? "moe_intermediate_size" : "intermediate_size",
-                     m.expert_intermediate_size);
+  const bool own_expert_width = fam.moe == MoeRule::qwen3_moe || fam.moe == MoeRule::qwen2_moe;
+  f.require_positive(own_expert_width ? "moe_intermediate_size" : "intermediate_size", m.expert_intermediate_size);
   f.require_positive("decoder_sparse_step", m.decoder_sparse_step);
   if (m.shared_expert_intermediate_size < 0)
     f.fail(concat("'shared_expert_intermediate_size' must be >= 0, got ", m.shared_expert_intermediate_size));
@@ -266,9 +271,9 @@ ModelConfig parse_text_model(const json& cfg, const json* outer, const std::stri
   c.max_position_embeddings = f.integer("max_position_embeddings");
   for (const char* key : {"hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size", "max_position_embeddings"})
     f.require_positive(key, f.integer(key));
-  // qwen3_moe may have no dense layer at all; every other family needs the dense width
-  // (mixtral and olmoe size their experts with it).
-  const bool dense_width_optional = fam->moe == MoeRule::qwen3_moe;
+  // qwen3_moe and qwen2_moe may have no dense layer at all; every other family needs the
+  // dense width (mixtral and olmoe size their experts with it).
+  const bool dense_width_optional = fam->moe == MoeRule::qwen3_moe || fam->moe == MoeRule::qwen2_moe;
   const auto intermediate = f.optional_integer("intermediate_size");
   if (!intermediate && !dense_width_optional) f.integer("intermediate_size");  // "missing required field"
   c.intermediate_size = intermediate.value_or(0);
@@ -345,6 +350,7 @@ ModelConfig parse_text_model(const json& cfg, const json* outer, const std::stri
     case AttentionBiasRule::configurable: c.attention_bias = c.attention_out_bias = f.boolean("attention_bias"); break;
     case AttentionBiasRule::never: break;
     case AttentionBiasRule::qkv_always: c.attention_bias = true; break;
+    case AttentionBiasRule::qkv_key: c.attention_bias = f.boolean("qkv_bias"); break;
   }
   c.mlp_bias = fam->reads_mlp_bias && f.boolean("mlp_bias");
   c.qk_norm = fam->qk_norm;

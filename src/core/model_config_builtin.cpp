@@ -75,6 +75,15 @@ const std::vector<std::pair<std::string_view, std::string_view>>& builtins() {
   "output_router_logits": false, "pad_token_id": 1, "rms_norm_eps": 1e-05, "rope_scaling": null,
   "rope_theta": 10000.0, "router_aux_loss_coef": 0.01, "tie_word_embeddings": false,
   "torch_dtype": "bfloat16", "use_cache": true, "vocab_size": 50304})"},
+      {"qwen1.5-moe-a2.7b", R"({
+  "architectures": ["Qwen2MoeForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643,
+  "decoder_sparse_step": 1, "eos_token_id": 151643, "hidden_act": "silu", "hidden_size": 2048,
+  "initializer_range": 0.02, "intermediate_size": 5632, "max_position_embeddings": 8192, "max_window_layers": 21,
+  "model_type": "qwen2_moe", "moe_intermediate_size": 1408, "norm_topk_prob": false, "num_attention_heads": 16,
+  "num_experts": 60, "num_experts_per_tok": 4, "num_hidden_layers": 24, "num_key_value_heads": 16,
+  "output_router_logits": false, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001,
+  "shared_expert_intermediate_size": 5632, "sliding_window": 32768, "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16", "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})"},
 
       // Tiny models: 64 wide, 2 layers, 4 query / 2 kv heads of 16, vocabulary 256. Each
       // keeps its family's distinctive features (llama3 rope, sliding windows, biases,
@@ -138,6 +147,16 @@ const std::vector<std::pair<std::string_view, std::string_view>>& builtins() {
   "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [], "use_sliding_window": false,
   "sliding_window": null, "tie_word_embeddings": false, "torch_dtype": "bfloat16", "bos_token_id": 1,
   "eos_token_id": 2})"},
+      // Qwen2-MoE: q/k/v biases, a gated shared expert beside the routed ones, and a dense
+      // second layer (mlp_only_layers), so the dense MLP and the shared expert share buffers.
+      {"tiny-qwen2-moe", R"({
+  "architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe", "hidden_size": 64,
+  "intermediate_size": 128, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 48,
+  "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 256,
+  "max_position_embeddings": 512, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "num_experts": 4,
+  "num_experts_per_tok": 2, "norm_topk_prob": false, "decoder_sparse_step": 1, "mlp_only_layers": [1],
+  "use_sliding_window": false, "sliding_window": null, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+  "bos_token_id": 1, "eos_token_id": 2})"},
       {"tiny-olmoe", R"({
   "architectures": ["OlmoeForCausalLM"], "model_type": "olmoe", "hidden_size": 64, "intermediate_size": 32,
   "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 256,

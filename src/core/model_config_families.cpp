@@ -59,6 +59,13 @@ const std::vector<Family>& families() {
            "sliding_window": 4096, "max_window_layers": 28, "decoder_sparse_step": 1, "norm_topk_prob": false,
            "mlp_only_layers": []})",
        A::configurable, false, QkNorm::per_head, false, false, S::qwen, M::qwen3_moe},
+      // Qwen1.5-MoE / Qwen2-MoE: Qwen2's attention (q/k/v biases unless "qkv_bias" says
+      // otherwise, as Qwen2MoeConfig) and qwen3_moe's sparse layers plus a gated shared expert.
+      {"qwen2_moe",
+       R"({"max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "hidden_act": "silu",
+           "tie_word_embeddings": false, "qkv_bias": true, "use_sliding_window": false, "sliding_window": 4096,
+           "max_window_layers": 28, "decoder_sparse_step": 1, "norm_topk_prob": false, "mlp_only_layers": []})",
+       A::qkv_key, false, QkNorm::none, false, false, S::qwen, M::qwen2_moe},
       {"olmoe",
        R"({"max_position_embeddings": 4096, "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "hidden_act": "silu",
            "tie_word_embeddings": false, "attention_bias": false, "norm_topk_prob": false, "clip_qkv": null})",

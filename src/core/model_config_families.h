@@ -11,7 +11,8 @@ namespace fk::model_config_detail {
 enum class AttentionBiasRule : uint8_t {
   configurable,  // "attention_bias" sets q, k, v and o biases (llama, qwen3, gemma, olmoe)
   never,         // no biases, key ignored (mistral, mixtral)
-  qkv_always     // q, k, v biased, o not, key ignored (qwen2)
+  qkv_always,    // q, k, v biased, o not, key ignored (qwen2)
+  qkv_key        // "qkv_bias" (default true) sets q, k, v biases, o never biased (qwen2_moe)
 };
 
 enum class SlidingRule : uint8_t {
@@ -26,6 +27,7 @@ enum class MoeRule : uint8_t {
   dense,
   mixtral,    // num_local_experts; experts are intermediate_size wide; top-k renormalised
   qwen3_moe,  // num_experts, moe_intermediate_size, norm_topk_prob, decoder_sparse_step, mlp_only_layers
+  qwen2_moe,  // qwen3_moe's fields plus shared_expert_intermediate_size (required)
   olmoe       // num_experts; experts are intermediate_size wide; norm_topk_prob
 };
 

@@ -79,6 +79,7 @@ std::string model_config_to_json(const ModelConfig& c) {
   j["tie_word_embeddings"] = c.tie_word_embeddings;
   j[fam->gemma ? "hidden_activation" : "hidden_act"] = c.hidden_act;
   if (fam->attention_bias == AttentionBiasRule::configurable) j["attention_bias"] = c.attention_bias;
+  if (fam->attention_bias == AttentionBiasRule::qkv_key) j["qkv_bias"] = c.attention_bias;
   if (fam->reads_mlp_bias) j["mlp_bias"] = c.mlp_bias;
   j["sliding_window"] = c.sliding_window > 0 ? json(c.sliding_window) : json(nullptr);
   if (fam->sliding == SlidingRule::qwen) j["use_sliding_window"] = c.sliding_window > 0;
@@ -102,6 +103,7 @@ std::string model_config_to_json(const ModelConfig& c) {
     case MoeRule::dense: break;
     case MoeRule::mixtral: j["num_local_experts"] = m.num_experts; break;
     case MoeRule::qwen3_moe:
+    case MoeRule::qwen2_moe:
       j["num_experts"] = m.num_experts;
       j["moe_intermediate_size"] = m.expert_intermediate_size;
       j["norm_topk_prob"] = m.norm_topk_prob;
@@ -115,7 +117,8 @@ std::string model_config_to_json(const ModelConfig& c) {
   }
   if (fam->moe != MoeRule::dense) {
     j["num_experts_per_tok"] = m.num_experts_per_tok;
-    if (m.shared_expert_intermediate_size > 0) j["shared_expert_intermediate_size"] = m.shared_expert_intermediate_size;
+    if (m.shared_expert_intermediate_size > 0 || fam->moe == MoeRule::qwen2_moe)  // required there, even when 0
+      j["shared_expert_intermediate_size"] = m.shared_expert_intermediate_size;
   }
   return j.dump(2);
 }

@@ -122,6 +122,10 @@ std::optional<json> workload_of_call(const std::string& op, const void* raw) {
     if (a.w13.dtype == DType::f8e4m3fn) w["weight_dtype"] = dt(a.w13);
     return w;
   }
+  if (op == "sigmoid_gated_add") {
+    const auto& a = *static_cast<const ops::SigmoidGatedAddArgs*>(raw);
+    return json{{"tokens", a.input.shape[0]}, {"hidden", a.input.shape[1]}, {"dtype", dt(a.input)}};
+  }
   return std::nullopt;
 }
 

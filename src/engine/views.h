@@ -62,6 +62,24 @@ inline TensorView index0(const TensorView& v, int64_t i) {
   return r;
 }
 
+// The first rows * cols elements of a contiguous buffer as a packed [rows, cols] matrix:
+// one scratch buffer serving matrices of different widths (the dense MLP's and a shared
+// expert's intermediate activations), each with packed rows.
+inline TensorView packed_rows(const TensorView& buffer, int64_t rows, int64_t cols) {
+  FK_CHECK(buffer.is_contiguous() && rows >= 0 && cols >= 0 && rows * cols <= buffer.numel(), "packed_rows: [", rows,
+           ", ", cols, "] does not fit a contiguous buffer of ", buffer.numel(), " elements");
+  TensorView v{};
+  v.data = buffer.data;
+  v.rank = 2;
+  v.dtype = buffer.dtype;
+  v.device = buffer.device;
+  v.shape[0] = rows;
+  v.shape[1] = cols;
+  v.strides[0] = cols;
+  v.strides[1] = 1;
+  return v;
+}
+
 // "No tensor" for optional op arguments.
 inline TensorView absent() { return TensorView{}; }
 

@@ -240,6 +240,53 @@ TEST(ModelConfig, Qwen3_30B_A3B) {
   EXPECT_FALSE(sparse.moe.norm_topk_prob);  // Qwen3MoeConfig's default
 }
 
+TEST(ModelConfig, Qwen15MoeA27B) {
+  const ModelConfig c = model_config_by_name("qwen1.5-moe-a2.7b");
+  EXPECT_EQ(c.model_type, "qwen2_moe");
+  EXPECT_EQ(c.hidden_size, 2048);
+  EXPECT_EQ(c.num_hidden_layers, 24);
+  EXPECT_EQ(c.num_attention_heads, 16);
+  EXPECT_EQ(c.num_key_value_heads, 16);
+  EXPECT_EQ(c.head_dim, 128);  // hidden / heads: Qwen2MoeConfig has no head_dim
+  EXPECT_EQ(c.vocab_size, 151936);
+  EXPECT_TRUE(c.attention_bias);  // q, k, v (qkv_bias defaults to true)
+  EXPECT_FALSE(c.attention_out_bias);
+  EXPECT_EQ(c.qk_norm, QkNorm::none);
+  EXPECT_EQ(c.sliding_window, 0);  // use_sliding_window false
+  EXPECT_EQ(c.moe.num_experts, 60);
+  EXPECT_EQ(c.moe.num_experts_per_tok, 4);
+  EXPECT_EQ(c.moe.expert_intermediate_size, 1408);
+  EXPECT_EQ(c.moe.shared_expert_intermediate_size, 5632);
+  EXPECT_FALSE(c.moe.norm_topk_prob);
+  for (int i = 0; i < 24; ++i) EXPECT_TRUE(c.is_moe_layer(i));
+
+  // Qwen2MoeConfig's defaults; qkv_bias switches the q/k/v biases (attention_bias is not its
+  // key); decoder_sparse_step and mlp_only_layers as for qwen3_moe.
+  const std::string base = R"({"model_type": "qwen2_moe", "hidden_size": 64, "moe_intermediate_size": 32,
+    "num_hidden_layers": 4, "num_attention_heads": 4, "vocab_size": 10, "num_experts": 4, "num_experts_per_tok": 2, )";
+  const ModelConfig d = parse_model_config(base + R"("shared_expert_intermediate_size": 48})", "cfg.json");
+  EXPECT_TRUE(d.attention_bias);
+  EXPECT_FALSE(d.attention_out_bias);
+  EXPECT_FALSE(d.moe.norm_topk_prob);
+  EXPECT_EQ(d.intermediate_size, 0);  // no dense layer, no dense width needed
+  EXPECT_EQ(d.head_dim, 16);
+  EXPECT_EQ(d.max_position_embeddings, 32768);
+  const ModelConfig sparse = parse_model_config(base + R"("shared_expert_intermediate_size": 48, "qkv_bias": false,
+    "attention_bias": true, "intermediate_size": 128, "decoder_sparse_step": 2, "mlp_only_layers": [3]})", "cfg.json");
+  EXPECT_FALSE(sparse.attention_bias);
+  EXPECT_FALSE(sparse.attention_out_bias);
+  EXPECT_FALSE(sparse.is_moe_layer(0));
+  EXPECT_TRUE(sparse.is_moe_layer(1));
+  EXPECT_FALSE(sparse.is_moe_layer(2));
+  EXPECT_FALSE(sparse.is_moe_layer(3));  // mlp_only
+  EXPECT_EQ(parse_model_config(model_config_to_json(sparse)), sparse);
+  // The shared expert's width defines the model: required, and never negative.
+  EXPECT_CONFIG_ERROR(base + R"("norm_topk_prob": true})", "missing required field 'shared_expert_intermediate_size' (qwen2_moe)");
+  EXPECT_CONFIG_ERROR(base + R"("shared_expert_intermediate_size": -1})", "'shared_expert_intermediate_size' must be >= 0");
+  EXPECT_CONFIG_ERROR(base + R"("shared_expert_intermediate_size": 48, "mlp_only_layers": [0]})",
+                      "'intermediate_size' is not given");
+}
+
 TEST(ModelConfig, Mixtral8x7B) {
   const ModelConfig c = model_config_by_name("mixtral-8x7b");
   EXPECT_EQ(c.moe.num_experts, 8);

@@ -54,9 +54,18 @@ TEST(Capture, EveryCallBecomesATaskWorkloadThatInstantiates) {
   }
 }
 
-// MoE models (built-in tiny configs, random weights): routing and experts are captured too.
+// MoE models (built-in tiny configs, random weights): routing and experts are captured too,
+// and Qwen2-MoE's shared expert.
 TEST(Capture, MoeCallsBecomeTaskWorkloadsThatInstantiate) {
-  for (const char* model : {"tiny-qwen3-moe", "tiny-olmoe"}) {
+  struct MoeModel {
+    const char* name;
+    int64_t moe_layers;        // of the 2
+    int64_t linears_per_step;  // qkv and output per layer, a router per MoE layer, the shared
+                               // expert's gate_up, down and gate, a dense MLP's gate_up and down, the head
+  };
+  for (const MoeModel& m : {MoeModel{"tiny-qwen3-moe", 2, 3 * 2 + 1}, MoeModel{"tiny-olmoe", 2, 3 * 2 + 1},
+                            MoeModel{"tiny-qwen2-moe", 1, 2 * 2 + 1 + 3 + 2 + 1}}) {
+    const char* model = m.name;
     engine::EngineConfig c;
     c.model = model;
     c.backend = DeviceType::cpu;
@@ -64,18 +73,21 @@ TEST(Capture, MoeCallsBecomeTaskWorkloadsThatInstantiate) {
     c.max_num_batched_tokens = 64;
     const WorkloadSpec w = workload_spec("tiny");
     const CaptureResult r = capture_workload(c, w);
-    int64_t experts_calls = 0, linear_calls = 0, embedding_calls = 0;
+    int64_t experts_calls = 0, linear_calls = 0, embedding_calls = 0, gated_add_calls = 0;
     for (const CapturedOp& op : r.ops) {
       for (const auto& [key, wc] : op.workloads)
         EXPECT_FALSE(wc.first.contains("untranslated")) << model << ": " << op.op << " was not translated";
       if (op.op == "fused_experts") experts_calls = op.calls;
       if (op.op == "linear") linear_calls = op.calls;
       if (op.op == "embedding") embedding_calls = op.calls;
+      if (op.op == "sigmoid_gated_add") gated_add_calls = op.calls;
     }
-    // Each step, per layer: qkv, output and router projections, one experts call; the head.
+    // Each step: one experts call per MoE layer (and one gated add where there is a shared
+    // expert), the linears counted above.
     const int64_t steps = embedding_calls / 2;
-    EXPECT_EQ(experts_calls, steps * 2) << model;
-    EXPECT_EQ(linear_calls, steps * (3 * 2 + 1)) << model;
+    EXPECT_EQ(experts_calls, steps * m.moe_layers) << model;
+    EXPECT_EQ(gated_add_calls, std::string(model) == "tiny-qwen2-moe" ? steps * m.moe_layers : 0) << model;
+    EXPECT_EQ(linear_calls, steps * m.linears_per_step) << model;
     const fs::path dir = fs::temp_directory_path() / ("fk-capture-" + std::string(model));
     fs::remove_all(dir);
     write_task_files(r, model, w.name, dir);

@@ -85,7 +85,7 @@ TEST(Engine, BatchOf64WithChunkingPreemptionAndPrefixCachingMatchesSoloRuns) {
 // other tokens share its step.
 TEST(Engine, MoeModelsInABatchWithChunkingAndPreemptionMatchSoloRuns) {
   const uint64_t seed = test::seed_for("Engine.MoeBatchInvariance");
-  for (const char* model : {"tiny-qwen3-moe", "tiny-mixtral", "tiny-olmoe"}) {
+  for (const char* model : {"tiny-qwen3-moe", "tiny-mixtral", "tiny-olmoe", "tiny-qwen2-moe"}) {
     const auto prompts = random_prompts(seed, 12, 256, /*shared_prefix=*/true);
     SamplingParams greedy;
     greedy.temperature = 0;

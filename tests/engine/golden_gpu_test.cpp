@@ -15,7 +15,7 @@ TEST_P(GoldenGpu, LogitsAndGreedyTokensMatchTransformers) {
 
 INSTANTIATE_TEST_SUITE_P(Families, GoldenGpu,
                          ::testing::Values("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "mixtral",
-                                           "qwen3_moe", "olmoe"));
+                                           "qwen3_moe", "olmoe", "qwen2_moe"));
 
 }  // namespace
 }  // namespace fk::engine::test

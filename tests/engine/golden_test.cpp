@@ -10,7 +10,7 @@ TEST_P(GoldenCpu, LogitsAndGreedyTokensMatchTransformers) { check_family(GetPara
 
 INSTANTIATE_TEST_SUITE_P(Families, GoldenCpu,
                          ::testing::Values("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "mixtral",
-                                           "qwen3_moe", "olmoe"));
+                                           "qwen3_moe", "olmoe", "qwen2_moe"));
 
 }  // namespace
 }  // namespace fk::engine::test

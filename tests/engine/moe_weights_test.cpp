@@ -163,6 +163,25 @@ TEST(MoeWeights, TransformersConfigsOfTheGoldenModelsResolve) {
   EXPECT_EQ(olmoe.moe.top_k, 3);
   EXPECT_FALSE(olmoe.moe.renormalize);
   EXPECT_TRUE(olmoe.qk_norm_across_heads);
+  // Qwen2MoeConfig writes qkv_bias, its layer_types, and sliding_window 0 or null when
+  // use_sliding_window is false; it has no head_dim.
+  for (const char* window : {"0", "null"}) {
+    const ModelSpec qwen2 = model_spec_for(parse_model_config("{" + common + R"("model_type": "qwen2_moe",
+      "architectures": ["Qwen2MoeForCausalLM"], "hidden_size": 128, "intermediate_size": 128,
+      "moe_intermediate_size": 64, "shared_expert_intermediate_size": 192, "num_experts": 8,
+      "num_experts_per_tok": 2, "norm_topk_prob": false, "decoder_sparse_step": 1, "mlp_only_layers": [],
+      "qkv_bias": true, "use_sliding_window": false, "max_window_layers": 28, "sliding_window": )" + window + R"(,
+      "layer_types": ["full_attention", "full_attention"], "router_aux_loss_coef": 0.001,
+      "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"}})"));
+    EXPECT_EQ(qwen2.config.head_dim, 64);
+    EXPECT_TRUE(qwen2.qkv_bias);
+    EXPECT_FALSE(qwen2.o_bias);
+    EXPECT_EQ(qwen2.moe.shared_intermediate, 192);
+    EXPECT_EQ(qwen2.moe.top_k, 2);
+    EXPECT_FALSE(qwen2.moe.renormalize);
+    EXPECT_TRUE(qwen2.is_moe_layer(0) && qwen2.is_moe_layer(1));
+    EXPECT_EQ(qwen2.layers[1].window_left, -1);
+  }
 }
 
 TEST(MoeWeights, SharedExpertsAreRefusedClearly) {

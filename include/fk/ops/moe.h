@@ -124,6 +124,24 @@ struct MoeUnpermuteSumArgs {
   TensorView topk_weights;  // [T, k] read; f32; contiguous; optional (data == nullptr: weights 1)
 };
 
+// The gated shared expert of Qwen2-MoE, added IN PLACE to the routed experts' output:
+//   out[t, h] = out[t, h] + sigmoid(gate[t, 0]) * input[t, h],   sigmoid(g) = 1 / (1 + exp(-g))
+// computed in fp32 (CUDA) or double (CPU reference) and rounded once to the dtype.
+// `input` is the shared expert's output (a SwiGLU MLP: linear, silu_and_mul, linear) and
+// `gate` its gate logit, x . shared_expert_gate (linear with N = 1), one per token.
+// The logit is a GEMV that `linear` already runs (and a linear candidate then covers), so
+// it stays out of this op: what is left is one bandwidth-bound pass over the rows, with
+// no reduction. In place because `out` is fused_experts' output buffer, which the next
+// layer's fused_add_rms_norm reads: a separate result would cost a [T, H] buffer and a
+// copy. A gate that is a column of a wider GEMM output (row stride > 1) is fine.
+struct SigmoidGatedAddArgs {
+  static constexpr const char* kName = "sigmoid_gated_add";
+  TensorView out;    // [T, H] updated: the routed experts' sum in, plus the gated shared expert out;
+                     //        dtype of input; rows contiguous (row stride free)
+  TensorView input;  // [T, H] read; f32/f16/bf16; rows contiguous (row stride free); must not overlap out
+  TensorView gate;   // [T, 1] read; dtype of input; row stride free; must not overlap out
+};
+
 // Scratch of the CUDA baseline's grouped GEMM (prefill) for E experts: seven per-expert
 // argument arrays (at most 16 bytes an entry, each 256-byte aligned), then CUTLASS's
 // workspace: at most four 128-byte TMA descriptors per SM, for up to 1024 SMs.

@@ -71,11 +71,14 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
   qkv_ = buffer(max_tokens, spec_.qkv_rows());
   attn_out_ = buffer(max_tokens, c.q_size());
   // The dense MLP's buffers only when some layer is dense (Qwen3-MoE configs name an
-  // intermediate_size none of their layers uses).
+  // intermediate_size none of their layers uses); a shared expert uses them too, as packed
+  // [T, 2Is] and [T, Is] matrices (packed_rows), so they are as wide as the wider of the two.
   bool any_dense = false;
   for (int64_t l = 0; l < spec_.num_layers(); ++l) any_dense |= !spec_.is_moe_layer(l);
-  gate_up_ = buffer(max_tokens, any_dense ? 2 * I : 0);
-  act_ = buffer(max_tokens, any_dense ? I : 0);
+  const int64_t Is = spec_.moe.enabled ? spec_.moe.shared_intermediate : 0;
+  const int64_t mlp_width = std::max(any_dense ? I : 0, Is);
+  gate_up_ = buffer(max_tokens, 2 * mlp_width);
+  act_ = buffer(max_tokens, mlp_width);
   head_in_ = buffer(max_logits, H);
   logits_ = buffer(max_logits, c.vocab_size);
   if (spec_.moe.enabled) {
@@ -86,6 +89,10 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
     // The CPU implementation needs no scratch.
     const int64_t ws = cpu ? 16 : ops::fused_experts_workspace_bytes(max_tokens, k, E, H, spec_.moe.intermediate);
     moe_workspace_ = Tensor::empty({ws}, DType::u8, device, stream);
+    if (Is > 0) {
+      shared_out_ = buffer(max_tokens, H);
+      shared_gate_ = buffer(max_tokens, 1);
+    }
   }
   if (spec_.qk_norm_across_heads) {
     q_normed_ = buffer(max_tokens, c.q_size());
@@ -96,7 +103,8 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
 int64_t DecoderModel::activation_bytes() const {
   int64_t b = 0;
   for (const Tensor* t : {&residual_, &a_, &b_, &qkv_, &attn_out_, &gate_up_, &act_, &head_in_, &logits_,
-                          &router_logits_, &topk_weights_, &topk_ids_, &moe_workspace_, &q_normed_, &k_normed_})
+                          &router_logits_, &topk_weights_, &topk_ids_, &moe_workspace_, &q_normed_, &k_normed_,
+                          &shared_out_, &shared_gate_})
     if (t->defined()) b += static_cast<int64_t>(t->nbytes());
   for (const auto* set : {&plans_, &decode_part_plans_})
     for (const AttentionPlan& p : *set) b += static_cast<int64_t>(p.float_workspace.nbytes() + p.int_workspace.nbytes());
@@ -131,6 +139,22 @@ void DecoderModel::moe_mlp(const TensorView& out, const TensorView& in, const La
   call_op(ops::MoeTopkSoftmaxArgs{weights, ids, logits, spec_.moe.renormalize ? 1 : 0}, backend_, stream);
   call_op(ops::FusedExpertsArgs{out, in, w.w13, w.w2, absent(), absent(), weights, ids, moe_workspace_}, backend_,
           stream);
+  if (spec_.moe.shared_intermediate > 0) shared_expert(out, in, w, stream);
+}
+
+void DecoderModel::shared_expert(const TensorView& out, const TensorView& in, const LayerWeights& w,
+                                 void* stream) const {
+  const int64_t T = in.shape[0], Is = spec_.moe.shared_intermediate;
+  const TensorView gate_up = packed_rows(gate_up_.view(), T, 2 * Is), act = packed_rows(act_.view(), T, Is);
+  const TensorView y = rows(shared_out_, T), gate = rows(shared_gate_, T);
+  // The expert: a SwiGLU MLP like a dense layer's, of width Is.
+  linear(gate_up, in, w.shared_gate_up, Tensor{}, stream);
+  call_op(ops::SiluAndMulArgs{act, gate_up}, backend_, stream);
+  linear(y, act, w.shared_down, Tensor{}, stream);
+  // Its gate logit, x . w, is a linear layer with one output feature: every implementation
+  // of linear takes N = 1 (its test workloads include such columns).
+  linear(gate, in, w.shared_gate, Tensor{}, stream);
+  call_op(ops::SigmoidGatedAddArgs{out, y, gate}, backend_, stream);
 }
 
 namespace {
@@ -257,7 +281,6 @@ TensorView DecoderModel::forward(const ForwardBatch& b, const KvCache& kv, void*
                            : as_heads(columns(qkv, c.q_size(), c.kv_size()), c.num_key_value_heads, c.head_dim);
   const TensorView v = as_heads(columns(qkv, c.q_size() + c.kv_size(), c.kv_size()), c.num_key_value_heads, c.head_dim);
   const TensorView attn_out = rows(attn_out_, T);
-  const TensorView gate_up = rows(gate_up_, T), act = rows(act_, T);
 
   call_op(ops::EmbeddingArgs{residual, b.input_ids, weights_.embed_input}, backend_, stream);
   for (int64_t l = 0; l < spec_.num_layers(); ++l) {
@@ -304,6 +327,8 @@ TensorView DecoderModel::forward(const ForwardBatch& b, const KvCache& kv, void*
     if (spec_.is_moe_layer(l)) {
       moe_mlp(mlp_out, mlp_in, w, stream);
     } else {
+      const TensorView gate_up = packed_rows(gate_up_.view(), T, 2 * c.intermediate_size),
+                       act = packed_rows(act_.view(), T, c.intermediate_size);
       linear(gate_up, mlp_in, w.gate_up, w.gate_up_bias, stream);
       switch (spec_.activation) {
         case MlpActivation::silu: call_op(ops::SiluAndMulArgs{act, gate_up}, backend_, stream); break;

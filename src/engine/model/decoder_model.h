@@ -54,8 +54,11 @@ class DecoderModel {
   void norm(const TensorView& out, const TensorView& in, const Tensor& w, void* stream) const;
   void add_norm(const TensorView& x, const TensorView& residual, const Tensor& w, void* stream) const;
   void linear(const TensorView& out, const TensorView& in, const Tensor& w, const Tensor& bias, void* stream) const;
-  // The sparse MLP of an MoE layer: router, top-k routing, routed experts (out = experts(in)).
+  // The sparse MLP of an MoE layer: router, top-k routing, routed experts (out = experts(in)),
+  // then the shared expert where the model has one.
   void moe_mlp(const TensorView& out, const TensorView& in, const LayerWeights& w, void* stream) const;
+  // out += sigmoid(in . shared_gate) * shared_expert(in) (Qwen2-MoE).
+  void shared_expert(const TensorView& out, const TensorView& in, const LayerWeights& w, void* stream) const;
   TensorView rows(const Tensor& buffer, int64_t n) const;
 
   ModelSpec spec_;
@@ -71,8 +74,11 @@ class DecoderModel {
   // Activations, sized for the largest step.
   Tensor residual_, a_, b_, qkv_, attn_out_, gate_up_, act_, head_in_, logits_;
   // MoE layers: router logits [T, E], routing [T, k] (f32 weights, i32 ids), the experts'
-  // workspace; OLMoE: the normalised q and k [T, q_size], [T, kv_size].
-  Tensor router_logits_, topk_weights_, topk_ids_, moe_workspace_, q_normed_, k_normed_;
+  // workspace; OLMoE: the normalised q and k [T, q_size], [T, kv_size]. A shared expert
+  // (Qwen2-MoE) runs its gate_up and activation in gate_up_ and act_ (sized for both it and
+  // the dense MLP, which never run in one layer), its output into shared_out_ [T, H] and
+  // its gate logit into shared_gate_ [T, 1].
+  Tensor router_logits_, topk_weights_, topk_ids_, moe_workspace_, q_normed_, k_normed_, shared_out_, shared_gate_;
 };
 
 }  // namespace fk::engine

@@ -62,11 +62,12 @@ MlpActivation activation_of(const std::string& act) {
   FK_FAIL(FK_ERR_UNSUPPORTED, "hidden activation '", act, "' is not supported by the engine's gated MLP");
 }
 
-void resolve_moe(ModelSpec& s) {
+void resolve_moe(ModelSpec& s, bool gated_shared_expert) {
   const MoeConfig& m = s.config.moe;
-  if (m.shared_expert_intermediate_size > 0)
-    FK_FAIL(FK_ERR_UNSUPPORTED, "model_type '", s.config.model_type,
-            "': shared experts are not supported by the engine's MoE layers");
+  if (m.shared_expert_intermediate_size > 0 && !gated_shared_expert)
+    FK_FAIL(FK_ERR_UNSUPPORTED, "model_type '", s.config.model_type, "': shared experts (shared_expert_intermediate_size ",
+            m.shared_expert_intermediate_size, ") are not part of this family's MoE layers in the engine (it runs "
+            "qwen2_moe's sigmoid-gated one)");
   if (activation_of(s.config.hidden_act) != MlpActivation::silu)
     FK_FAIL(FK_ERR_UNSUPPORTED, "model_type '", s.config.model_type, "': experts with activation '",
             s.config.hidden_act, "' are not supported (fused_experts is SwiGLU)");
@@ -75,6 +76,7 @@ void resolve_moe(ModelSpec& s) {
   s.moe.top_k = m.num_experts_per_tok;
   s.moe.intermediate = m.expert_intermediate_size;
   s.moe.renormalize = m.norm_topk_prob;
+  s.moe.shared_intermediate = gated_shared_expert ? m.shared_expert_intermediate_size : 0;
 }
 
 ModelSpec model_spec_for(const ModelConfig& config) {

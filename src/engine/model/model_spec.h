@@ -1,7 +1,7 @@
 // What a decoder model computes, resolved once from its ModelConfig by the family's file
-// (llama.cpp, qwen.cpp, gemma.cpp, mixtral.cpp, qwen_moe.cpp, olmoe.cpp): which norm,
-// activation, projections, biases, attention settings and mixture-of-experts blocks each
-// layer uses, and where each weight sits in an HF checkpoint. The forward pass
+// (llama.cpp, qwen.cpp, gemma.cpp, mixtral.cpp, qwen_moe.cpp, qwen2_moe.cpp, olmoe.cpp):
+// which norm, activation, projections, biases, attention settings and mixture-of-experts
+// blocks each layer uses, and where each weight sits in an HF checkpoint. The forward pass
 // (decoder_model.cpp) reads only this struct, never config.json fields.
 #pragma once
 #include <array>
@@ -30,7 +30,7 @@ struct LayerAttention {
 };
 
 // The sparse MLP of MoE layers: a router (linear to E logits), softmax top-k routing and
-// the routed experts (fused_experts).
+// the routed experts (fused_experts); Qwen2-MoE adds a shared expert.
 struct MoeSpec {
   bool enabled = false;
   int64_t num_experts = 0;
@@ -42,6 +42,11 @@ struct MoeSpec {
   // expert's {gate, up, down} projections; the loader takes the first that exists.
   std::vector<std::string> module_names = {"mlp"};
   std::vector<std::array<std::string, 3>> expert_weight_names = {{"gate_proj", "up_proj", "down_proj"}};
+  // The shared expert (Qwen2-MoE), 0: none. A SwiGLU MLP of this intermediate size that
+  // every token runs beside the routed experts, its output scaled per token by
+  // sigmoid(x . w) and added to theirs. Checkpoint names: "<module>.shared_expert.
+  // {gate,up,down}_proj.weight" and "<module>.shared_expert_gate.weight" (w, [1, hidden]).
+  int64_t shared_intermediate = 0;
 };
 
 struct ModelSpec {
@@ -101,7 +106,9 @@ struct ModelFamilyRegistrar {
 RopeConfig rope_config_of(const ModelConfig& config, double theta);
 MlpActivation activation_of(const std::string& hidden_act);
 // Fills spec.moe from the config's MoE fields (softmax top-k routing); the family then
-// sets its checkpoint names.
-void resolve_moe(ModelSpec& spec);
+// sets its checkpoint names. `gated_shared_expert`: the family runs the config's shared
+// expert as Qwen2-MoE does (sigmoid-gated); for other families a config with a shared
+// expert is refused, naming the setting.
+void resolve_moe(ModelSpec& spec, bool gated_shared_expert = false);
 
 }  // namespace fk::engine

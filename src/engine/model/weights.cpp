@@ -112,9 +112,22 @@ int64_t bytes_of(const ModelWeights& w) {
   for (const LayerWeights& l : w.layers)
     for (const Tensor* t : {&l.input_norm, &l.qkv, &l.qkv_bias, &l.q_norm, &l.k_norm, &l.o_proj, &l.o_bias,
                             &l.post_attn_norm, &l.pre_mlp_norm, &l.gate_up, &l.gate_up_bias, &l.down, &l.down_bias,
-                            &l.post_mlp_norm, &l.router, &l.w13, &l.w2})
+                            &l.post_mlp_norm, &l.router, &l.w13, &l.w2, &l.shared_gate_up, &l.shared_down,
+                            &l.shared_gate})
       add(*t);
   return b;
+}
+
+// The shared expert of MoE layer l (Qwen2-MoE), under the block's module: gate and up
+// stacked like a dense MLP's, down, and the [1, H] weight of its gate logit.
+void load_shared_expert(CheckpointReader& r, const ModelSpec& spec, int64_t l, const std::string& module,
+                        LayerWeights& lw) {
+  const int64_t H = spec.config.hidden_size, Is = spec.moe.shared_intermediate;
+  auto n = [&](const std::string& what) { return r.layer_name(l, module + "." + what); };
+  lw.shared_gate_up = r.stacked({n("shared_expert.gate_proj.weight"), n("shared_expert.up_proj.weight")},
+                                {{Is, H}, {Is, H}});
+  lw.shared_down = r.tensor(n("shared_expert.down_proj.weight"), {H, Is});
+  lw.shared_gate = r.tensor(n("shared_expert_gate.weight"), {1, H});
 }
 
 // The router and experts of MoE layer l: per-expert tensors (what HF checkpoints hold:
@@ -135,6 +148,7 @@ void load_experts(CheckpointReader& r, const ModelSpec& spec, int64_t l, LayerWe
   if (module.empty())
     FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint has no MoE router for layer ", l, " (looked for ", tried, ")");
   lw.router = r.tensor(n(module + ".gate.weight"), {E, H});
+  if (m.shared_intermediate > 0) load_shared_expert(r, spec, l, module, lw);
   const std::string experts = module + ".experts.";
   if (r.has(n(experts + "gate_up_proj"))) {
     lw.w13 = r.tensor(n(experts + "gate_up_proj"), {E, 2 * Ie, H});
@@ -290,6 +304,11 @@ ModelWeights dummy_weights(const ModelSpec& spec, DType dtype, Device device, ui
       lw.router = projection(E, H);
       lw.w13 = normal({E, 2 * Ie, H}, static_cast<float>(1.0 / std::sqrt(static_cast<double>(H))));
       lw.w2 = normal({E, H, Ie}, static_cast<float>(1.0 / std::sqrt(static_cast<double>(Ie))));
+      if (const int64_t Is = spec.moe.shared_intermediate; Is > 0) {
+        lw.shared_gate_up = projection(2 * Is, H);
+        lw.shared_down = projection(H, Is);
+        lw.shared_gate = projection(1, H);
+      }
       w.layers.push_back(std::move(lw));
       continue;
     }

@@ -3,7 +3,9 @@
 // one [2 * intermediate, hidden] matrix ([gate | up] rows, what silu_and_mul reads), norm
 // weights as the norm ops take them; MoE layers hold their router and every expert's
 // gate/up ([E, 2 * expert intermediate, hidden], gate rows first) and down projections
-// stacked, as fused_experts reads them. Filled from an HF checkpoint or at random.
+// stacked, as fused_experts reads them, and (Qwen2-MoE) their shared expert's gate/up
+// fused like a dense MLP's, its down projection and its gate logit's weight row. Filled
+// from an HF checkpoint or at random.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -27,6 +29,9 @@ struct LayerWeights {
   Tensor post_mlp_norm;            // [H] (sandwich only)
   Tensor router;                   // [E, H] (MoE layers; gate_up/down are then absent)
   Tensor w13, w2;                  // [E, 2Ie, H], [E, H, Ie]
+  Tensor shared_gate_up;           // [2Is, H] (MoE layers with a shared expert; gate rows first)
+  Tensor shared_down;              // [H, Is]
+  Tensor shared_gate;              // [1, H]: the shared expert's gate logit is x . shared_gate[0]
 };
 
 struct ModelWeights {

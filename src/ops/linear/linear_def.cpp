@@ -139,6 +139,11 @@ OpDef make_def() {
       J{{"m", 128}, {"n", 256}, {"k", 512}, {"bias", true}},
       J{{"m", 256}, {"n", 512}, {"k", 512}},
       J{{"m", 0}, {"n", 64}, {"k", 64}},  // no tokens
+      // One output feature, a [M, 1] column (Qwen2-MoE's shared-expert gate logit): through
+      // the FMA decode kernel, the tensor-core one and cuBLASLt.
+      J{{"m", 1}, {"n", 1}, {"k", 2048}},
+      J{{"m", 9}, {"n", 1}, {"k", 64}},
+      J{{"m", 40}, {"n", 1}, {"k", 128}},
       // Decode shapes (on CUDA the weight-streaming kernels: FMA up to 4 rows, tensor cores
       // up to 16; cuBLASLt beyond): K tails shorter than a warp's sweep, N not a multiple of
       // the rows per warp, f16, bias, the two halves of the 16-row tensor-core operand.

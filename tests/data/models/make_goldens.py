@@ -12,14 +12,15 @@ as bf16 safetensors; then, with the model in float32 (eager attention):
   - the logits at every position of prompt + generated tokens (one forward pass).
 Written to OUT/<family>/: config.json, model.safetensors, golden.json, golden.safetensors.
 
-Mixture-of-experts families (mixtral, qwen3_moe, olmoe) run their experts eagerly (one
-expert at a time, as written in the modeling file). Their prompts are drawn until every
-routing decision of every layer at every position is clear: the gap between the k-th and
-the (k+1)-th router logit is at least ROUTING_MARGIN times that layer's router-logit
-standard deviation. bf16 rounding in the engine moves router logits by a few thousandths
-of that; without the margin a near tie picks another expert and the logits of that
-position differ wholesale, which no tolerance can tell from a bug. Their first greedy
-choice must be clear too (FIRST_TOKEN_MARGIN), so that every prompt has tokens to compare.
+Mixture-of-experts families (mixtral, qwen3_moe, olmoe, qwen2_moe) run their experts
+eagerly (one expert at a time, as written in the modeling file; qwen2_moe's shared expert
+is an ordinary MLP). Their prompts are drawn until every routing decision of every layer
+at every position is clear: the gap between the k-th and the (k+1)-th router logit is at
+least ROUTING_MARGIN times that layer's router-logit standard deviation. bf16 rounding in
+the engine moves router logits by a few thousandths of that; without the margin a near tie
+picks another expert and the logits of that position differ wholesale, which no tolerance
+can tell from a bug. Their first greedy choice must be clear too (FIRST_TOKEN_MARGIN), so
+that every prompt has tokens to compare.
 
     python3 tests/data/models/make_goldens.py OUT_DIR             # every family
     python3 tests/data/models/make_goldens.py OUT_DIR mixtral olmoe   # only these
@@ -68,6 +69,16 @@ MOE_FAMILIES = {
     "olmoe": ("OlmoeConfig", "OlmoeForCausalLM", dict(
         hidden_size=128, num_attention_heads=2, num_key_value_heads=1, head_dim=None, rope_theta=10000.0,
         num_experts=6, num_experts_per_tok=3, norm_topk_prob=False, clip_qkv=None, pad_token_id=0)),
+    # Qwen2-MoE: biased q/k/v, and beside the routed experts a shared expert (a SwiGLU MLP
+    # every token runs) scaled by sigmoid(shared_expert_gate(x)). Qwen2MoeConfig has no
+    # head_dim field, so it is hidden_size / num_attention_heads: 128 / 2 = 64. Top-2 of 8
+    # without renormalisation (Qwen1.5-MoE's norm_topk_prob). Its router is the module
+    # `mlp.gate` ([num_experts, hidden]), which RouterProbe hooks; `mlp.shared_expert_gate`
+    # ([1, hidden]) is no router and does not match.
+    "qwen2_moe": ("Qwen2MoeConfig", "Qwen2MoeForCausalLM", dict(
+        hidden_size=128, num_attention_heads=2, num_key_value_heads=1, head_dim=None, rope_theta=1000000.0,
+        use_sliding_window=False, qkv_bias=True, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=64,
+        shared_expert_intermediate_size=192, norm_topk_prob=False, decoder_sparse_step=1, mlp_only_layers=[])),
 }
 
 PROMPT_LENGTHS = [7, 41]
