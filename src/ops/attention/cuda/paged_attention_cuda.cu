@@ -266,10 +266,11 @@ void plan_fa2_decode(const CommonArgs& c, const PagedBatch& pb, int32_t graph_gr
   });
 }
 
-void run_fa2_decode(const CommonArgs& c, const int64_t* flashinfer_info, cudaStream_t stream) {
-  DecodeLaunch l{};
+// The fields the two decode launches (FlashInfer's DecodeLaunch, fk's SplitKvDecodeLaunch)
+// share, from the op's arguments.
+template <class Launch>
+void fill_decode_launch(Launch& l, const CommonArgs& c) {
   l.dtype = kv_dtype(c.q);
-  l.variant = choose_variant(c.logits_soft_cap, c.window_left);
   l.q = c.q.data;
   l.q_stride_n = c.q.strides[0];
   l.q_stride_h = c.q.strides[1];
@@ -277,16 +278,22 @@ void run_fa2_decode(const CommonArgs& c, const int64_t* flashinfer_info, cudaStr
   l.v_cache = c.v_cache.data;
   l.kv_indptr = static_cast<const int32_t*>(c.kv_indptr.data);
   l.kv_indices = static_cast<const int32_t*>(c.kv_indices.data);
-  l.kv_last_page_len = static_cast<const int32_t*>(c.kv_last_page_len.data);
+  l.out = c.out.data;
+  l.lse = has_lse(c.lse) ? static_cast<float*>(c.lse.data) : nullptr;
   l.batch = static_cast<int32_t>(c.kv_indptr.shape[0] - 1);
   l.num_qo_heads = static_cast<int32_t>(c.q.shape[1]);
   l.num_kv_heads = static_cast<int32_t>(c.k_cache.shape[2]);
   l.page_size = static_cast<int32_t>(c.k_cache.shape[1]);
-  l.out = c.out.data;
-  l.lse = has_lse(c.lse) ? static_cast<float*>(c.lse.data) : nullptr;
-  l.window_left = c.window_left;
   l.sm_scale = c.sm_scale;
   l.logits_soft_cap = c.logits_soft_cap;
+}
+
+void run_fa2_decode(const CommonArgs& c, const int64_t* flashinfer_info, cudaStream_t stream) {
+  DecodeLaunch l{};
+  fill_decode_launch(l, c);
+  l.variant = choose_variant(c.logits_soft_cap, c.window_left);
+  l.kv_last_page_len = static_cast<const int32_t*>(c.kv_last_page_len.data);
+  l.window_left = c.window_left;
   l.float_workspace = c.float_workspace.data;
   l.int_workspace = c.int_workspace.data;
   l.plan = flashinfer_info;
@@ -344,23 +351,8 @@ void plan_split_kv_decode(const CommonArgs& c, const PagedBatch& pb, int32_t cud
 
 void run_split_kv_decode(const CommonArgs& c, const int64_t* info, cudaStream_t stream) {
   SplitKvDecodeLaunch l{};
-  l.dtype = kv_dtype(c.q);
-  l.q = c.q.data;
-  l.q_stride_n = c.q.strides[0];
-  l.q_stride_h = c.q.strides[1];
-  l.k_cache = c.k_cache.data;
-  l.v_cache = c.v_cache.data;
-  l.kv_indptr = static_cast<const int32_t*>(c.kv_indptr.data);
-  l.kv_indices = static_cast<const int32_t*>(c.kv_indices.data);
-  l.out = c.out.data;
-  l.lse = has_lse(c.lse) ? static_cast<float*>(c.lse.data) : nullptr;
-  l.batch = static_cast<int32_t>(c.kv_indptr.shape[0] - 1);
-  l.num_qo_heads = static_cast<int32_t>(c.q.shape[1]);
-  l.num_kv_heads = static_cast<int32_t>(c.k_cache.shape[2]);
-  l.page_size = static_cast<int32_t>(c.k_cache.shape[1]);
+  fill_decode_launch(l, c);
   l.grid_items = static_cast<int32_t>(info[0]);
-  l.sm_scale = c.sm_scale;
-  l.logits_soft_cap = c.logits_soft_cap;
   l.schedule = static_cast<int32_t*>(c.int_workspace.data);
   l.partial_o = static_cast<float*>(c.float_workspace.data);
   l.partial_lse = l.partial_o + info[0] * c.q.shape[1] * c.q.shape[2];
