@@ -187,6 +187,10 @@ int64_t expert_count(const ConfigFields& f, const char* key, const char* alias) 
   return f.integer(key);  // the "missing required field" error
 }
 
+// Qwen's MoE families size their experts with "moe_intermediate_size" and may have no dense
+// layer; the others size their experts with the dense "intermediate_size".
+bool experts_have_own_width(MoeRule rule) { return rule == MoeRule::qwen3_moe || rule == MoeRule::qwen2_moe; }
+
 void parse_moe(ModelConfig& c, const Family& fam, const ConfigFields& f) {
   MoeConfig& m = c.moe;
   switch (fam.moe) {
@@ -230,8 +234,8 @@ void parse_moe(ModelConfig& c, const Family& fam, const ConfigFields& f) {
   if (m.num_experts_per_tok > m.num_experts)
     f.fail(concat("'num_experts_per_tok' (", m.num_experts_per_tok, ") exceeds the number of experts (",
                   m.num_experts, ")"));
-  const bool own_expert_width = fam.moe == MoeRule::qwen3_moe || fam.moe == MoeRule::qwen2_moe;
-  f.require_positive(own_expert_width ? "moe_intermediate_size" : "intermediate_size", m.expert_intermediate_size);
+  f.require_positive(experts_have_own_width(fam.moe) ? "moe_intermediate_size" : "intermediate_size",
+                     m.expert_intermediate_size);
   f.require_positive("decoder_sparse_step", m.decoder_sparse_step);
   if (m.shared_expert_intermediate_size < 0)
     f.fail(concat("'shared_expert_intermediate_size' must be >= 0, got ", m.shared_expert_intermediate_size));
@@ -273,7 +277,7 @@ ModelConfig parse_text_model(const json& cfg, const json* outer, const std::stri
     f.require_positive(key, f.integer(key));
   // qwen3_moe and qwen2_moe may have no dense layer at all; every other family needs the
   // dense width (mixtral and olmoe size their experts with it).
-  const bool dense_width_optional = fam->moe == MoeRule::qwen3_moe || fam->moe == MoeRule::qwen2_moe;
+  const bool dense_width_optional = experts_have_own_width(fam->moe);
   const auto intermediate = f.optional_integer("intermediate_size");
   if (!intermediate && !dense_width_optional) f.integer("intermediate_size");  // "missing required field"
   c.intermediate_size = intermediate.value_or(0);
