@@ -11,6 +11,7 @@
 #include "fk/op_registry.h"
 #include "fk/ops/sampling.h"
 #include "fk/runtime.h"
+#include "ops/sampling/sample_cluster.h"
 #include "ops/sampling/sample_reference.h"
 #include "support/test_seed.h"
 
@@ -42,6 +43,31 @@ size_t count_equal(const std::vector<int64_t>& a, const std::vector<int64_t>& b)
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) same += a[i] == b[i];
   return same;
 }
+
+// The CUDA baseline `times` times on one device copy of a host case: the tokens of each run.
+std::vector<std::vector<int64_t>> run_gpu_times(const OpCase& host, int times) {
+  OpCase dev = bench::case_to_device(sample_def(), host, Device::cuda(0));
+  std::vector<std::vector<int64_t>> runs;
+  for (int t = 0; t < times; ++t) {
+    call_op(dev.as<SampleArgs>(), DeviceType::cuda, nullptr);
+    rt::device_synchronize();
+    const Tensor out = dev.tensors[0].to(Device::cpu());
+    runs.emplace_back(out.data_as<int64_t>(), out.data_as<int64_t>() + out.numel());
+  }
+  return runs;
+}
+
+// The sampler's cap on blocks per row (sample_cluster.h) for one scope.
+class MaxCluster {
+ public:
+  explicit MaxCluster(int n) : previous_(set_sample_max_cluster(n)) {}
+  ~MaxCluster() { set_sample_max_cluster(previous_); }
+  MaxCluster(const MaxCluster&) = delete;
+  MaxCluster& operator=(const MaxCluster&) = delete;
+
+ private:
+  int previous_;
+};
 
 std::vector<int64_t> run_cpu(const OpCase& host) {
   OpCase c = host;
@@ -129,6 +155,38 @@ TEST(SampleGpu, RowsOfEqualLogitsSelectInsideOneBucket) {
       EXPECT_EQ(judge(host, gpu), "") << w.dump();
       EXPECT_EQ(gpu, run_cpu(host)) << w.dump();
       EXPECT_EQ(run_gpu(host), gpu) << w.dump();
+    }
+  }
+}
+
+// The cluster path, which is off unless FK_SAMPLE_MAX_CLUSTER enables it, on the rows
+// that hung it: on equal logits a top-k row's k-th bucket is too large to gather, so the
+// row builds a second histogram, and a warp still reading the first one's counts while
+// another warp zeroed them took other branches and missed cluster barriers (now and then).
+// Batches of 12, 30 and 60 get clusters of 8, 4 and 2 blocks on an H100; every run of
+// many must give the single block's tokens, which the test above holds to the reference.
+TEST(SampleGpu, ClustersOnRowsOfEqualLogitsGiveTheSingleBlockTokens) {
+  FK_REQUIRE_GPU();
+  constexpr int kSeeds = 4, kRuns = 25;
+  for (const char* dt : {"f32", "bf16"}) {
+    for (int64_t B : {12, 30, 60}) {
+      const Json base = {{"batch", B}, {"vocab", 128256}, {"dtype", dt}, {"logit_range", 0.0}};
+      for (const Json& extra : {Json::object(), Json{{"top_k", 5000}}, Json{{"top_k", 20}, {"top_p", 0.3}},
+                                Json{{"temperature", 1.0}, {"top_p", 0.3}, {"min_p", 0.5}}}) {
+        Json w = base;
+        for (const auto& [key, value] : extra.items()) w[key] = value;
+        for (int s = 0; s < kSeeds; ++s) {
+          const OpCase host = sample_def().make_case(w, test::seed_for("SampleGpuClusterEqualLogits", s));
+          std::vector<int64_t> one_block;
+          {
+            const MaxCluster cap(1);
+            one_block = run_gpu(host);
+          }
+          const MaxCluster cap(kSampleMaxCluster);
+          const std::vector<std::vector<int64_t>> runs = run_gpu_times(host, kRuns);
+          for (size_t r = 0; r < runs.size(); ++r) ASSERT_EQ(runs[r], one_block) << w.dump() << " seed " << s << " run " << r;
+        }
+      }
     }
   }
 }

@@ -1,6 +1,6 @@
-// sample CUDA baseline: one block per row by default; optionally (FK_SAMPLE_MAX_CLUSTER, see
-// max_cluster) a cluster of up to 8 blocks per row when the batch leaves SMs idle, each
-// streaming a slice of the row; no sort of the row.
+// sample CUDA baseline: a cluster of up to 8 blocks per row when the batch leaves SMs idle
+// (one block per row when it does not, or with FK_SAMPLE_MAX_CLUSTER=1; see cluster_size),
+// each streaming a slice of the row; no sort of the row.
 //
 // Semantics (fk/ops/sampling.h) in integers: every token has a 64-bit rank key (the logit
 // as an order-preserving uint32 in the high half, ~token id in the low half; larger key =
@@ -44,7 +44,6 @@
 // cluster hold the same state and take the same decisions.
 #include <cfloat>
 #include <cstdint>
-#include <cstdlib>
 
 #include "fk/cuda/check.h"
 #include "fk/op_registry.h"
@@ -167,24 +166,16 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 // Blocks per row: doubled while the batch leaves room for two blocks per SM and each
-// block keeps at least kMinSlice tokens.
-// One block per row unless FK_SAMPLE_MAX_CLUSTER (2..kMaxCluster) allows clusters: on an
-// H100 the cluster path hung, now and then, on rows of 128256 equal logits at batch 30
-// (clusters of 4; tests/ops/sampling_gpu_test RowsOfEqualLogitsSelectInsideOneBucket with
-// some seeds), a race not found yet. Without clusters a row takes 20.7 us at batch 1 (11.2
-// with clusters) and 188 us at batch 256 (the same).
-int max_cluster() {
-  static const int cap = [] {
-    const char* v = std::getenv("FK_SAMPLE_MAX_CLUSTER");
-    const int n = v ? std::atoi(v) : 1;
-    return n >= 1 && n <= kMaxCluster ? n : 1;
-  }();
-  return cap;
-}
-
+// block keeps at least kMinSlice tokens, up to sample_max_cluster() (8 unless
+// FK_SAMPLE_MAX_CLUSTER says less). Without clusters a row takes 20.7 us at batch 1 (11.2
+// with clusters) and 188 us at batch 256 (the same). The cluster path used to hang now
+// and then on an H100 on rows of 128256 equal logits at batch 30 (clusters of 4): a top-k row whose k-th bucket is too large to gather builds a
+// second histogram, and a warp still reading the first one's counts while another warp
+// zeroed them for the second took other branches and missed cluster barriers (see
+// RankOrder::histogram).
 int cluster_size(int64_t B, int64_t V, int sms) {
   int c = 1;
-  while (c < max_cluster() && B * 2 * c <= 2 * static_cast<int64_t>(sms) && V / (2 * c) >= kMinSlice) c *= 2;
+  while (c < sample_max_cluster() && B * 2 * c <= 2 * static_cast<int64_t>(sms) && V / (2 * c) >= kMinSlice) c *= 2;
   return c;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "ops/sampling/sample_buckets.h"
+#include "ops/sampling/sample_cluster.h"
 #include "ops/sampling/sample_radix.h"
 
 namespace fk::ops::sample_gpu {
@@ -22,7 +23,7 @@ constexpr int kBuckets = sample_radix::kNumBuckets;
 constexpr int kDeadBucket = sample_radix::kDeadBucket;
 constexpr int kCapacity = 4096;  // gathered candidates; a power of two (bitonic sort)
 constexpr int kDigits = 256;     // radix fallback: 8 bits of the rank key per pass
-constexpr int kMaxCluster = 8;   // portable cluster size
+constexpr int kMaxCluster = kSampleMaxCluster;
 static_assert(kBuckets % kThreads == 0 && kCapacity % kThreads == 0, "scans give each thread whole runs");
 
 constexpr int kMaxRanges = 2;  // range_at / base_at assume 2

@@ -35,6 +35,11 @@ struct RankOrder {
   // also returns the cluster's total weight of the tokens with w >= min_p_threshold.
   template <bool kMass>
   __device__ u64 histogram(float min_p_threshold) {
+    // Every thread is done with the previous histogram: a top-k row whose k-th bucket is
+    // too large to gather reads the count-only one (bucket_at) right before building the
+    // one with masses. A warp that read counts being zeroed would take other branches and
+    // miss barriers (with clusters, a hang).
+    __syncthreads();
     for (int i = threadIdx.x; i <= kBuckets; i += kThreads) {
       sh.count[i] = 0;
       sh.mass[i] = 0;
