@@ -30,8 +30,10 @@ TEST(LinearGpu, DecodeAndLayerShapesMatchOracle) {
       // The decode kernel's K slices (narrow weights, 1-2 rows): 8 slices of an uneven
       // 513-chunk K with a part-filled last row group; 2 slices of 125 chunks and an odd N;
       // a router-like 128 x 2048 with bias; 2 slices of a 64-chunk K (the smallest split);
-      // 4 rows take no slices.
+      // 4 rows take no slices, nor do 2 rows of a wide weight (two weight rows per warp,
+      // here with an odd N: the last warp's second row is past N).
       {{"m", 1}, {"n", 45}, {"k", 4104}},
+      {{"m", 2}, {"n", 4301}, {"k", 1032}, {"bias", true}},
       {{"m", 2}, {"n", 37}, {"k", 1000}, {"dtype", "f16"}},
       {{"m", 2}, {"n", 128}, {"k", 2048}, {"bias", true}},
       {{"m", 2}, {"n", 2048}, {"k", 512}},

@@ -176,20 +176,33 @@ void launch_sliced(const SkinnyGemm& g, cudaStream_t s) {
                    static_cast<const T*>(g.bias), g.N, g.K);
 }
 
+// A weight row group narrower than this many warps per SM gets K slices at 2 rows.
+constexpr int64_t kNarrowWarpsPerSm = 16;
+
+template <class T, int M, int R>
+void launch_with_slices(const SkinnyGemm& g, cudaStream_t s) {
+  switch (slices_for((g.N + R - 1) / R, g.K / 8)) {
+    case 1: return launch_sliced<T, M, R, 1>(g, s);
+    case 2: return launch_sliced<T, M, R, 2>(g, s);
+    case 4: return launch_sliced<T, M, R, 4>(g, s);
+    default: return launch_sliced<T, M, R, 8>(g, s);
+  }
+}
+
+// One weight row per warp at 1 row; from 2 rows on, two (each input chunk serves both).
+// Measured on an H100 at 2 rows (bench/results/h100/linear_decode_rows.json): two weight
+// rows per warp, unsliced, beat one row per warp with slices by 2-7% on Llama-3.1-8B's
+// decode GEMMs, reaching the 1-row times. Slices stay at 1 row, and at 2 rows for narrow
+// weights (Qwen3's o-projection and router), where the grid has too few warps otherwise;
+// at 4 rows they made the Llama-3.1-8B decode step slower (linear_decode_slices.json).
 template <class T, int M>
 void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
-  constexpr int R = M <= 2 ? 1 : 2;  // weight rows per warp
-  // Slices only up to 2 rows: at 4 rows they made the Llama-3.1-8B decode step slower
-  // (bench/results/h100/linear_decode_slices.json).
-  if constexpr (M > 2) {
-    launch_sliced<T, M, R, 1>(g, s);
+  if constexpr (M == 1) {
+    launch_with_slices<T, M, 1>(g, s);
   } else {
-    switch (slices_for((g.N + R - 1) / R, g.K / 8)) {
-      case 1: return launch_sliced<T, M, R, 1>(g, s);
-      case 2: return launch_sliced<T, M, R, 2>(g, s);
-      case 4: return launch_sliced<T, M, R, 4>(g, s);
-      default: return launch_sliced<T, M, R, 8>(g, s);
-    }
+    const bool narrow = (g.N + 1) / 2 < kNarrowWarpsPerSm * cuda::current_sm_count();
+    if (M == 2 && narrow) return launch_with_slices<T, M, 2>(g, s);
+    launch_sliced<T, M, 2, 1>(g, s);
   }
 }
 

@@ -2,11 +2,12 @@
 // against a large weight. Such a product is a stream over the weight (M flops per byte
 // loaded), and cuBLASLt's small-M kernels leave a third of the memory bandwidth unused on
 // Hopper (bench/results: 48-68% of speed of light at M = 1). This kernel streams each
-// weight row through one warp with 16-byte loads, several in flight per thread; from 3
-// input rows on, a warp takes two weight rows and reuses every input chunk across them.
-// Up to 2 rows, a narrow weight's rows are split over up to 8 warps along K (summed in a
-// fixed order), so that enough loads are in flight: Qwen3-30B-A3B's batch-1 dense GEMVs
-// 1,127 -> 949 us a step (bench/results/h100/linear_decode_slices.json).
+// weight row through one warp with 16-byte loads, several in flight per thread; from 2
+// input rows on, a warp takes two weight rows and reuses every input chunk across them
+// (bench/results/h100/linear_decode_rows.json). At 1 row, and at 2 rows for a narrow
+// weight, a row is split over up to 8 warps along K (summed in a fixed order), so that
+// enough loads are in flight: Qwen3-30B-A3B's batch-1 dense GEMVs 1,127 -> 949 us a step
+// (bench/results/h100/linear_decode_slices.json).
 // Measured on an H100 (bench/results/h100/linear_bench.json, engine decode steps): up to
 // 4 rows it beats cuBLASLt (Llama-3.1-8B batch-1 step 6.26 ms against 6.73 ms), at 8 rows
 // it lost (7.74 against 7.04 ms, ALU-bound), so from 5 rows on linear uses the
