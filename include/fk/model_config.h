@@ -63,6 +63,17 @@ struct MoeConfig {
   friend bool operator==(const MoeConfig&, const MoeConfig&) = default;
 };
 
+// "quantization_config" of a quantized checkpoint, as config.json gives it (what the engine
+// runs of it is decided by model_spec_for). Block-scaled fp8 (DeepSeek-V3, Qwen3-*-FP8):
+// quant_method "fp8", weight_block_size [128, 128], activation_scheme "dynamic".
+struct QuantizationConfig {
+  std::string quant_method;                // "": the checkpoint is not quantized
+  std::vector<int64_t> weight_block_size;  // [rows, cols] of the block one scale covers; empty: not given
+  std::string activation_scheme;           // "dynamic", "static", or "" when not given
+
+  friend bool operator==(const QuantizationConfig&, const QuantizationConfig&) = default;
+};
+
 struct ModelConfig {
   std::string model_type;                  // the text model's: "gemma3_text" for gemma3
   std::vector<std::string> architectures;  // as given ("LlamaForCausalLM"), may be empty
@@ -107,6 +118,7 @@ struct ModelConfig {
   std::optional<int64_t> pad_token_id;
 
   MoeConfig moe;
+  QuantizationConfig quantization;
 
   bool is_moe() const { return moe.num_experts > 0; }
   // Whether layer `layer` uses the sparse MoE block (false for dense models).

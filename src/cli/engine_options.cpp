@@ -12,6 +12,9 @@ void EngineOptions::add_to(CLI::App* cmd) {
   cmd->add_flag("--dummy-weights", dummy_weights, "Random weights even for a checkpoint folder (its config only)");
   cmd->add_option("--device", device, "cpu, cuda or auto (cuda when a device is visible)")->capture_default_str();
   cmd->add_option("--dtype", dtype, "bf16 or f16")->capture_default_str();
+  cmd->add_option("--quantization", quantization,
+                  "fp8: the routed experts of an MoE model in block-scaled fp8 (128x128 blocks; dummy and 16-bit "
+                  "weights are quantized at load; an fp8 checkpoint's experts are fp8 without it)");
   cmd->add_option("--max-num-batched-tokens", max_num_batched_tokens, "Token budget of a step")->capture_default_str();
   cmd->add_option("--max-num-seqs", max_num_seqs, "Requests running at once at most")->capture_default_str();
   cmd->add_option("--max-model-len", max_model_len, "Tokens per request at most (0: the model's, at most 32768)");
@@ -45,6 +48,7 @@ engine::EngineConfig EngineOptions::to_config() const {
   const auto t = dtype_from_name(dtype);
   FK_CHECK(t && (*t == DType::bf16 || *t == DType::f16), "--dtype must be bf16 or f16, got '", dtype, "'");
   c.dtype = *t;
+  c.quantization = quantization;
   c.max_num_batched_tokens = max_num_batched_tokens;
   c.max_num_seqs = max_num_seqs;
   c.max_model_len = max_model_len;
@@ -73,6 +77,7 @@ std::vector<std::string> EngineOptions::to_args() const {
                                 "--seed", std::to_string(seed),
                                 "--decode-graph-grid", std::to_string(decode_graph_grid)};
   if (dummy_weights) a.push_back("--dummy-weights");
+  if (!quantization.empty()) a.insert(a.end(), {"--quantization", quantization});
   if (no_prefix_caching) a.push_back("--no-prefix-caching");
   if (no_chunked_prefill) a.push_back("--no-chunked-prefill");
   if (enforce_eager) a.push_back("--enforce-eager");

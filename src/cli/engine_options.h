@@ -14,6 +14,7 @@ struct EngineOptions {
   bool dummy_weights = false;
   std::string device = "auto";  // cpu, cuda, auto
   std::string dtype = "bf16";
+  std::string quantization;  // "" or "fp8"
   int64_t max_num_batched_tokens = 8192;
   int64_t max_num_seqs = 384;  // EngineConfig says why
   int64_t max_model_len = 0;

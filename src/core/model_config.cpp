@@ -119,6 +119,29 @@ RopeScaling parse_rope_scaling(const json& j, const ConfigFields& outer, int64_t
   return r;
 }
 
+// "quantization_config", recorded as given: which methods and block sizes the engine runs
+// is model_spec_for's decision, so that tools which only read configs take any of them.
+QuantizationConfig parse_quantization(const json& j, const ConfigFields& outer) {
+  QuantizationConfig q;
+  if (j.is_null()) return q;
+  if (!j.is_object())
+    outer.fail(concat("'quantization_config' must be an object or null, got ", safetensors::json_type_name(j)));
+  const json no_defaults = json::object();
+  const ConfigFields f(j, no_defaults, outer.source() + ": quantization_config", "quantization_config");
+  q.quant_method = f.string("quant_method");
+  if (q.quant_method.empty()) f.fail("'quant_method' is empty");
+  if (const json* block = f.find("weight_block_size"); block && !block->is_null()) {
+    if (!block->is_array()) f.fail(concat("'weight_block_size' must be a list of integers, got ", block->dump()));
+    for (const json& b : *block) {
+      if (!b.is_number_integer() || b.get<int64_t>() <= 0)
+        f.fail(concat("'weight_block_size' must be a list of positive integers, got ", block->dump()));
+      q.weight_block_size.push_back(b.get<int64_t>());
+    }
+  }
+  q.activation_scheme = f.optional_string("activation_scheme").value_or("");
+  return q;
+}
+
 std::vector<AttentionKind> parse_layer_types(const json& j, const ConfigFields& f, int64_t layers) {
   if (!j.is_array()) f.fail(concat("'layer_types' must be a list, got ", safetensors::json_type_name(j)));
   if (static_cast<int64_t>(j.size()) != layers)
@@ -386,6 +409,9 @@ ModelConfig parse_text_model(const json& cfg, const json* outer, const std::stri
   c.eos_token_ids = field_or_outer("eos_token_id").integer_list("eos_token_id");
   c.pad_token_id = field_or_outer("pad_token_id").optional_integer("pad_token_id");
 
+  // A wrapper (gemma3) carries the checkpoint's quantization at its top level.
+  if (const ConfigFields& q = field_or_outer("quantization_config"); q.find("quantization_config"))
+    c.quantization = parse_quantization(*q.find("quantization_config"), f);
   parse_moe(c, *fam, f);
   if (c.is_moe()) {
     bool any_dense = false;

@@ -120,6 +120,12 @@ std::string model_config_to_json(const ModelConfig& c) {
     if (m.shared_expert_intermediate_size > 0 || fam->moe == MoeRule::qwen2_moe)  // required there, even when 0
       j["shared_expert_intermediate_size"] = m.shared_expert_intermediate_size;
   }
+  if (const QuantizationConfig& q = c.quantization; !q.quant_method.empty()) {
+    json qj = {{"quant_method", q.quant_method}};
+    if (!q.weight_block_size.empty()) qj["weight_block_size"] = q.weight_block_size;
+    if (!q.activation_scheme.empty()) qj["activation_scheme"] = q.activation_scheme;
+    j["quantization_config"] = qj;
+  }
   return j.dump(2);
 }
 

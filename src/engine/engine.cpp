@@ -30,6 +30,8 @@ ModelConfig model_config_of(const std::string& model) {
 void EngineConfig::validate() const {
   FK_CHECK(!model.empty(), "engine: no model given (a built-in config name or a checkpoint folder)");
   FK_CHECK(dtype == DType::bf16 || dtype == DType::f16, "engine: dtype must be bf16 or f16, got ", dtype_name(dtype));
+  FK_CHECK(quantization.empty() || quantization == "fp8", "engine: quantization must be \"fp8\" or none, got '",
+           quantization, "'");
   FK_CHECK(max_num_batched_tokens > 0, "engine: max_num_batched_tokens must be positive, got ", max_num_batched_tokens);
   FK_CHECK(max_num_seqs > 0, "engine: max_num_seqs must be positive, got ", max_num_seqs);
   FK_CHECK(max_model_len >= 0, "engine: max_model_len must be >= 0 (0 = the model's), got ", max_model_len);
@@ -53,6 +55,7 @@ Engine::Engine(EngineConfig config) : config_(std::move(config)), start_(std::ch
   const bool folder = is_folder_model(config_.model);
   const ModelConfig mc = model_config_of(config_.model);
   ModelSpec spec = model_spec_for(mc);
+  apply_quantization(spec, config_.quantization);
   max_model_len_ = config_.max_model_len > 0 ? config_.max_model_len
                                              : std::min(mc.max_position_embeddings, kDefaultMaxModelLen);
   FK_CHECK(max_model_len_ <= mc.max_position_embeddings || mc.max_position_embeddings <= 0, "engine: max_model_len ",

@@ -29,6 +29,10 @@ struct EngineConfig {
   bool dummy_weights = false;
   uint64_t weight_seed = 0;
   DType dtype = DType::bf16;
+  // "" runs the weights as the checkpoint holds them; "fp8" runs the routed experts of an
+  // MoE model in block fp8, quantizing them at load where they are not (apply_quantization).
+  // A block-fp8 checkpoint runs its experts in fp8 either way.
+  std::string quantization;
   DeviceType backend = DeviceType::cpu;
   int64_t max_num_batched_tokens = 8192;
   // 384: on an H100 with Llama-3.1-8B shapes, the offline benchmark (1,000 requests of

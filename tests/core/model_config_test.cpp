@@ -463,6 +463,30 @@ TEST(ModelConfig, BuiltinsRoundTripThroughJson) {
   }
 }
 
+// quantization_config is recorded as given (Qwen3-30B-A3B-FP8's; "fmt" is not read), for
+// the engine to accept or refuse (model_spec_for), and written back by model_config_to_json.
+TEST(ModelConfig, QuantizationConfig) {
+  const std::string fp8 = R"({"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                              "weight_block_size": [128, 128]})";
+  const ModelConfig c = parse_model_config(llama_with("quantization_config", fp8), "cfg.json");
+  EXPECT_EQ(c.quantization.quant_method, "fp8");
+  EXPECT_EQ(c.quantization.weight_block_size, (std::vector<int64_t>{128, 128}));
+  EXPECT_EQ(c.quantization.activation_scheme, "dynamic");
+  EXPECT_EQ(parse_model_config(model_config_to_json(c)), c);
+  EXPECT_NE(model_config_to_json(c).find("quantization_config"), std::string::npos);
+  EXPECT_TRUE(parse_model_config(llama_with("torch_dtype", "\"bfloat16\"")).quantization.quant_method.empty());
+  EXPECT_TRUE(parse_model_config(llama_with("quantization_config", "null")).quantization.quant_method.empty());
+  // Other methods parse (the engine refuses them, naming the method).
+  EXPECT_EQ(parse_model_config(llama_with("quantization_config", R"({"quant_method": "gptq", "bits": 4})"))
+                .quantization.quant_method,
+            "gptq");
+  EXPECT_CONFIG_ERROR(llama_with("quantization_config", R"({"bits": 4})"), "quantization_config: missing required "
+                                                                            "field 'quant_method'");
+  EXPECT_CONFIG_ERROR(llama_with("quantization_config", R"({"quant_method": "fp8", "weight_block_size": [128, 0]})"),
+                      "'weight_block_size' must be a list of positive integers");
+  EXPECT_CONFIG_ERROR(llama_with("quantization_config", "\"fp8\""), "'quantization_config' must be an object");
+}
+
 TEST(ModelConfig, LoadsFromDirectory) {
   const auto dir = std::filesystem::temp_directory_path() / "fk_model_config_test";
   std::filesystem::create_directories(dir);

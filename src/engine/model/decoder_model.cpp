@@ -86,7 +86,8 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
     router_logits_ = buffer(max_tokens, E);
     topk_weights_ = Tensor::empty({max_tokens, k}, DType::f32, device, stream);
     topk_ids_ = Tensor::empty({max_tokens, k}, DType::i32, device, stream);
-    // The CPU implementation needs no scratch.
+    // The CPU implementation needs no scratch; the CUDA one needs the same for fp8 experts
+    // (their tiled path uses the regions the 16-bit paths do).
     const int64_t ws = cpu ? 16 : ops::fused_experts_workspace_bytes(max_tokens, k, E, H, spec_.moe.intermediate);
     moe_workspace_ = Tensor::empty({ws}, DType::u8, device, stream);
     if (Is > 0) {
@@ -137,8 +138,9 @@ void DecoderModel::moe_mlp(const TensorView& out, const TensorView& in, const La
   const TensorView logits = rows(router_logits_, T), weights = rows(topk_weights_, T), ids = rows(topk_ids_, T);
   linear(logits, in, w.router, Tensor{}, stream);
   call_op(ops::MoeTopkSoftmaxArgs{weights, ids, logits, spec_.moe.renormalize ? 1 : 0}, backend_, stream);
-  call_op(ops::FusedExpertsArgs{out, in, w.w13, w.w2, absent(), absent(), weights, ids, moe_workspace_}, backend_,
-          stream);
+  // fp8 experts (spec_.moe.fp8) bring their block scales; 16-bit ones have none.
+  call_op(ops::FusedExpertsArgs{out, in, w.w13, w.w2, opt(w.w13_scale), opt(w.w2_scale), weights, ids, moe_workspace_},
+          backend_, stream);
   if (spec_.moe.shared_intermediate > 0) shared_expert(out, in, w, stream);
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "engine/model/fp8_blocks.h"
 #include "fk/status.h"
 
 namespace fk::engine {
@@ -79,6 +80,51 @@ void resolve_moe(ModelSpec& s, bool gated_shared_expert) {
   s.moe.shared_intermediate = gated_shared_expert ? m.shared_expert_intermediate_size : 0;
 }
 
+namespace {
+
+std::string block_size_string(const std::vector<int64_t>& b) {
+  std::string s = "[";
+  for (size_t i = 0; i < b.size(); ++i) s += (i ? ", " : "") + std::to_string(b[i]);
+  return s + "]";
+}
+
+// What the engine runs of config.json's quantization_config: block fp8 with 128 x 128
+// blocks (fused_experts' scale layout) and dynamic activations (the engine keeps them in
+// the model dtype: weight-only), and nothing else.
+void resolve_quantization(ModelSpec& s) {
+  const QuantizationConfig& q = s.config.quantization;
+  if (q.quant_method.empty()) return;
+  const std::string what = concat("model_type '", s.config.model_type, "': quantization_config ");
+  if (q.quant_method != "fp8")
+    FK_FAIL(FK_ERR_UNSUPPORTED, what, "quant_method '", q.quant_method,
+            "' is not supported by the engine (it loads block-scaled \"fp8\" checkpoints, weight_block_size "
+            "[128, 128])");
+  if (q.weight_block_size.empty())
+    FK_FAIL(FK_ERR_UNSUPPORTED, what, "quant_method 'fp8' without weight_block_size (per-tensor scales) is not "
+            "supported by the engine (it loads block-scaled fp8, weight_block_size [128, 128])");
+  if (q.weight_block_size != std::vector<int64_t>{kFp8Block, kFp8Block})
+    FK_FAIL(FK_ERR_UNSUPPORTED, what, "fp8 weight_block_size ", block_size_string(q.weight_block_size),
+            " is not supported by the engine (its fp8 experts use [128, 128] blocks)");
+  if (!q.activation_scheme.empty() && q.activation_scheme != "dynamic")
+    FK_FAIL(FK_ERR_UNSUPPORTED, what, "fp8 activation_scheme '", q.activation_scheme,
+            "' is not supported with block scales (only 'dynamic')");
+  s.fp8_checkpoint = true;
+  s.moe.fp8 = s.moe.enabled;
+}
+
+}  // namespace
+
+void apply_quantization(ModelSpec& spec, const std::string& quantization) {
+  if (quantization.empty()) return;
+  if (quantization != "fp8")
+    FK_FAIL(FK_ERR_INVALID_ARGUMENT, "quantization '", quantization,
+            "' is not supported by the engine (\"fp8\": block-scaled fp8 experts of MoE models)");
+  if (!spec.moe.enabled)
+    FK_FAIL(FK_ERR_INVALID_ARGUMENT, "quantization 'fp8' runs the routed experts of MoE models in fp8, and "
+            "model_type '", spec.config.model_type, "' is dense (no experts)");
+  spec.moe.fp8 = true;
+}
+
 ModelSpec model_spec_for(const ModelConfig& config) {
   ModelSpec s;
   s.config = config;
@@ -105,6 +151,7 @@ ModelSpec model_spec_for(const ModelConfig& config) {
     if (config.is_moe() && !s.moe.enabled)
       FK_FAIL(FK_ERR_UNSUPPORTED, "model_type '", config.model_type,
               "' has mixture-of-experts layers, which its model family does not run");
+    resolve_quantization(s);
     return s;
   }
   std::string known;

@@ -47,6 +47,10 @@ struct MoeSpec {
   // sigmoid(x . w) and added to theirs. Checkpoint names: "<module>.shared_expert.
   // {gate,up,down}_proj.weight" and "<module>.shared_expert_gate.weight" (w, [1, hidden]).
   int64_t shared_intermediate = 0;
+  // The routed experts' weights in block fp8 (fp8_blocks.h: f8e4m3fn with an f32 scale per
+  // 128 x 128 block, fused_experts' w13_scale / w2_scale) instead of the model dtype: from
+  // an fp8 checkpoint, or the engine's quantization "fp8" (apply_quantization).
+  bool fp8 = false;
 };
 
 struct ModelSpec {
@@ -84,6 +88,12 @@ struct ModelSpec {
   std::string post_attn_norm_name;                             // sandwich only: post_attention_layernorm
   std::string post_mlp_norm_name;                              // sandwich only: post_feedforward_layernorm
 
+  // A block-fp8 checkpoint (config.json's quantization_config: quant_method "fp8",
+  // weight_block_size [128, 128]): any Linear weight X.weight may be F8_E4M3 with its
+  // F32 block scales in X.weight_scale_inv. The routed experts load as fp8 (moe.fp8);
+  // every other such weight is dequantized to the model dtype at load time.
+  bool fp8_checkpoint = false;
+
   int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }
   bool is_moe_layer(int64_t l) const { return moe.enabled && config.is_moe_layer(l); }
   int64_t qkv_rows() const { return config.q_size() + 2 * config.kv_size(); }
@@ -92,6 +102,12 @@ struct ModelSpec {
 // The spec of a config, by its model_type (throws naming the type when no family claims it,
 // or naming the setting the engine does not run, e.g. shared experts or dynamic rope scaling).
 ModelSpec model_spec_for(const ModelConfig& config);
+
+// The engine's quantization option (EngineConfig::quantization, --quantization): "" runs
+// what the checkpoint holds; "fp8" runs the routed experts in block fp8 (moe.fp8),
+// quantizing them at load time where the checkpoint's (or the dummy weights) are not.
+// Throws naming the option for other names and for models without routed experts.
+void apply_quantization(ModelSpec& spec, const std::string& quantization);
 
 // ---- for the family files -----------------------------------------------------------
 struct ModelFamily {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "engine/model/fp8_blocks.h"
 #include "fk/element.h"
 #include "fk/random.h"
 #include "fk/runtime.h"
@@ -16,6 +17,8 @@ namespace {
 
 // Per-element change applied while loading (on the host, in double, one rounding).
 using Transform = std::function<double(double)>;
+
+std::string shape_string(const Shape& s) { return shape_to_string(s.data(), static_cast<int>(s.size())); }
 
 // Writes checkpoint tensors into row ranges of device tensors, converting dtypes on the host.
 class CheckpointReader {
@@ -34,8 +37,11 @@ class CheckpointReader {
   }
   const std::string& prefix() const { return prefix_; }
   bool has(const std::string& name) const { return ckpt_.contains(name); }
+  bool is_fp8(const std::string& name) const { return has(name) && ckpt_.info(name).dtype == DType::f8e4m3fn; }
+  std::string path() const { return ckpt_.path().string(); }
+  void* stream() const { return stream_; }
 
-  // One checkpoint tensor of exactly `shape`, as a new device tensor.
+  // One checkpoint tensor of exactly `shape`, as a new device tensor of the model dtype.
   Tensor tensor(const std::string& name, const Shape& shape, const Transform& f = nullptr) {
     Tensor t = Tensor::empty(shape, dtype_, device_, stream_);
     write_rows(t, 0, name, shape, f);
@@ -44,11 +50,7 @@ class CheckpointReader {
 
   // Several checkpoint tensors stacked along dim 0 into one ("fusing" q/k/v, gate/up).
   Tensor stacked(const std::vector<std::string>& names, const std::vector<Shape>& shapes) {
-    int64_t rows = 0;
-    for (const Shape& s : shapes) rows += s[0];
-    Shape shape = shapes[0];
-    shape[0] = rows;
-    Tensor t = Tensor::empty(shape, dtype_, device_, stream_);
+    Tensor t = Tensor::empty(stacked_shape(shapes), dtype_, device_, stream_);
     int64_t row = 0;
     for (size_t i = 0; i < names.size(); ++i) {
       write_rows(t, row, names[i], shapes[i], nullptr);
@@ -57,30 +59,96 @@ class CheckpointReader {
     return t;
   }
 
+  // fp8 checkpoint tensors as stored, stacked along dim 0, and their block scales stacked
+  // the same way: part i's scale rows follow part i - 1's. That is the scale grid of the
+  // stacked tensor only where each part's rows fill whole 128-row blocks, or where the
+  // parts stay separate matrices (experts): the caller's to make sure.
+  Fp8Blocks stacked_fp8(const std::vector<std::string>& names, const std::vector<Shape>& shapes) {
+    std::vector<Shape> grids;
+    for (const Shape& s : shapes) grids.push_back(fp8_scale_shape(s));
+    Fp8Blocks b{Tensor::empty(stacked_shape(shapes), DType::f8e4m3fn, device_, stream_),
+                Tensor::empty(stacked_shape(grids), DType::f32, device_, stream_)};
+    int64_t row = 0, scale_row = 0;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (has(names[i]) && !is_fp8(names[i]))
+        FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint tensor '", names[i], "' has dtype ",
+                ckpt_.info(names[i]).dtype_name, " where fp8 (F8_E4M3) is expected, like the other expert weights of its layer");
+      write_rows(b.weight, row, names[i], shapes[i], nullptr);
+      check_scales(names[i], shapes[i]);
+      write_rows(b.scale, scale_row, names[i] + kScaleSuffix, grids[i], nullptr);
+      row += shapes[i][0];
+      scale_row += grids[i][0];
+    }
+    return b;
+  }
+
  private:
+  static constexpr const char* kScaleSuffix = "_scale_inv";  // X.weight -> X.weight_scale_inv
+
+  static Shape stacked_shape(const std::vector<Shape>& shapes) {
+    Shape shape = shapes[0];
+    shape[0] = 0;
+    for (const Shape& s : shapes) shape[0] += s[0];
+    return shape;
+  }
+
+  // The block scales of fp8 tensor `name` of `shape`, checked: present, one per 128x128
+  // block, a float dtype.
+  TensorView check_scales(const std::string& name, const Shape& shape) const {
+    const std::string scale = name + kScaleSuffix;
+    if (!has(scale))
+      FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint ", path(), ": tensor '", name, "' is fp8 (F8_E4M3) but '", scale,
+              "', its block scales, is missing");
+    const safetensors::TensorInfo& info = ckpt_.info(scale);
+    const Shape want = fp8_scale_shape(shape);
+    FK_CHECK(info.shape == want, "checkpoint tensor '", scale, "' has shape ", shape_string(info.shape),
+             " but the 128x128 block scales of '", name, "' ", shape_string(shape), " are ", shape_string(want));
+    FK_CHECK(info.dtype && (*info.dtype == DType::f32 || *info.dtype == DType::bf16 || *info.dtype == DType::f16),
+             "checkpoint tensor '", scale, "' has dtype ", info.dtype_name,
+             "; block scales load from F32, BF16 or F16");
+    return ckpt_.view(scale);
+  }
+
   void write_rows(Tensor& dst, int64_t row, const std::string& name, const Shape& shape, const Transform& f) {
     if (!ckpt_.contains(name))
-      FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint ", ckpt_.path().string(), " has no tensor '", name,
-              "', which a ", spec_.config.model_type, " model of this config needs");
+      FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint ", path(), " has no tensor '", name, "', which a ",
+              spec_.config.model_type, " model of this config needs");
     const safetensors::TensorInfo& info = ckpt_.info(name);
-    FK_CHECK(info.shape == shape, "checkpoint tensor '", name, "' has shape ", shape_to_string(info.shape.data(), static_cast<int>(info.shape.size())),
-             " but the config implies ", shape_to_string(shape.data(), static_cast<int>(shape.size())));
-    FK_CHECK(info.dtype && (*info.dtype == DType::f32 || *info.dtype == DType::f16 || *info.dtype == DType::bf16),
-             "checkpoint tensor '", name, "' has dtype ", info.dtype_name, "; the engine loads F32, F16 and BF16");
+    FK_CHECK(info.shape == shape, "checkpoint tensor '", name, "' has shape ", shape_string(info.shape),
+             " but the config implies ", shape_string(shape));
+    const bool fp8 = info.dtype == DType::f8e4m3fn;
+    if (fp8 && !spec_.fp8_checkpoint)
+      FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint tensor '", name, "' is fp8 (F8_E4M3) but config.json has no "
+              "quantization_config of block fp8 (quant_method \"fp8\", weight_block_size [128, 128]) to scale it by");
+    const bool wide = info.dtype && (*info.dtype == DType::f32 || *info.dtype == DType::f16 || *info.dtype == DType::bf16);
+    FK_CHECK(fp8 || wide, "checkpoint tensor '", name, "' has dtype ", info.dtype_name,
+             "; the engine loads F32, F16 and BF16 (and F8_E4M3 from block-fp8 checkpoints)");
+    const DType out = dst.dtype();
+    FK_CHECK(out != DType::f8e4m3fn || fp8, "checkpoint tensor '", name, "' is ", info.dtype_name, ", not fp8");
     const TensorView src = ckpt_.view(name);
     const int64_t n = src.numel();
-    const size_t esize = dtype_size(dtype_);
+    const size_t esize = dtype_size(out);
     void* dst_ptr = static_cast<char*>(dst.data()) + row * (dst.numel() / dst.size(0)) * static_cast<int64_t>(esize);
-    if (*info.dtype == dtype_ && !f) {
+    if (*info.dtype == out && !f) {
       rt::memcpy_sync(dst_ptr, device_, src.data, Device::cpu(), static_cast<size_t>(n) * esize);
       return;
     }
+    // fp8 read into a 16-bit dtype: value * the scale of its 128x128 block ([..., R, C]
+    // matrices, the leading dimensions separate).
+    const TensorView scale = fp8 ? check_scales(name, shape) : TensorView{};
+    const int64_t R = fp8 ? shape[shape.size() - 2] : 1, C = fp8 ? shape.back() : n;
+    const int64_t RB = (R + kFp8Block - 1) / kFp8Block, CB = (C + kFp8Block - 1) / kFp8Block;
     std::vector<uint8_t> staged(static_cast<size_t>(n) * esize);
     const size_t src_size = dtype_size(*info.dtype);
-    for (int64_t i = 0; i < n; ++i) {
-      double x = load_element(static_cast<const char*>(src.data) + i * static_cast<int64_t>(src_size), *info.dtype);
-      if (f) x = f(x);
-      store_element(staged.data() + i * static_cast<int64_t>(esize), dtype_, x);
+    const auto* in = static_cast<const char*>(src.data);
+    for (int64_t i = 0; i < n; i += C) {
+      const int64_t r = (i / C) % R, m = i / (R * C);
+      for (int64_t c = 0; c < C; ++c) {
+        double x = load_element(in + (i + c) * static_cast<int64_t>(src_size), *info.dtype);
+        if (fp8) x *= load_element(scale.element_ptr((m * RB + r / kFp8Block) * CB + c / kFp8Block), scale.dtype);
+        if (f) x = f(x);
+        store_element(staged.data() + (i + c) * static_cast<int64_t>(esize), out, x);
+      }
     }
     rt::memcpy_sync(dst_ptr, device_, staged.data(), Device::cpu(), staged.size());
   }
@@ -92,6 +160,15 @@ class CheckpointReader {
   void* stream_;
   std::string prefix_;
 };
+
+// The experts of a layer (drawn, or stored in 16 or 32 bits) quantized to block fp8.
+void quantize_experts(LayerWeights& lw, void* stream) {
+  Fp8Blocks w13 = quantize_fp8_blocks(lw.w13, stream), w2 = quantize_fp8_blocks(lw.w2, stream);
+  lw.w13 = std::move(w13.weight);
+  lw.w13_scale = std::move(w13.scale);
+  lw.w2 = std::move(w2.weight);
+  lw.w2_scale = std::move(w2.scale);
+}
 
 // The value HF multiplies Gemma embeddings by: sqrt(hidden) rounded to the model dtype.
 double embedding_scale(const ModelSpec& spec, DType dtype) {
@@ -112,8 +189,8 @@ int64_t bytes_of(const ModelWeights& w) {
   for (const LayerWeights& l : w.layers)
     for (const Tensor* t : {&l.input_norm, &l.qkv, &l.qkv_bias, &l.q_norm, &l.k_norm, &l.o_proj, &l.o_bias,
                             &l.post_attn_norm, &l.pre_mlp_norm, &l.gate_up, &l.gate_up_bias, &l.down, &l.down_bias,
-                            &l.post_mlp_norm, &l.router, &l.w13, &l.w2, &l.shared_gate_up, &l.shared_down,
-                            &l.shared_gate})
+                            &l.post_mlp_norm, &l.router, &l.w13, &l.w2, &l.w13_scale, &l.w2_scale,
+                            &l.shared_gate_up, &l.shared_down, &l.shared_gate})
       add(*t);
   return b;
 }
@@ -133,6 +210,7 @@ void load_shared_expert(CheckpointReader& r, const ModelSpec& spec, int64_t l, c
 // The router and experts of MoE layer l: per-expert tensors (what HF checkpoints hold:
 // "<module>.experts.<e>.<gate|up|down>.weight") stacked, or transformers 5's fused
 // "<module>.experts.gate_up_proj" [E, 2Ie, H] and "<module>.experts.down_proj" [E, H, Ie].
+// With spec.moe.fp8: fp8 experts as stored (scales "<name>_scale_inv"), others quantized.
 void load_experts(CheckpointReader& r, const ModelSpec& spec, int64_t l, LayerWeights& lw) {
   const MoeSpec& m = spec.moe;
   const int64_t E = m.num_experts, H = spec.config.hidden_size, Ie = m.intermediate;
@@ -150,10 +228,23 @@ void load_experts(CheckpointReader& r, const ModelSpec& spec, int64_t l, LayerWe
   lw.router = r.tensor(n(module + ".gate.weight"), {E, H});
   if (m.shared_intermediate > 0) load_shared_expert(r, spec, l, module, lw);
   const std::string experts = module + ".experts.";
+  auto finish = [&] {
+    if (m.fp8 && !lw.w13_scale.defined()) quantize_experts(lw, r.stream());
+  };
   if (r.has(n(experts + "gate_up_proj"))) {
-    lw.w13 = r.tensor(n(experts + "gate_up_proj"), {E, 2 * Ie, H});
-    lw.w2 = r.tensor(n(experts + "down_proj"), {E, H, Ie});
-    return;
+    const std::string gate_up = n(experts + "gate_up_proj"), down = n(experts + "down_proj");
+    if (m.fp8 && r.is_fp8(gate_up)) {
+      // Fused tensors carry the scale grid of the fused [2Ie, H] matrix: no alignment needed.
+      Fp8Blocks w13 = r.stacked_fp8({gate_up}, {{E, 2 * Ie, H}}), w2 = r.stacked_fp8({down}, {{E, H, Ie}});
+      lw.w13 = w13.weight;
+      lw.w13_scale = w13.scale;
+      lw.w2 = w2.weight;
+      lw.w2_scale = w2.scale;
+    } else {
+      lw.w13 = r.tensor(gate_up, {E, 2 * Ie, H});
+      lw.w2 = r.tensor(down, {E, H, Ie});
+    }
+    return finish();
   }
   tried = n(experts + "gate_up_proj");
   for (const auto& names : m.expert_weight_names) {
@@ -169,9 +260,23 @@ void load_experts(CheckpointReader& r, const ModelSpec& spec, int64_t l, LayerWe
       down.push_back(n(p + names[2] + ".weight"));
       down_shapes.push_back({H, Ie});
     }
-    lw.w13 = r.stacked(gate_up, gate_up_shapes).reshape({E, 2 * Ie, H});
-    lw.w2 = r.stacked(down, down_shapes).reshape({E, H, Ie});
-    return;
+    if (m.fp8 && r.is_fp8(gate_up[0])) {
+      // An expert's gate and up stack into its w13 rows, and their scale grids into the
+      // w13 grid, only when no 128-row block straddles the two.
+      if (Ie % kFp8Block != 0)
+        FK_FAIL(FK_ERR_UNSUPPORTED, "checkpoint ", r.path(), ": the fp8 experts of this ", spec.config.model_type,
+                " model have intermediate size ", Ie, ", not a multiple of 128, so their gate and up projections' "
+                "128x128 scale blocks cannot be stacked into fused_experts' w13 (layer ", l, ")");
+      const Fp8Blocks w13 = r.stacked_fp8(gate_up, gate_up_shapes), w2 = r.stacked_fp8(down, down_shapes);
+      lw.w13 = w13.weight.reshape({E, 2 * Ie, H});
+      lw.w13_scale = w13.scale.reshape(fp8_scale_shape({E, 2 * Ie, H}));
+      lw.w2 = w2.weight.reshape({E, H, Ie});
+      lw.w2_scale = w2.scale.reshape(fp8_scale_shape({E, H, Ie}));
+    } else {
+      lw.w13 = r.stacked(gate_up, gate_up_shapes).reshape({E, 2 * Ie, H});
+      lw.w2 = r.stacked(down, down_shapes).reshape({E, H, Ie});
+    }
+    return finish();
   }
   FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint has no expert weights for layer ", l, " (looked for ", tried, ")");
 }
@@ -304,6 +409,7 @@ ModelWeights dummy_weights(const ModelSpec& spec, DType dtype, Device device, ui
       lw.router = projection(E, H);
       lw.w13 = normal({E, 2 * Ie, H}, static_cast<float>(1.0 / std::sqrt(static_cast<double>(H))));
       lw.w2 = normal({E, H, Ie}, static_cast<float>(1.0 / std::sqrt(static_cast<double>(Ie))));
+      if (spec.moe.fp8) quantize_experts(lw, stream);
       if (const int64_t Is = spec.moe.shared_intermediate; Is > 0) {
         lw.shared_gate_up = projection(2 * Is, H);
         lw.shared_down = projection(H, Is);

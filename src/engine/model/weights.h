@@ -5,7 +5,8 @@
 // gate/up ([E, 2 * expert intermediate, hidden], gate rows first) and down projections
 // stacked, as fused_experts reads them, and (Qwen2-MoE) their shared expert's gate/up
 // fused like a dense MLP's, its down projection and its gate logit's weight row. Filled
-// from an HF checkpoint or at random.
+// from an HF checkpoint or at random. With spec.moe.fp8 the experts are block fp8
+// (fp8_blocks.h), everything else stays in the model dtype.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -28,7 +29,9 @@ struct LayerWeights {
   Tensor down, down_bias;          // [H, I], [H] (optional)
   Tensor post_mlp_norm;            // [H] (sandwich only)
   Tensor router;                   // [E, H] (MoE layers; gate_up/down are then absent)
-  Tensor w13, w2;                  // [E, 2Ie, H], [E, H, Ie]
+  Tensor w13, w2;                  // [E, 2Ie, H], [E, H, Ie]: model dtype, or f8e4m3fn (spec.moe.fp8)
+  Tensor w13_scale, w2_scale;      // [E, ceil(2Ie/128), ceil(H/128)], [E, ceil(H/128), ceil(Ie/128)] f32
+                                   // (spec.moe.fp8 only: one scale per 128x128 block, fp8_blocks.h)
   Tensor shared_gate_up;           // [2Is, H] (MoE layers with a shared expert; gate rows first)
   Tensor shared_down;              // [H, Is]
   Tensor shared_gate;              // [1, H]: the shared expert's gate logit is x . shared_gate[0]
@@ -45,13 +48,17 @@ struct ModelWeights {
 
 // Reads every weight the spec needs from an HF checkpoint (config.json's model), converting
 // to `dtype` (bf16 or f16) where the checkpoint differs. Throws naming the missing tensor or
-// the tensor whose shape does not match the config.
+// the tensor whose shape does not match the config. A block-fp8 checkpoint
+// (spec.fp8_checkpoint) keeps its fp8 experts and their scales as stored and dequantizes
+// every other fp8 weight (value * its X_scale_inv block scale, rounded once); with
+// spec.moe.fp8, experts stored in 16 or 32 bits are quantized (quantize_fp8_blocks).
 ModelWeights load_checkpoint_weights(const ModelSpec& spec, const safetensors::Checkpoint& ckpt, DType dtype,
                                      Device device, void* stream = nullptr);
 
 // Random weights of the spec's shapes (the --dummy-weights of the benchmark): projections
 // N(0, 1/sqrt(fan_in)), embeddings N(0, 1), norms at their identity (1, or 0 for Gemma's
-// offset weights), biases N(0, 0.02); drawn on the device from Philox(seed).
+// offset weights), biases N(0, 0.02); drawn on the device from Philox(seed). With
+// spec.moe.fp8 the experts are those same draws quantized (quantize_fp8_blocks).
 ModelWeights dummy_weights(const ModelSpec& spec, DType dtype, Device device, uint64_t seed, void* stream = nullptr);
 
 }  // namespace fk::engine
