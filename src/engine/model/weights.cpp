@@ -161,13 +161,17 @@ class CheckpointReader {
   std::string prefix_;
 };
 
-// The experts of a layer (drawn, or stored in 16 or 32 bits) quantized to block fp8.
-void quantize_experts(LayerWeights& lw, void* stream) {
-  Fp8Blocks w13 = quantize_fp8_blocks(lw.w13, stream), w2 = quantize_fp8_blocks(lw.w2, stream);
+// A layer's experts in block fp8: w13 [E, 2Ie, H] and w2 [E, H, Ie] with their scale grids.
+void set_fp8_experts(LayerWeights& lw, Fp8Blocks w13, Fp8Blocks w2) {
   lw.w13 = std::move(w13.weight);
   lw.w13_scale = std::move(w13.scale);
   lw.w2 = std::move(w2.weight);
   lw.w2_scale = std::move(w2.scale);
+}
+
+// The experts of a layer (drawn, or stored in 16 or 32 bits) quantized to block fp8.
+void quantize_experts(LayerWeights& lw, void* stream) {
+  set_fp8_experts(lw, quantize_fp8_blocks(lw.w13, stream), quantize_fp8_blocks(lw.w2, stream));
 }
 
 // The value HF multiplies Gemma embeddings by: sqrt(hidden) rounded to the model dtype.
@@ -235,11 +239,7 @@ void load_experts(CheckpointReader& r, const ModelSpec& spec, int64_t l, LayerWe
     const std::string gate_up = n(experts + "gate_up_proj"), down = n(experts + "down_proj");
     if (m.fp8 && r.is_fp8(gate_up)) {
       // Fused tensors carry the scale grid of the fused [2Ie, H] matrix: no alignment needed.
-      Fp8Blocks w13 = r.stacked_fp8({gate_up}, {{E, 2 * Ie, H}}), w2 = r.stacked_fp8({down}, {{E, H, Ie}});
-      lw.w13 = w13.weight;
-      lw.w13_scale = w13.scale;
-      lw.w2 = w2.weight;
-      lw.w2_scale = w2.scale;
+      set_fp8_experts(lw, r.stacked_fp8({gate_up}, {{E, 2 * Ie, H}}), r.stacked_fp8({down}, {{E, H, Ie}}));
     } else {
       lw.w13 = r.tensor(gate_up, {E, 2 * Ie, H});
       lw.w2 = r.tensor(down, {E, H, Ie});
@@ -268,10 +268,8 @@ void load_experts(CheckpointReader& r, const ModelSpec& spec, int64_t l, LayerWe
                 " model have intermediate size ", Ie, ", not a multiple of 128, so their gate and up projections' "
                 "128x128 scale blocks cannot be stacked into fused_experts' w13 (layer ", l, ")");
       const Fp8Blocks w13 = r.stacked_fp8(gate_up, gate_up_shapes), w2 = r.stacked_fp8(down, down_shapes);
-      lw.w13 = w13.weight.reshape({E, 2 * Ie, H});
-      lw.w13_scale = w13.scale.reshape(fp8_scale_shape({E, 2 * Ie, H}));
-      lw.w2 = w2.weight.reshape({E, H, Ie});
-      lw.w2_scale = w2.scale.reshape(fp8_scale_shape({E, H, Ie}));
+      set_fp8_experts(lw, {w13.weight.reshape({E, 2 * Ie, H}), w13.scale.reshape(fp8_scale_shape({E, 2 * Ie, H}))},
+                      {w2.weight.reshape({E, H, Ie}), w2.scale.reshape(fp8_scale_shape({E, H, Ie}))});
     } else {
       lw.w13 = r.stacked(gate_up, gate_up_shapes).reshape({E, 2 * Ie, H});
       lw.w2 = r.stacked(down, down_shapes).reshape({E, H, Ie});

@@ -200,8 +200,8 @@ void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
   if constexpr (M == 1) {
     launch_with_slices<T, M, 1>(g, s);
   } else {
-    const bool narrow = (g.N + 1) / 2 < kNarrowWarpsPerSm * cuda::current_sm_count();
-    if (M == 2 && narrow) return launch_with_slices<T, M, 2>(g, s);
+    if constexpr (M == 2)
+      if ((g.N + 1) / 2 < kNarrowWarpsPerSm * cuda::current_sm_count()) return launch_with_slices<T, M, 2>(g, s);
     launch_sliced<T, M, 2, 1>(g, s);
   }
 }
