@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
 #include "bench/op_check.h"
 #include "engine/device.h"
 #include "fk/op_registry.h"
 #include "fk/ops/moe.h"
 #include "fk/runtime.h"
+#include "ops/moe/moe_route_switch.h"
 #include "support/test_seed.h"
 
 namespace fk::ops {
@@ -188,6 +190,73 @@ TEST_P(FusedExpertsGpu, IsDeterministicAndReplaysInACudaGraph) {
 }
 
 INSTANTIATE_TEST_SUITE_P(MoeGpu, FusedExpertsGpu, ::testing::Values(int64_t{2}, int64_t{64}, int64_t{512}));
+
+// fused_moe: decode (routing inside the GEMV kernels) on Qwen3-30B-A3B's sizes, and the
+// general path (more tokens, fp8 weights), against the f64 oracle.
+TEST(MoeGpu, FusedMoeMatchesOracle) {
+  FK_REQUIRE_GPU();
+  const Json qwen3 = {{"topk", 8}, {"experts", 128}, {"hidden", 2048}, {"inter", 768}};
+  for (int64_t tokens : {1, 2, 3, 4}) {
+    Json w = qwen3;
+    w["tokens"] = tokens;
+    w["renormalize"] = tokens % 2 == 1;
+    expect_passes("fused_moe", w, "fused_moe");
+  }
+  Json fp8 = qwen3;
+  fp8["tokens"] = 2;
+  fp8["weight_dtype"] = "f8e4m3fn";
+  expect_passes("fused_moe", fp8, "fused_moe");
+  expect_passes("fused_moe", {{"tokens", 40}, {"topk", 8}, {"experts", 128}, {"hidden", 512}, {"inter", 256}},
+                "fused_moe");
+  // 200 experts (32 logits a lane), f32 logits, f16, exact ties.
+  expect_passes("fused_moe",
+                {{"tokens", 3}, {"topk", 6}, {"experts", 200}, {"hidden", 256}, {"inter", 128},
+                 {"gating_dtype", "f32"}, {"dtype", "f16"}},
+                "fused_moe");
+  expect_passes("fused_moe", {{"tokens", 4}, {"topk", 3}, {"experts", 16}, {"hidden", 256}, {"inter", 128}, {"ties", true}},
+                "fused_moe");
+}
+
+// fused_moe's outputs are bit-identical to moe_topk_softmax then fused_experts on the GPU:
+// decode (the routing fused into the GEMV kernels, its math shared with the routing
+// kernel) and more tokens (the two ops' own launches).
+// With the routing inside the decode GEMV kernels (FK_MOE_ROUTE_IN_KERNEL=1) and without.
+TEST(MoeGpu, FusedMoeEqualsRoutingThenFusedExpertsBitForBit) {
+  FK_REQUIRE_GPU();
+  for (bool in_kernel : {true, false}) {
+    SCOPED_TRACE(in_kernel ? "routing in the GEMV kernels" : "routing kernel");
+    moe_decode::set_route_in_kernel(in_kernel);
+    const OpDef& d = def("fused_moe");
+    std::vector<Json> shapes;
+    for (int64_t tokens : {1, 2, 3, 4})
+      for (bool renormalize : {false, true})
+        shapes.push_back({{"tokens", tokens}, {"topk", 8}, {"experts", 128}, {"hidden", 2048}, {"inter", 768},
+                          {"renormalize", renormalize}});
+    shapes.push_back({{"tokens", 2}, {"topk", 4}, {"experts", 60}, {"hidden", 256}, {"inter", 128}, {"ties", true}});
+    shapes.push_back({{"tokens", 3}, {"topk", 5}, {"experts", 300}, {"hidden", 256}, {"inter", 128},
+                      {"gating_dtype", "f32"}, {"dtype", "f16"}});
+    shapes.push_back({{"tokens", 37}, {"topk", 8}, {"experts", 128}, {"hidden", 512}, {"inter", 256}});
+    for (const Json& w : shapes) {
+      const OpCase host = d.make_case(w, test::seed_for("FusedMoeBits" + w.dump()));
+      OpCase dev = bench::case_to_device(d, host, Device::cuda(0));
+      bench::poison_outputs(d, dev);
+      const auto& a = dev.as<FusedMoeArgs>();
+      call_op(a, DeviceType::cuda, nullptr);
+
+      Tensor weights = Tensor::empty(dev.tensors[7].shape(), DType::f32, Device::cuda(0));
+      Tensor ids = Tensor::empty(dev.tensors[8].shape(), DType::i32, Device::cuda(0));
+      Tensor out = Tensor::empty(dev.tensors[0].shape(), dev.tensors[0].dtype(), Device::cuda(0));
+      call_op(MoeTopkSoftmaxArgs{weights, ids, a.gating_output, a.renormalize}, DeviceType::cuda, nullptr);
+      call_op(FusedExpertsArgs{out, a.hidden, a.w13, a.w2, a.w13_scale, a.w2_scale, weights, ids, a.workspace},
+              DeviceType::cuda, nullptr);
+      rt::device_synchronize();
+      EXPECT_TRUE(same_bytes(dev.tensors[8], ids)) << w.dump() << ": topk_ids differ";
+      EXPECT_TRUE(same_bytes(dev.tensors[7], weights)) << w.dump() << ": topk_weights differ";
+      EXPECT_TRUE(same_bytes(dev.tensors[0], out)) << w.dump() << ": out differs";
+    }
+  }
+  moe_decode::set_route_in_kernel(false);  // the default
+}
 
 TEST(MoeGpu, ShapesTheBaselineDoesNotRunAreClearErrors) {
   FK_REQUIRE_GPU();

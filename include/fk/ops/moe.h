@@ -207,4 +207,34 @@ struct FusedExpertsArgs {
   TensorView workspace;     // [bytes] u8: scratch (device memory on the CUDA backend)
 };
 
+// Softmax routing and the routed experts in one op (vLLM's fused_moe(hidden, w1, w2,
+// gating_output, topk, renormalize)): exactly moe_topk_softmax(topk_weights, topk_ids,
+// gating_output, renormalize) followed by fused_experts(out, hidden, w13, w2, w13_scale,
+// w2_scale, topk_weights, topk_ids, workspace), with k = topk_ids.shape[1]. The routing is
+// an output too (the engine may reuse it; checks accept any valid top-k selection in any
+// order, as for moe_topk_softmax, and then check `out` against the experts it selected).
+// The router GEMV (hidden @ router^T -> gating_output) stays outside: it is `linear`.
+//
+// Why one op: at decode the CUDA baseline computes the routing inside the two GEMV kernels
+// of fused_experts' decode path (each CTA routes its token from the logits; no routing
+// kernel, no launch boundary); other shapes run the routing kernel then fused_experts.
+// The routing it writes is bit-identical to moe_topk_softmax's CUDA baseline.
+//
+// workspace: at least fused_experts_workspace_bytes(T, k, E, H, I) bytes of device scratch.
+// Requirements and unsupported shapes are those of both ops (E <= 1024 on the CUDA baseline).
+struct FusedMoeArgs {
+  static constexpr const char* kName = "fused_moe";
+  TensorView out;            // [T, H] written; dtype of hidden; contiguous
+  TensorView hidden;         // [T, H] read; bf16/f16; rows contiguous (row stride free)
+  TensorView w13;            // [E, 2I, H] read; dtype of hidden, or f8e4m3fn; contiguous
+  TensorView w2;             // [E, H, I] read; dtype of w13; contiguous
+  TensorView w13_scale;      // [E, ceil(2I/128), ceil(H/128)] read; f32; fp8 only (absent otherwise)
+  TensorView w2_scale;       // [E, ceil(H/128), ceil(I/128)] read; f32; fp8 only (absent otherwise)
+  TensorView gating_output;  // [T, E] read; f32/f16/bf16; rows contiguous (row stride free)
+  TensorView topk_weights;   // [T, k] written; f32; contiguous
+  TensorView topk_ids;       // [T, k] written; i32; contiguous
+  TensorView workspace;      // [bytes] u8: scratch (device memory on the CUDA backend)
+  int32_t renormalize;       // 1: weights / sum(weights); 0: the softmax probabilities
+};
+
 }  // namespace fk::ops

@@ -14,6 +14,7 @@
 #include "fk/cuda/check.h"
 #include "fk/cuda/vec.cuh"
 #include "fk/op_registry.h"
+#include "ops/moe/fused_experts_cuda.h"
 #include "ops/moe/moe_align_cuda.h"
 #include "ops/moe/moe_decode_gemv.h"
 #include "ops/moe/moe_gemm.cuh"
@@ -133,38 +134,50 @@ void run_with_tile(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const
   }
 }
 
+}  // namespace
+
+void moe_cuda::expect_fused_experts_supported(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const char* op) {
+  const int64_t align = sh.fp8 ? 16 : 8;
+  if (sh.H % align != 0 || sh.I % align != 0)
+    FK_FAIL(FK_ERR_UNSUPPORTED, op, ": the CUDA baseline needs hidden and intermediate sizes that are multiples of ",
+            align, ", got H = ", sh.H, ", I = ", sh.I);
+  if (sh.E > moe_cuda::kAlignMaxExperts)
+    FK_FAIL(FK_ERR_UNSUPPORTED, op, ": the CUDA baseline handles up to ", moe_cuda::kAlignMaxExperts, " experts");
+  if (sh.T == 0) return;  // no rows: nothing is loaded, alignment does not matter
+  if (!cuda::aligned16(a.hidden.data) || a.hidden.strides[0] % 8 != 0 || !cuda::aligned16(a.out.data) ||
+      !cuda::aligned16(a.w13.data) || !cuda::aligned16(a.w2.data))
+    FK_FAIL(FK_ERR_UNSUPPORTED, op, ": the CUDA baseline needs 16-byte aligned hidden, out, w13 and w2 and a hidden "
+            "row stride that is a multiple of 8");
+}
+
+void moe_cuda::launch_fused_experts(const FusedExpertsArgs& a, const FusedExpertsShape& sh, void* stream) {
+  if (sh.T == 0) return;
+  const MoeWorkspace ws = carve_moe_workspace(a.workspace.data, sh.T, sh.k, sh.E, sh.H, sh.I);
+  auto s = static_cast<cudaStream_t>(stream);
+  const bool bf16 = a.hidden.dtype == DType::bf16;
+  if (sh.fp8) {
+    if (bf16) run_with_tile<__nv_bfloat16, true>(a, sh, ws, s);
+    else run_with_tile<__half, true>(a, sh, ws, s);
+  } else if (moe_decode::use_decode_gemv(sh)) {
+    if (bf16) moe_decode::run_decode_gemv<__nv_bfloat16>(a, sh, ws, s);
+    else moe_decode::run_decode_gemv<__half>(a, sh, ws, s);
+  } else if (moe_grouped::use_grouped_prefill(sh)) {
+    if (bf16) moe_grouped::run_grouped_prefill<__nv_bfloat16>(a, sh, ws, s);
+    else moe_grouped::run_grouped_prefill<__half>(a, sh, ws, s);
+  } else {
+    if (bf16) run_with_tile<__nv_bfloat16, false>(a, sh, ws, s);
+    else run_with_tile<__half, false>(a, sh, ws, s);
+  }
+}
+
+namespace {
+
 fk_status fused_experts_cuda(const void* args, void* stream) {
   return op_guard([&] {
     const auto& a = *static_cast<const FusedExpertsArgs*>(args);
     const FusedExpertsShape sh = validate_fused_experts(a, DeviceType::cuda);
-    const char* op = a.kName;
-    const int64_t align = sh.fp8 ? 16 : 8;
-    if (sh.H % align != 0 || sh.I % align != 0)
-      FK_FAIL(FK_ERR_UNSUPPORTED, op, ": the CUDA baseline needs hidden and intermediate sizes that are multiples of ",
-              align, ", got H = ", sh.H, ", I = ", sh.I);
-    if (sh.E > moe_cuda::kAlignMaxExperts)
-      FK_FAIL(FK_ERR_UNSUPPORTED, op, ": the CUDA baseline handles up to ", moe_cuda::kAlignMaxExperts, " experts");
-    if (sh.T == 0) return;
-    if (!cuda::aligned16(a.hidden.data) || a.hidden.strides[0] % 8 != 0 || !cuda::aligned16(a.out.data) ||
-        !cuda::aligned16(a.w13.data) || !cuda::aligned16(a.w2.data))
-      FK_FAIL(FK_ERR_UNSUPPORTED, op, ": the CUDA baseline needs 16-byte aligned hidden, out, w13 and w2 and a hidden "
-              "row stride that is a multiple of 8");
-    const MoeWorkspace ws = carve_moe_workspace(a.workspace.data, sh.T, sh.k, sh.E, sh.H, sh.I);
-    auto s = static_cast<cudaStream_t>(stream);
-    const bool bf16 = a.hidden.dtype == DType::bf16;
-    if (sh.fp8) {
-      if (bf16) run_with_tile<__nv_bfloat16, true>(a, sh, ws, s);
-      else run_with_tile<__half, true>(a, sh, ws, s);
-    } else if (moe_decode::use_decode_gemv(sh)) {
-      if (bf16) moe_decode::run_decode_gemv<__nv_bfloat16>(a, sh, ws, s);
-      else moe_decode::run_decode_gemv<__half>(a, sh, ws, s);
-    } else if (moe_grouped::use_grouped_prefill(sh)) {
-      if (bf16) moe_grouped::run_grouped_prefill<__nv_bfloat16>(a, sh, ws, s);
-      else moe_grouped::run_grouped_prefill<__half>(a, sh, ws, s);
-    } else {
-      if (bf16) run_with_tile<__nv_bfloat16, false>(a, sh, ws, s);
-      else run_with_tile<__half, false>(a, sh, ws, s);
-    }
+    moe_cuda::expect_fused_experts_supported(a, sh, a.kName);
+    moe_cuda::launch_fused_experts(a, sh, stream);
   });
 }
 

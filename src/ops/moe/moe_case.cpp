@@ -65,4 +65,41 @@ int64_t distinct_experts(const TensorView& ids, int64_t experts) {
   return n;
 }
 
+ExpertsWorkload experts_workload(const Json& w, const char* op) {
+  ExpertsWorkload s{wl_int(w, "tokens"), wl_int(w, "topk"),  wl_int(w, "experts"), wl_int(w, "hidden"),
+                    wl_int(w, "inter"),  wl_dtype(w),        DType::bf16};
+  FK_CHECK(s.T >= 0 && s.k >= 1 && s.k <= s.E && s.H >= 1 && s.I >= 1, op, " workload needs tokens >= 0, "
+           "1 <= topk <= experts, hidden >= 1 and inter >= 1, got ", w.dump());
+  FK_CHECK(s.dtype == DType::bf16 || s.dtype == DType::f16, op, " workload dtype must be bf16 or f16, got ", w.dump());
+  s.weight_dtype = wl_dtype(w, "weight_dtype", s.dtype);
+  FK_CHECK(s.weight_dtype == s.dtype || s.weight_dtype == DType::f8e4m3fn, op,
+           " workload weight_dtype must be the dtype or f8e4m3fn, got ", w.dump());
+  return s;
+}
+
+namespace {
+
+// One expert weight tensor [E, rows, cols] and its block scales (see make_expert_inputs).
+void expert_weight(OpCase& c, size_t slot, size_t scale_slot, int64_t E, int64_t rows, int64_t cols, DType dt,
+                   uint64_t seed, uint64_t stream) {
+  const auto inv_sqrt = static_cast<float>(1.0 / std::sqrt(static_cast<double>(cols)));
+  if (dt == DType::f8e4m3fn) {
+    c.tensors[slot] = random_tensor({E, rows, cols}, dt, seed, stream, -4.f, 4.f);
+    c.tensors[scale_slot] =
+        random_tensor({E, (rows + 127) / 128, (cols + 127) / 128}, DType::f32, seed, stream + 1, 0.25f * inv_sqrt,
+                      0.75f * inv_sqrt);
+  } else {
+    c.tensors[slot] = random_tensor({E, rows, cols}, dt, seed, stream, -2.f * inv_sqrt, 2.f * inv_sqrt);
+    c.tensors[scale_slot] = Tensor::empty({0}, DType::f32);
+  }
+}
+
+}  // namespace
+
+void make_expert_inputs(OpCase& c, const ExpertSlots& slots, const ExpertsWorkload& s, uint64_t seed) {
+  c.tensors[slots.hidden] = random_tensor({s.T, s.H}, s.dtype, seed, 1, -2.f, 2.f);
+  expert_weight(c, slots.w13, slots.w13_scale, s.E, 2 * s.I, s.H, s.weight_dtype, seed, 2);
+  expert_weight(c, slots.w2, slots.w2_scale, s.E, s.H, s.I, s.weight_dtype, seed, 4);
+}
+
 }  // namespace fk::ops

@@ -7,12 +7,16 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <type_traits>
+
 #include "fk/cuda/check.h"
 #include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 #include "ops/activation/act_kernels.cuh"
 #include "ops/common/env_switch.h"
 #include "ops/linear/streaming_load.cuh"
+#include "ops/moe/moe_decode_route.cuh"
+#include "ops/moe/moe_routing_cuda.h"
 
 namespace fk::ops::moe_decode {
 namespace {
@@ -58,19 +62,25 @@ __device__ __forceinline__ void dot_rows(float (&acc)[kRows], const Act* const (
 
 // grid (ceil(I / kWarps), T * k): warp w of CTA x computes intermediate column
 // i = x * kWarps + w of slot blockIdx.y (its gate and up rows together). Launched with
-// PDL: the routing kernel's ids are read after pdl_wait(), which every CTA passes before
-// any returns (the down kernel relies on it, see there).
-template <class Act>
+// PDL: the routing (the routing kernel's ids, or fused_moe's logits, which the kernel
+// before this one wrote) is read after pdl_wait(), which every CTA passes before any
+// returns (the down kernel relies on it, see there). CTA (0, slot) publishes the slot's
+// routing (fused_moe's topk outputs).
+template <class Act, class Route>
 __global__ void __launch_bounds__(kThreads) gate_up_gemv_kernel(Act* inter, const Act* hidden, int64_t ld_hidden,
-                                                                const Act* w13, const int32_t* ids, int top_k, int E,
+                                                                const Act* w13, const Route route, int top_k, int E,
                                                                 int H, int I) {
+  __shared__ typename Route::Scratch scratch[kWarps];
   cuda::pdl_wait();
   cuda::pdl_trigger();
-  const int slot = blockIdx.y, lane = threadIdx.x & 31;
-  const int i = blockIdx.x * kWarps + (threadIdx.x >> 5);
-  const int e = ids[slot];
+  const int slot = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int i = blockIdx.x * kWarps + warp;
+  const int t = slot / top_k, j = slot % top_k;
+  const TokenRouting r = route.token(t, scratch[warp], lane);
+  if (blockIdx.x == 0 && threadIdx.x == 0) route.publish(slot, j, r);
+  const int e = r.ids[j];
   if (i >= I || e < 0 || e >= E) return;  // a dropped slot's row is never read
-  const Act* x = hidden + static_cast<int64_t>(slot / top_k) * ld_hidden;
+  const Act* x = hidden + static_cast<int64_t>(t) * ld_hidden;
   const Act* gate = w13 + (static_cast<int64_t>(e) * 2 * I + i) * H;
   const Act* const w[2] = {gate, gate + static_cast<int64_t>(I) * H};
   float acc[2] = {};
@@ -89,16 +99,20 @@ constexpr int kDownCols = 4;  // output columns h per CTA of the down kernel
 // sums are then added in warp order. Fixed order throughout: deterministic.
 //
 // The first kUnroll steps of weight loads are issued before pdl_wait(), so they stream
-// while the gate_up kernel still runs. That reads topk_ids and topk_weights before the
-// wait: safe, because they come from the routing kernel, and the gate_up kernel (the
-// only kernel between) lets this one start only after its own pdl_wait() has seen the
-// routing kernel complete. `inter`, which gate_up writes, is read after the wait.
-template <class Act>
+// while the gate_up kernel still runs. That reads the routing before the wait: safe,
+// because it comes from the kernel before gate_up (the routing kernel's topk_ids and
+// topk_weights, or fused_moe's router logits, from which each warp here computes the same
+// top-k again), and the gate_up kernel (the only kernel between) lets this one start only
+// after its own pdl_wait() has seen that kernel complete. What gate_up writes (`inter`,
+// and fused_moe's topk outputs, which this kernel never reads) is read after the wait.
+template <class Act, class Route>
 __global__ void __launch_bounds__(kThreads) down_gemv_kernel(Act* out, const Act* inter, const Act* w2,
-                                                             const int32_t* ids, const float* weights, int top_k,
-                                                             int parts, int E, int H, int I) {
+                                                             const Route route, int top_k, int parts, int E, int H,
+                                                             int I) {
   __shared__ float warp_total[kWarps][kDownCols];
+  __shared__ typename Route::Scratch scratch[kWarps];
   const int t = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const TokenRouting r = route.token(t, scratch[warp], lane);
   const int h0 = blockIdx.x * kDownCols;
   const int chunks = I / 8;  // 16-byte chunks of a row
   // Chunks per part, whole warp steps (32 chunks), so parts start on a step.
@@ -108,7 +122,7 @@ __global__ void __launch_bounds__(kThreads) down_gemv_kernel(Act* out, const Act
   bool waited = false;
   for (int item = warp; item < items; item += kWarps) {
     const int j = item / parts, part = item % parts;
-    const int slot = t * top_k + j, e = ids[slot];
+    const int slot = t * top_k + j, e = r.ids[j];
     const int begin = part * part_chunks, end = min(chunks, begin + part_chunks);
     if (e < 0 || e >= E || begin >= end) continue;  // a dropped slot adds nothing
     const Act* rows[kDownCols];
@@ -136,7 +150,7 @@ __global__ void __launch_bounds__(kThreads) down_gemv_kernel(Act* out, const Act
         for (int c = 0; c < kDownCols; ++c) fma8<Act>(acc[c], wv[c][u], xv);
       }
     }
-    const float wt = weights[slot];
+    const float wt = r.weights[j];
 #pragma unroll
     for (int c = 0; c < kDownCols; ++c) total[c] += wt * acc[c];  // lane partials; the warp sum comes once
   }
@@ -156,6 +170,23 @@ __global__ void __launch_bounds__(kThreads) down_gemv_kernel(Act* out, const Act
   }
 }
 
+// Launches the two kernels with the routing source `route`.
+template <class Act, class Route>
+void launch_gemvs(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const MoeWorkspace& ws, const Route& route,
+                  cudaStream_t s) {
+  auto* inter = static_cast<Act*>(ws.intermediate);
+  const dim3 gate_grid(static_cast<unsigned>((sh.I + kWarps - 1) / kWarps), static_cast<unsigned>(sh.T * sh.k));
+  cuda::launch_pdl(gate_up_gemv_kernel<Act, Route>, gate_grid, dim3(kThreads), 0, s, inter,
+                   static_cast<const Act*>(a.hidden.data), a.hidden.strides[0], static_cast<const Act*>(a.w13.data),
+                   route, static_cast<int>(sh.k), static_cast<int>(sh.E), static_cast<int>(sh.H),
+                   static_cast<int>(sh.I));
+  const dim3 down_grid(static_cast<unsigned>((sh.H + kDownCols - 1) / kDownCols), static_cast<unsigned>(sh.T));
+  const int parts = sh.k < kWarps ? kWarps / static_cast<int>(sh.k) : 1;
+  cuda::launch_pdl(down_gemv_kernel<Act, Route>, down_grid, dim3(kThreads), 0, s, static_cast<Act*>(a.out.data),
+                   static_cast<const Act*>(inter), static_cast<const Act*>(a.w2.data), route, static_cast<int>(sh.k),
+                   parts, static_cast<int>(sh.E), static_cast<int>(sh.H), static_cast<int>(sh.I));
+}
+
 }  // namespace
 
 bool use_decode_gemv(const FusedExpertsShape& sh) {
@@ -163,26 +194,38 @@ bool use_decode_gemv(const FusedExpertsShape& sh) {
   return enabled && !sh.fp8 && sh.T <= kMaxTokens;
 }
 
+bool can_route_in_kernel(const FusedExpertsShape& sh) {
+  return sh.E <= moe_cuda::kRoutingMaxExperts && sh.k <= kMaxRoutedTopk;
+}
+
 template <class Act>
 void run_decode_gemv(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const MoeWorkspace& ws,
                      cudaStream_t s) {
-  const auto* ids = static_cast<const int32_t*>(a.topk_ids.data);
-  auto* inter = static_cast<Act*>(ws.intermediate);
-  const dim3 gate_grid(static_cast<unsigned>((sh.I + kWarps - 1) / kWarps), static_cast<unsigned>(sh.T * sh.k));
-  cuda::launch_pdl(gate_up_gemv_kernel<Act>, gate_grid, dim3(kThreads), 0, s,
-      inter, static_cast<const Act*>(a.hidden.data), a.hidden.strides[0], static_cast<const Act*>(a.w13.data), ids,
-      static_cast<int>(sh.k), static_cast<int>(sh.E), static_cast<int>(sh.H), static_cast<int>(sh.I));
-  const dim3 down_grid(static_cast<unsigned>((sh.H + kDownCols - 1) / kDownCols), static_cast<unsigned>(sh.T));
-  const int parts = sh.k < kWarps ? kWarps / static_cast<int>(sh.k) : 1;
-  cuda::launch_pdl(down_gemv_kernel<Act>, down_grid, dim3(kThreads), 0, s, static_cast<Act*>(a.out.data),
-                   static_cast<const Act*>(inter), static_cast<const Act*>(a.w2.data), ids,
-                   static_cast<const float*>(a.topk_weights.data), static_cast<int>(sh.k), parts,
-                   static_cast<int>(sh.E), static_cast<int>(sh.H), static_cast<int>(sh.I));
+  const GivenRouting route{static_cast<const int32_t*>(a.topk_ids.data), static_cast<const float*>(a.topk_weights.data),
+                           static_cast<int>(sh.k)};
+  launch_gemvs<Act>(a, sh, ws, route, s);
+}
+
+template <class Act>
+void run_decode_gemv_routed(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const MoeWorkspace& ws,
+                            const TensorView& gating, int renormalize, cudaStream_t s) {
+  auto routing = [&](auto registers) {
+    return SoftmaxRouting<decltype(registers)::value>{
+        gating.data, gating.strides[0], gating.dtype, static_cast<int>(sh.E), static_cast<int>(sh.k), renormalize,
+        static_cast<float*>(a.topk_weights.data), static_cast<int32_t*>(a.topk_ids.data)};
+  };
+  // Registers a lane for the logits: 4 up to 128 experts (Qwen3, OLMoE, Mixtral), else 32.
+  if (sh.E <= 128) launch_gemvs<Act>(a, sh, ws, routing(std::integral_constant<int, 4>{}), s);
+  else launch_gemvs<Act>(a, sh, ws, routing(std::integral_constant<int, 32>{}), s);
 }
 
 template void run_decode_gemv<__nv_bfloat16>(const FusedExpertsArgs&, const FusedExpertsShape&, const MoeWorkspace&,
                                               cudaStream_t);
 template void run_decode_gemv<__half>(const FusedExpertsArgs&, const FusedExpertsShape&, const MoeWorkspace&,
                                       cudaStream_t);
+template void run_decode_gemv_routed<__nv_bfloat16>(const FusedExpertsArgs&, const FusedExpertsShape&,
+                                                     const MoeWorkspace&, const TensorView&, int, cudaStream_t);
+template void run_decode_gemv_routed<__half>(const FusedExpertsArgs&, const FusedExpertsShape&, const MoeWorkspace&,
+                                             const TensorView&, int, cudaStream_t);
 
 }  // namespace fk::ops::moe_decode

@@ -2,7 +2,8 @@
 // token, the row's logits in registers (expert e in lane e % 32, register e / 32), scores
 // in fp32, then k rounds of a warp argmax (ties: lower expert index). Grouped routing
 // first scores the groups (one lane per group, from the row staged in shared memory) and
-// masks the experts of the groups it does not keep.
+// masks the experts of the groups it does not keep. The per-token math is
+// moe_routing_warp.cuh, shared with fused_moe's decode path.
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -11,13 +12,15 @@
 #include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 #include "fk/op_registry.h"
+#include "ops/moe/moe_routing_cuda.h"
+#include "ops/moe/moe_routing_warp.cuh"
 #include "ops/moe/moe_validate.h"
 
 namespace fk::ops {
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
-constexpr int kMaxExperts = 1024;  // 32 registers a lane
+constexpr int kMaxExperts = moe_cuda::kRoutingMaxExperts;  // 32 registers a lane
 constexpr int kMaxGroups = 32;     // one lane per group
 
 struct RoutingParams {
@@ -33,18 +36,7 @@ struct RoutingParams {
   int32_t* ids;    // [T, k]
 };
 
-// Argmax over the warp of (v, idx): larger v, then smaller idx. Every lane gets the result.
-__device__ __forceinline__ void warp_argmax(float& v, int& idx) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, v, o);
-    const int oi = __shfl_xor_sync(0xffffffffu, idx, o);
-    if (ov > v || (ov == v && oi < idx)) {
-      v = ov;
-      idx = oi;
-    }
-  }
-}
+using moe_route::warp_argmax;
 
 template <int kVpl, class In>
 __global__ void __launch_bounds__(32 * kWarpsPerBlock) routing_kernel(const RoutingParams p) {
@@ -64,24 +56,8 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock) routing_kernel(const Rout
     const int e = lane + 32 * i;
     s[i] = e < p.E ? cuda::to_float(row[e]) : -INFINITY;
   }
-  if (p.scoring == MoeScoring::softmax) {
-    float m = -INFINITY;
-#pragma unroll
-    for (int i = 0; i < kVpl; ++i) m = fmaxf(m, s[i]);
-    m = cuda::warp_max(m);
-    float sum = 0.f;
-#pragma unroll
-    for (int i = 0; i < kVpl; ++i) {
-      s[i] = lane + 32 * i < p.E ? expf(s[i] - m) : 0.f;
-      sum += s[i];
-    }
-    const float inv = 1.f / cuda::warp_sum(sum);
-#pragma unroll
-    for (int i = 0; i < kVpl; ++i) s[i] *= inv;
-  } else {
-#pragma unroll
-    for (int i = 0; i < kVpl; ++i) s[i] = lane + 32 * i < p.E ? 1.f / (1.f + expf(-s[i])) : 0.f;
-  }
+  if (p.scoring == MoeScoring::softmax) moe_route::softmax_scores(s, p.E, lane);
+  else moe_route::sigmoid_scores(s, p.E, lane);
 #pragma unroll
   for (int i = 0; i < kVpl; ++i) {
     const int e = lane + 32 * i;
@@ -126,40 +102,8 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock) routing_kernel(const Rout
     }
   }
 
-  float weight_sum = 0.f;
-  float* w_out = p.weights + static_cast<int64_t>(t) * p.k;
-  int32_t* id_out = p.ids + static_cast<int64_t>(t) * p.k;
-  for (int j = 0; j < p.k; ++j) {
-    float v = -INFINITY;
-    int idx = INT_MAX;
-#pragma unroll
-    for (int i = 0; i < kVpl; ++i) {  // ascending experts: strict > keeps the lower index on ties
-      const int e = lane + 32 * i;
-      if (e < p.E && (c[i] > v || idx == INT_MAX)) {
-        v = c[i];
-        idx = e;
-      }
-    }
-    warp_argmax(v, idx);
-    const int owner = idx & 31, slot = idx >> 5;
-    float chosen_s = 0.f;
-#pragma unroll
-    for (int i = 0; i < kVpl; ++i)
-      if (i == slot) {
-        chosen_s = s[i];
-        if (lane == owner) c[i] = -INFINITY;
-      }
-    chosen_s = __shfl_sync(0xffffffffu, chosen_s, owner);
-    weight_sum += chosen_s;
-    if (lane == 0) {
-      id_out[j] = idx;
-      w_out[j] = chosen_s;
-    }
-  }
-  if (lane == 0) {
-    const float norm = p.renormalize && weight_sum > 0.f ? p.scale / weight_sum : p.scale;
-    for (int j = 0; j < p.k; ++j) w_out[j] *= norm;
-  }
+  moe_route::select_topk(c, s, p.E, p.k, p.renormalize, p.scale, p.weights + static_cast<int64_t>(t) * p.k,
+                         p.ids + static_cast<int64_t>(t) * p.k, lane);
 }
 
 template <class In>
@@ -178,10 +122,11 @@ void launch_typed(const RoutingParams& p, cudaStream_t s) {
   else go(routing_kernel<32, In>, 32);
 }
 
-// Launches the routing of validated arguments (no-op for zero tokens).
-void launch_routing(const TensorView& weights, const TensorView& ids, const TensorView& gating, const char* op,
-                    MoeScoring scoring, const TensorView& bias, int n_group, int topk_group, int renormalize,
-                    float scale, void* stream) {
+}  // namespace
+
+void moe_cuda::launch_routing(const TensorView& weights, const TensorView& ids, const TensorView& gating,
+                              const char* op, MoeScoring scoring, const TensorView& bias, int n_group, int topk_group,
+                              int renormalize, float scale, void* stream) {
   const int64_t T = gating.shape[0], E = gating.shape[1];
   if (E > kMaxExperts)
     FK_FAIL(FK_ERR_UNSUPPORTED, op, ": the CUDA baseline handles up to ", kMaxExperts, " experts, got ", E);
@@ -210,12 +155,14 @@ void launch_routing(const TensorView& weights, const TensorView& ids, const Tens
   }
 }
 
+namespace {
+
 fk_status topk_softmax_cuda(const void* args, void* stream) {
   return op_guard([&] {
     const auto& a = *static_cast<const MoeTopkSoftmaxArgs*>(args);
     validate_routing_common(a, DeviceType::cuda);
-    launch_routing(a.topk_weights, a.topk_ids, a.gating_output, a.kName, MoeScoring::softmax, TensorView{}, 1, 1,
-                   a.renormalize, 1.f, stream);
+    moe_cuda::launch_routing(a.topk_weights, a.topk_ids, a.gating_output, a.kName, MoeScoring::softmax, TensorView{},
+                             1, 1, a.renormalize, 1.f, stream);
   });
 }
 
@@ -223,8 +170,8 @@ fk_status topk_sigmoid_cuda(const void* args, void* stream) {
   return op_guard([&] {
     const auto& a = *static_cast<const MoeTopkSigmoidArgs*>(args);
     validate_routing_common(a, DeviceType::cuda);
-    launch_routing(a.topk_weights, a.topk_ids, a.gating_output, a.kName, MoeScoring::sigmoid, TensorView{}, 1, 1,
-                   a.renormalize, 1.f, stream);
+    moe_cuda::launch_routing(a.topk_weights, a.topk_ids, a.gating_output, a.kName, MoeScoring::sigmoid, TensorView{},
+                             1, 1, a.renormalize, 1.f, stream);
   });
 }
 
@@ -232,8 +179,9 @@ fk_status grouped_topk_cuda(const void* args, void* stream) {
   return op_guard([&] {
     const auto& a = *static_cast<const MoeGroupedTopkArgs*>(args);
     validate_grouped_topk(a, DeviceType::cuda);
-    launch_routing(a.topk_weights, a.topk_ids, a.gating_output, a.kName, a.scoring, a.e_score_correction_bias,
-                   a.n_group, a.topk_group, a.renormalize, a.routed_scaling_factor, stream);
+    moe_cuda::launch_routing(a.topk_weights, a.topk_ids, a.gating_output, a.kName, a.scoring,
+                             a.e_score_correction_bias, a.n_group, a.topk_group, a.renormalize,
+                             a.routed_scaling_factor, stream);
   });
 }
 

@@ -35,10 +35,10 @@ inline void expect_topk_pair(const char* op, const TensorView& weights, const Te
            ": topk needs k >= 1 and at most 2^31-1 slots, got ", describe(ids));
 }
 
-// Routing ops: gating_output [T, E] and the [T, k] outputs.
+// Routing ops: gating_output [T, E] and the [T, k] outputs. `op` names the op in errors
+// (fused_moe validates its routing part with this too).
 template <class A>
-void validate_routing_common(const A& a, DeviceType backend) {
-  const char* op = A::kName;
+void validate_routing_common(const A& a, DeviceType backend, const char* op = A::kName) {
   expect_rank(op, "gating_output", a.gating_output, 2);
   expect_dtype_in(op, "gating_output", a.gating_output, {DType::f32, DType::f16, DType::bf16});
   expect_rows_contiguous(op, "gating_output", a.gating_output);
@@ -163,8 +163,11 @@ struct FusedExpertsShape {
   bool fp8;
 };
 
-inline FusedExpertsShape validate_fused_experts(const FusedExpertsArgs& a, DeviceType backend) {
-  constexpr const char* op = FusedExpertsArgs::kName;
+// `op` names the op in errors; topk_weights_written: the routing is an output (fused_moe),
+// so the CPU oracle may hold its weights in f64.
+inline FusedExpertsShape validate_fused_experts(const FusedExpertsArgs& a, DeviceType backend,
+                                                const char* op = FusedExpertsArgs::kName,
+                                                bool topk_weights_written = false) {
   expect_rank(op, "hidden", a.hidden, 2);
   expect_rank(op, "out", a.out, 2);
   expect_rank(op, "w13", a.w13, 3);
@@ -214,7 +217,7 @@ inline FusedExpertsShape validate_fused_experts(const FusedExpertsArgs& a, Devic
     FK_CHECK(!moe_has(a.w13_scale) && !moe_has(a.w2_scale), op,
              ": w13_scale / w2_scale are for fp8 weights only, w13 is ", describe(a.w13));
   }
-  expect_topk_pair(op, a.topk_weights, a.topk_ids, /*weights_written=*/false, backend);
+  expect_topk_pair(op, a.topk_weights, a.topk_ids, topk_weights_written, backend);
   expect_dim(op, "topk_ids", a.topk_ids, 0, s.T);
   s.k = a.topk_ids.shape[1];
   FK_CHECK(s.T * s.k <= INT_MAX / 2 && s.H <= INT_MAX && s.I <= INT_MAX, op, ": sizes must fit 32-bit indices");
