@@ -76,6 +76,13 @@ std::optional<json> workload_of_call(const std::string& op, const void* raw) {
     if (a.bias.data != nullptr && a.bias.numel() > 0) w["bias"] = true;
     return w;
   }
+  if (op == "rms_norm_linear") {
+    const auto& a = *static_cast<const ops::RmsNormLinearArgs*>(raw);
+    json w = {{"m", a.input.shape[0]}, {"n", a.weight.shape[0]}, {"k", a.weight.shape[1]}, {"dtype", dt(a.input)},
+              {"residual", a.residual_in.data != nullptr && a.residual_in.numel() > 0}, {"eps", a.eps}};
+    if (a.bias.data != nullptr && a.bias.numel() > 0) w["bias"] = true;
+    return w;
+  }
   if (op == "embedding") {
     const auto& a = *static_cast<const ops::EmbeddingArgs*>(raw);
     return json{{"tokens", a.ids.shape[0]}, {"hidden", a.table.shape[1]}, {"vocab", a.table.shape[0]},
@@ -119,6 +126,14 @@ std::optional<json> workload_of_call(const std::string& op, const void* raw) {
     const auto& a = *static_cast<const ops::FusedExpertsArgs*>(raw);
     json w = {{"tokens", a.hidden.shape[0]}, {"topk", a.topk_ids.shape[1]}, {"experts", a.w13.shape[0]},
               {"hidden", a.hidden.shape[1]}, {"inter", a.w13.shape[1] / 2}, {"dtype", dt(a.hidden)}};
+    if (a.w13.dtype == DType::f8e4m3fn) w["weight_dtype"] = dt(a.w13);
+    return w;
+  }
+  if (op == "fused_moe") {  // the router logits of a case are drawn anew
+    const auto& a = *static_cast<const ops::FusedMoeArgs*>(raw);
+    json w = {{"tokens", a.hidden.shape[0]}, {"topk", a.topk_ids.shape[1]}, {"experts", a.w13.shape[0]},
+              {"hidden", a.hidden.shape[1]}, {"inter", a.w13.shape[1] / 2}, {"dtype", dt(a.hidden)},
+              {"gating_dtype", dt(a.gating_output)}, {"renormalize", a.renormalize != 0}};
     if (a.w13.dtype == DType::f8e4m3fn) w["weight_dtype"] = dt(a.w13);
     return w;
   }

@@ -25,17 +25,20 @@ TEST(Capture, EveryCallBecomesATaskWorkloadThatInstantiates) {
     const WorkloadSpec w = workload_spec("tiny");
     const CaptureResult r = capture_workload(c, w);
     ASSERT_FALSE(r.ops.empty()) << family;
-    int64_t linear_calls = 0, embedding_calls = 0;
+    int64_t linear_calls = 0, norm_linear_calls = 0, embedding_calls = 0;
     for (const CapturedOp& op : r.ops) {
       for (const auto& [key, wc] : op.workloads)
         EXPECT_FALSE(wc.first.contains("untranslated")) << family << ": " << op.op << " was not translated";
       if (op.op == "linear") linear_calls = op.calls;
+      if (op.op == "rms_norm_linear") norm_linear_calls = op.calls;
       if (op.op == "embedding") embedding_calls = op.calls;
     }
     // Each step: 4 projections per layer and the head; 2 embedding lookups (tokens and the
-    // gather of the rows that need logits).
+    // gather of the rows that need logits). Without sandwich norms, the qkv and gate_up
+    // projections take their norm with them (rms_norm_linear).
     const int64_t steps = embedding_calls / 2;
-    EXPECT_EQ(linear_calls, steps * (4 * 2 + 1)) << family;
+    EXPECT_EQ(linear_calls + norm_linear_calls, steps * (4 * 2 + 1)) << family;
+    EXPECT_EQ(norm_linear_calls, std::string(family) == "gemma2" ? 0 : steps * 2 * 2) << family;
 
     const fs::path dir = fs::temp_directory_path() / ("fk-capture-" + std::string(family));
     fs::remove_all(dir);
@@ -62,6 +65,7 @@ TEST(Capture, MoeCallsBecomeTaskWorkloadsThatInstantiate) {
     int64_t moe_layers;        // of the 2
     int64_t linears_per_step;  // qkv and output per layer, a router per MoE layer, the shared
                                // expert's gate_up, down and gate, a dense MLP's gate_up and down, the head
+                               // (linear or, with the norm before them, rms_norm_linear)
   };
   for (const MoeModel& m : {MoeModel{"tiny-qwen3-moe", 2, 3 * 2 + 1}, MoeModel{"tiny-olmoe", 2, 3 * 2 + 1},
                             MoeModel{"tiny-qwen2-moe", 1, 2 * 2 + 1 + 3 + 2 + 1}}) {
@@ -73,12 +77,13 @@ TEST(Capture, MoeCallsBecomeTaskWorkloadsThatInstantiate) {
     c.max_num_batched_tokens = 64;
     const WorkloadSpec w = workload_spec("tiny");
     const CaptureResult r = capture_workload(c, w);
-    int64_t experts_calls = 0, linear_calls = 0, embedding_calls = 0, gated_add_calls = 0;
+    int64_t experts_calls = 0, linear_calls = 0, norm_linear_calls = 0, embedding_calls = 0, gated_add_calls = 0;
     for (const CapturedOp& op : r.ops) {
       for (const auto& [key, wc] : op.workloads)
         EXPECT_FALSE(wc.first.contains("untranslated")) << model << ": " << op.op << " was not translated";
-      if (op.op == "fused_experts") experts_calls = op.calls;
+      if (op.op == "fused_moe") experts_calls = op.calls;
       if (op.op == "linear") linear_calls = op.calls;
+      if (op.op == "rms_norm_linear") norm_linear_calls = op.calls;
       if (op.op == "embedding") embedding_calls = op.calls;
       if (op.op == "sigmoid_gated_add") gated_add_calls = op.calls;
     }
@@ -87,7 +92,8 @@ TEST(Capture, MoeCallsBecomeTaskWorkloadsThatInstantiate) {
     const int64_t steps = embedding_calls / 2;
     EXPECT_EQ(experts_calls, steps * m.moe_layers) << model;
     EXPECT_EQ(gated_add_calls, std::string(model) == "tiny-qwen2-moe" ? steps * m.moe_layers : 0) << model;
-    EXPECT_EQ(linear_calls, steps * m.linears_per_step) << model;
+    EXPECT_EQ(linear_calls + norm_linear_calls, steps * m.linears_per_step) << model;
+    EXPECT_EQ(norm_linear_calls, steps * 2 * 2) << model;  // both norms of both layers
     const fs::path dir = fs::temp_directory_path() / ("fk-capture-" + std::string(model));
     fs::remove_all(dir);
     write_task_files(r, model, w.name, dir);

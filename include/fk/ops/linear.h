@@ -30,4 +30,31 @@ struct LinearArgs {
   TensorView scale_b;  // [1]    read; f32; fp8 only (absent otherwise): scale of weight
 };
 
+// A decoder sub-layer's norm and the linear layer that reads it, in one op (the norm is the
+// GEMM's prologue; at decode this saves a kernel and its launch gap per sub-layer):
+//   s[m, :]       = round_to_dtype(input[m, :] + residual_in[m, :])   (s = input without residual_in)
+//   residual_out  = s                                                  (with residual_in only)
+//   normed[m, :]  = round_to_dtype(s[m, :] * rsqrt(mean(s[m, :]^2) + eps) * norm_weight)
+//   out[m, n]     = sum_k normed[m, k] * weight[n, k]  (+ bias[n])
+// i.e. fused_add_rms_norm (or rms_norm) into `normed`, then linear(out, normed, weight,
+// bias), with the residual written out of place: every CTA of the CUDA baseline normalises
+// the rows it needs itself while one of them stores residual_out and normed, so
+// residual_out must not be residual_in (the engine alternates two residual buffers).
+// Dtypes: input, residual_in, norm_weight, weight, bias bf16 or f16 (one dtype); every
+// written tensor of that dtype (f64 where the CPU oracle writes). Written tensors must not
+// overlap each other or any input. Row strides are free (rows contiguous, 16-byte aligned
+// rows for the CUDA baseline's fused path; others take its unfused path).
+struct RmsNormLinearArgs {
+  static constexpr const char* kName = "rms_norm_linear";
+  TensorView out;           // [M, N] written
+  TensorView normed;        // [M, K] written: the normalised rows the GEMM consumed
+  TensorView residual_out;  // [M, K] written: input + residual_in; present iff residual_in is
+  TensorView input;         // [M, K] read: the sub-layer output (or the embedding)
+  TensorView residual_in;   // [M, K] read; optional
+  TensorView norm_weight;   // [K]    read
+  TensorView weight;        // [N, K] read
+  TensorView bias;          // [N]    read; optional
+  float eps;
+};
+
 }  // namespace fk::ops

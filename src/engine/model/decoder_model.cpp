@@ -1,7 +1,9 @@
 #include "engine/model/decoder_model.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <type_traits>
+#include <utility>
 
 #include "engine/views.h"
 #include "fk/op_registry.h"
@@ -21,6 +23,16 @@ namespace fk::engine {
 namespace {
 
 TensorView opt(const Tensor& t) { return t.defined() ? t.view() : absent(); }
+
+// True when any of `ops` runs an installed candidate instead of its baseline on `backend`.
+// The engine then calls those ops one by one rather than the fused op that covers them, so
+// that a candidate replaces the engine's op by name wherever the engine would use it.
+bool any_candidate(std::initializer_list<const char*> ops, DeviceType backend) {
+  const OpRegistry& reg = OpRegistry::global();
+  for (const char* op : ops)
+    if (reg.active(op, backend) != reg.baseline(op, backend)) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -66,6 +78,8 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
 
   auto buffer = [&](int64_t rows, int64_t cols) { return Tensor::empty({rows, cols}, dtype_, device, stream); };
   residual_ = buffer(max_tokens, H);
+  fuse_norm_linear_ = spec_.norm == NormKind::rms && !spec_.sandwich_norm;
+  if (fuse_norm_linear_) residual_alt_ = buffer(max_tokens, H);
   a_ = buffer(max_tokens, H);
   b_ = buffer(max_tokens, H);
   qkv_ = buffer(max_tokens, spec_.qkv_rows());
@@ -103,7 +117,7 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
 
 int64_t DecoderModel::activation_bytes() const {
   int64_t b = 0;
-  for (const Tensor* t : {&residual_, &a_, &b_, &qkv_, &attn_out_, &gate_up_, &act_, &head_in_, &logits_,
+  for (const Tensor* t : {&residual_, &residual_alt_, &a_, &b_, &qkv_, &attn_out_, &gate_up_, &act_, &head_in_, &logits_,
                           &router_logits_, &topk_weights_, &topk_ids_, &moe_workspace_, &q_normed_, &k_normed_,
                           &shared_out_, &shared_gate_})
     if (t->defined()) b += static_cast<int64_t>(t->nbytes());
@@ -133,14 +147,33 @@ void DecoderModel::linear(const TensorView& out, const TensorView& in, const Ten
   call_op(ops::LinearArgs{out, in, w, opt(bias), absent(), absent()}, backend_, stream);
 }
 
-void DecoderModel::moe_mlp(const TensorView& out, const TensorView& in, const LayerWeights& w, void* stream) const {
+void DecoderModel::norm_linear(const TensorView& out, const TensorView& normed, const TensorView& residual_out,
+                               const TensorView& input, const TensorView& residual_in, const Tensor& norm_w,
+                               const Tensor& w, const Tensor& bias, void* stream) const {
+  call_op(ops::RmsNormLinearArgs{out, normed, residual_out, input, residual_in, norm_w, w, opt(bias),
+                                 spec_.rms_norm_eps},
+          backend_, stream);
+}
+
+void DecoderModel::moe_mlp(const TensorView& out, const TensorView& in, const LayerWeights& w, bool router_done,
+                           void* stream) const {
   const int64_t T = in.shape[0];
   const TensorView logits = rows(router_logits_, T), weights = rows(topk_weights_, T), ids = rows(topk_ids_, T);
-  linear(logits, in, w.router, Tensor{}, stream);
-  call_op(ops::MoeTopkSoftmaxArgs{weights, ids, logits, spec_.moe.renormalize ? 1 : 0}, backend_, stream);
-  // fp8 experts (spec_.moe.fp8) bring their block scales; 16-bit ones have none.
-  call_op(ops::FusedExpertsArgs{out, in, w.w13, w.w2, opt(w.w13_scale), opt(w.w2_scale), weights, ids, moe_workspace_},
-          backend_, stream);
+  if (!router_done) linear(logits, in, w.router, Tensor{}, stream);
+  // Routing and experts in one op (vLLM's fused_moe), or, with a candidate installed for
+  // either part, the two ops. fp8 experts (spec_.moe.fp8) bring their block scales; 16-bit
+  // ones have none.
+  const int32_t renormalize = spec_.moe.renormalize ? 1 : 0;
+  if (any_candidate({ops::MoeTopkSoftmaxArgs::kName, ops::FusedExpertsArgs::kName}, backend_)) {
+    call_op(ops::MoeTopkSoftmaxArgs{weights, ids, logits, renormalize}, backend_, stream);
+    call_op(ops::FusedExpertsArgs{out, in, w.w13, w.w2, opt(w.w13_scale), opt(w.w2_scale), weights, ids,
+                                  moe_workspace_},
+            backend_, stream);
+  } else {
+    call_op(ops::FusedMoeArgs{out, in, w.w13, w.w2, opt(w.w13_scale), opt(w.w2_scale), logits, weights, ids,
+                              moe_workspace_, renormalize},
+            backend_, stream);
+  }
   if (spec_.moe.shared_intermediate > 0) shared_expert(out, in, w, stream);
 }
 
@@ -269,84 +302,133 @@ void DecoderModel::plan(const ForwardBatch& b, const KvCache& kv, int32_t graph_
   }
 }
 
-TensorView DecoderModel::forward(const ForwardBatch& b, const KvCache& kv, void* stream) {
+void DecoderModel::attention_block(const ForwardBatch& b, int64_t l, const KvCache& kv, void* stream) {
   const ModelConfig& c = spec_.config;
   const int64_t T = b.num_tokens;
-  FK_CHECK(T > 0 && T <= residual_.size(0), "forward: ", T, " tokens; the model was sized for ", residual_.size(0));
-  FK_CHECK(b.num_logits > 0 && b.num_logits <= logits_.size(0), "forward: ", b.num_logits,
-           " logit rows; the model was sized for ", logits_.size(0));
-  const TensorView residual = rows(residual_, T), x = rows(a_, T), y = rows(b_, T);
+  const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
   const TensorView qkv = rows(qkv_, T), q = query_view(T);
   // OLMoE normalises q and k over the whole projection into buffers of their own.
   const TensorView k = spec_.qk_norm_across_heads
                            ? as_heads(rows(k_normed_, T), c.num_key_value_heads, c.head_dim)
                            : as_heads(columns(qkv, c.q_size(), c.kv_size()), c.num_key_value_heads, c.head_dim);
   const TensorView v = as_heads(columns(qkv, c.q_size() + c.kv_size(), c.kv_size()), c.num_key_value_heads, c.head_dim);
-  const TensorView attn_out = rows(attn_out_, T);
+  const LayerAttention& la = spec_.layers[static_cast<size_t>(l)];
+  const Tensor& cos_sin = rope_caches_[static_cast<size_t>(la.rope_index)];
+  if (spec_.qk_norm_across_heads) {
+    call_op(ops::RmsNormArgs{rows(q_normed_, T), columns(qkv, 0, c.q_size()), w.q_norm, spec_.rms_norm_eps}, backend_,
+            stream);
+    call_op(ops::RmsNormArgs{rows(k_normed_, T), columns(qkv, c.q_size(), c.kv_size()), w.k_norm, spec_.rms_norm_eps},
+            backend_, stream);
+  }
+  if (spec_.qk_norm)
+    call_op(ops::QkNormRopeArgs{b.positions, q, k, w.q_norm, w.k_norm, cos_sin, static_cast<int32_t>(c.head_dim),
+                                ops::RopeStyle::neox, spec_.rms_norm_eps},
+            backend_, stream);
+  else
+    call_op(ops::RotaryEmbeddingArgs{b.positions, q, k, cos_sin, static_cast<int32_t>(c.head_dim),
+                                     ops::RopeStyle::neox},
+            backend_, stream);
+  call_op(ops::ReshapeAndCacheArgs{k, v, kv.k(l), kv.v(l), b.slot_mapping, absent(), absent()}, backend_, stream);
+  attention(b, l, q, kv, as_heads(rows(attn_out_, T), c.num_attention_heads, c.head_dim), /*plan_only=*/false,
+            stream);
+}
 
+void DecoderModel::fused_norm_layer(const ForwardBatch& b, int64_t l, const KvCache& kv, TensorView& residual,
+                                    TensorView& residual_next, void* stream) {
+  const ModelConfig& c = spec_.config;
+  const int64_t T = b.num_tokens;
+  const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
+  // The layer's input is in x (the previous layer's output), or, in the first layer, is the
+  // embedding in `residual` itself; each norm writes its rows to y for whoever reads them
+  // after the linear layer it feeds.
+  const TensorView x = rows(a_, T), y = rows(b_, T), qkv = rows(qkv_, T);
+  if (l == 0) {
+    norm_linear(qkv, y, absent(), residual, absent(), w.input_norm, w.qkv, w.qkv_bias, stream);
+  } else {
+    norm_linear(qkv, y, residual_next, x, residual, w.input_norm, w.qkv, w.qkv_bias, stream);
+    std::swap(residual, residual_next);
+  }
+  attention_block(b, l, kv, stream);
+  linear(x, rows(attn_out_, T), w.o_proj, w.o_bias, stream);
+
+  if (spec_.is_moe_layer(l)) {
+    norm_linear(rows(router_logits_, T), y, residual_next, x, residual, w.pre_mlp_norm, w.router, Tensor{}, stream);
+    std::swap(residual, residual_next);
+    moe_mlp(x, y, w, /*router_done=*/true, stream);
+    return;
+  }
+  const TensorView gate_up = packed_rows(gate_up_.view(), T, 2 * c.intermediate_size),
+                   act = packed_rows(act_.view(), T, c.intermediate_size);
+  norm_linear(gate_up, y, residual_next, x, residual, w.pre_mlp_norm, w.gate_up, w.gate_up_bias, stream);
+  std::swap(residual, residual_next);
+  activation(act, gate_up, stream);
+  linear(x, act, w.down, w.down_bias, stream);
+}
+
+void DecoderModel::activation(const TensorView& act, const TensorView& gate_up, void* stream) const {
+  switch (spec_.activation) {
+    case MlpActivation::silu: call_op(ops::SiluAndMulArgs{act, gate_up}, backend_, stream); break;
+    case MlpActivation::gelu: call_op(ops::GeluAndMulArgs{act, gate_up, ops::GeluApprox::none}, backend_, stream); break;
+    case MlpActivation::gelu_tanh:
+      call_op(ops::GeluAndMulArgs{act, gate_up, ops::GeluApprox::tanh}, backend_, stream);
+      break;
+  }
+}
+
+TensorView DecoderModel::forward(const ForwardBatch& b, const KvCache& kv, void* stream) {
+  const ModelConfig& c = spec_.config;
+  const int64_t T = b.num_tokens;
+  FK_CHECK(T > 0 && T <= residual_.size(0), "forward: ", T, " tokens; the model was sized for ", residual_.size(0));
+  FK_CHECK(b.num_logits > 0 && b.num_logits <= logits_.size(0), "forward: ", b.num_logits,
+           " logit rows; the model was sized for ", logits_.size(0));
+  TensorView residual = rows(residual_, T);
+  const TensorView x = rows(a_, T), y = rows(b_, T);
   call_op(ops::EmbeddingArgs{residual, b.input_ids, weights_.embed_input}, backend_, stream);
-  for (int64_t l = 0; l < spec_.num_layers(); ++l) {
-    const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
-    // x = norm(residual); from the second layer on, the previous layer's output (in x) is
-    // added to the residual first, in the same op.
-    if (l == 0)
-      norm(x, residual, w.input_norm, stream);
-    else
-      add_norm(x, residual, w.input_norm, stream);
 
-    // Attention: fused QKV GEMM, rope (with the q/k norms where the model has them), cache
-    // write, paged attention, output projection.
-    linear(qkv, x, w.qkv, w.qkv_bias, stream);
-    const LayerAttention& la = spec_.layers[static_cast<size_t>(l)];
-    const Tensor& cos_sin = rope_caches_[static_cast<size_t>(la.rope_index)];
-    if (spec_.qk_norm_across_heads) {
-      call_op(ops::RmsNormArgs{rows(q_normed_, T), columns(qkv, 0, c.q_size()), w.q_norm, spec_.rms_norm_eps}, backend_,
-              stream);
-      call_op(ops::RmsNormArgs{rows(k_normed_, T), columns(qkv, c.q_size(), c.kv_size()), w.k_norm, spec_.rms_norm_eps},
-              backend_, stream);
-    }
-    if (spec_.qk_norm)
-      call_op(ops::QkNormRopeArgs{b.positions, q, k, w.q_norm, w.k_norm, cos_sin, static_cast<int32_t>(c.head_dim),
-                                  ops::RopeStyle::neox, spec_.rms_norm_eps},
-              backend_, stream);
-    else
-      call_op(ops::RotaryEmbeddingArgs{b.positions, q, k, cos_sin, static_cast<int32_t>(c.head_dim),
-                                       ops::RopeStyle::neox},
-              backend_, stream);
-    call_op(ops::ReshapeAndCacheArgs{k, v, kv.k(l), kv.v(l), b.slot_mapping, absent(), absent()}, backend_, stream);
-    attention(b, l, q, kv, as_heads(attn_out, c.num_attention_heads, c.head_dim), /*plan_only=*/false, stream);
-    linear(y, attn_out, w.o_proj, w.o_bias, stream);
+  if (fuse_norm_linear_ && !any_candidate({ops::RmsNormArgs::kName, ops::FusedAddRmsNormArgs::kName,
+                                            ops::LinearArgs::kName},
+                                           backend_)) {
+    TensorView residual_next = rows(residual_alt_, T);
+    for (int64_t l = 0; l < spec_.num_layers(); ++l) fused_norm_layer(b, l, kv, residual, residual_next, stream);
+  } else {
+    for (int64_t l = 0; l < spec_.num_layers(); ++l) {
+      const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
+      // x = norm(residual); from the second layer on, the previous layer's output (in x) is
+      // added to the residual first, in the same op.
+      if (l == 0)
+        norm(x, residual, w.input_norm, stream);
+      else
+        add_norm(x, residual, w.input_norm, stream);
 
-    // MLP, with Gemma's extra norms around it: the sub-layer outputs are normalised before
-    // they are added to the residual.
-    TensorView mlp_in = y;
-    if (spec_.sandwich_norm) {
-      norm(x, y, w.post_attn_norm, stream);
-      mlp_in = x;
-    }
-    add_norm(mlp_in, residual, w.pre_mlp_norm, stream);
-    const TensorView mlp_out = mlp_in.data == x.data ? y : x;
-    if (spec_.is_moe_layer(l)) {
-      moe_mlp(mlp_out, mlp_in, w, stream);
-    } else {
-      const TensorView gate_up = packed_rows(gate_up_.view(), T, 2 * c.intermediate_size),
-                       act = packed_rows(act_.view(), T, c.intermediate_size);
-      linear(gate_up, mlp_in, w.gate_up, w.gate_up_bias, stream);
-      switch (spec_.activation) {
-        case MlpActivation::silu: call_op(ops::SiluAndMulArgs{act, gate_up}, backend_, stream); break;
-        case MlpActivation::gelu:
-          call_op(ops::GeluAndMulArgs{act, gate_up, ops::GeluApprox::none}, backend_, stream);
-          break;
-        case MlpActivation::gelu_tanh:
-          call_op(ops::GeluAndMulArgs{act, gate_up, ops::GeluApprox::tanh}, backend_, stream);
-          break;
+      // Attention: fused QKV GEMM, rope (with the q/k norms where the model has them), cache
+      // write, paged attention, output projection.
+      linear(rows(qkv_, T), x, w.qkv, w.qkv_bias, stream);
+      attention_block(b, l, kv, stream);
+      linear(y, rows(attn_out_, T), w.o_proj, w.o_bias, stream);
+
+      // MLP, with Gemma's extra norms around it: the sub-layer outputs are normalised before
+      // they are added to the residual.
+      TensorView mlp_in = y;
+      if (spec_.sandwich_norm) {
+        norm(x, y, w.post_attn_norm, stream);
+        mlp_in = x;
       }
-      linear(mlp_out, act, w.down, w.down_bias, stream);
+      add_norm(mlp_in, residual, w.pre_mlp_norm, stream);
+      const TensorView mlp_out = mlp_in.data == x.data ? y : x;
+      if (spec_.is_moe_layer(l)) {
+        moe_mlp(mlp_out, mlp_in, w, /*router_done=*/false, stream);
+      } else {
+        const TensorView gate_up = packed_rows(gate_up_.view(), T, 2 * c.intermediate_size),
+                         act = packed_rows(act_.view(), T, c.intermediate_size);
+        linear(gate_up, mlp_in, w.gate_up, w.gate_up_bias, stream);
+        activation(act, gate_up, stream);
+        linear(mlp_out, act, w.down, w.down_bias, stream);
+      }
+      if (spec_.sandwich_norm)
+        norm(x, mlp_out, w.post_mlp_norm, stream);
+      else if (mlp_out.data != x.data)
+        FK_FAIL(FK_ERR_INTERNAL, "forward: the layer output must end in the x buffer");
     }
-    if (spec_.sandwich_norm)
-      norm(x, mlp_out, w.post_mlp_norm, stream);
-    else if (mlp_out.data != x.data)
-      FK_FAIL(FK_ERR_INTERNAL, "forward: the layer output must end in the x buffer");
   }
   add_norm(x, residual, weights_.final_norm, stream);
 

@@ -54,9 +54,25 @@ class DecoderModel {
   void norm(const TensorView& out, const TensorView& in, const Tensor& w, void* stream) const;
   void add_norm(const TensorView& x, const TensorView& residual, const Tensor& w, void* stream) const;
   void linear(const TensorView& out, const TensorView& in, const Tensor& w, const Tensor& bias, void* stream) const;
-  // The sparse MLP of an MoE layer: router, top-k routing, routed experts (out = experts(in)),
-  // then the shared expert where the model has one.
-  void moe_mlp(const TensorView& out, const TensorView& in, const LayerWeights& w, void* stream) const;
+  // out = linear(normed = norm(input (+ residual_in)), w, bias) in one op; the residual sum
+  // goes to residual_out (absent views: the first layer's norm, no add).
+  void norm_linear(const TensorView& out, const TensorView& normed, const TensorView& residual_out,
+                   const TensorView& input, const TensorView& residual_in, const Tensor& norm_w, const Tensor& w,
+                   const Tensor& bias, void* stream) const;
+  // The sparse MLP of an MoE layer: router (unless its logits are already in
+  // router_logits_), top-k routing, routed experts (out = experts(in)), then the shared
+  // expert where the model has one.
+  void moe_mlp(const TensorView& out, const TensorView& in, const LayerWeights& w, bool router_done,
+               void* stream) const;
+  // One decoder layer with each norm fused into the linear layer after it (rms_norm_linear);
+  // the residual alternates between residual_ and residual_alt_. See forward.
+  void fused_norm_layer(const ForwardBatch& b, int64_t layer, const KvCache& kv, TensorView& residual,
+                        TensorView& residual_next, void* stream);
+  // The MLP's activation (act = act_fn(gate) * up) for the model's activation function.
+  void activation(const TensorView& act, const TensorView& gate_up, void* stream) const;
+  // The attention block from the QKV projection on: rope (with q/k norms), cache write,
+  // attention; its output in attn_out_.
+  void attention_block(const ForwardBatch& b, int64_t layer, const KvCache& kv, void* stream);
   // out += sigmoid(in . shared_gate) * shared_expert(in) (Qwen2-MoE).
   void shared_expert(const TensorView& out, const TensorView& in, const LayerWeights& w, void* stream) const;
   TensorView rows(const Tensor& buffer, int64_t n) const;
@@ -73,6 +89,11 @@ class DecoderModel {
   int32_t graph_grid_ = 0;           // what the last plan was made with
   // Activations, sized for the largest step.
   Tensor residual_, a_, b_, qkv_, attn_out_, gate_up_, act_, head_in_, logits_;
+  // Models with plain RMSNorm and no sandwich norms fuse every norm into the next linear
+  // layer (unless a candidate is installed for rms_norm, fused_add_rms_norm or linear);
+  // their residual stream then ping-pongs between residual_ and this buffer.
+  bool fuse_norm_linear_ = false;
+  Tensor residual_alt_;
   // MoE layers: router logits [T, E], routing [T, k] (f32 weights, i32 ids), the experts'
   // workspace; OLMoE: the normalised q and k [T, q_size], [T, kv_size]. A shared expert
   // (Qwen2-MoE) runs its gate_up and activation in gate_up_ and act_ (sized for both it and

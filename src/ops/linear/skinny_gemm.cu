@@ -37,6 +37,87 @@ __device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
   }
 }
 
+__device__ __forceinline__ uint32_t pack2(float lo, float hi, __nv_bfloat16) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+__device__ __forceinline__ uint32_t pack2(float lo, float hi, __half) {
+  const __half2 v = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// 8 floats rounded into a 16-byte chunk of T (the inverse of unpack8).
+template <class T>
+__device__ __forceinline__ uint4 pack8(const float (&f)[8]) {
+  return uint4{pack2(f[0], f[1], T{}), pack2(f[2], f[3], T{}), pack2(f[4], f[5], T{}), pack2(f[6], f[7], T{})};
+}
+
+// SkinnyNorm with typed pointers.
+template <class T>
+struct NormPrologue {
+  const T* residual_in;
+  T* residual_out;
+  T* normed;
+  const T* weight;
+  int64_t ld_residual_in, ld_residual_out, ld_normed;
+  float eps;
+};
+
+// The norm prologue (SkinnyNorm): every thread of the CTA takes chunks c = tid, tid + 256,
+// ... of each of the M rows, forms s = round(input + residual_in), keeps it in `rows` (shared,
+// [M][K / 8] chunks) and sums its squares; after the block sums (fixed order), the same
+// thread scales its own chunks in place: row = round(s * inv_rms * w), the arithmetic of
+// fused_add_rms_norm's kernel. CTA 0 also stores s and the rows to global memory. Ends
+// with a barrier, after which any warp may read any chunk.
+template <class T, int M>
+__device__ __forceinline__ void normalise_rows(uint4* rows, const T* input, int64_t ld_input,
+                                               const NormPrologue<T>& np, int64_t chunks) {
+  __shared__ float scratch[32];
+  const bool writer = blockIdx.x == 0;
+  float sum_sq[M];
+#pragma unroll
+  for (int m = 0; m < M; ++m) sum_sq[m] = 0.f;
+  for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      uint4 v = __ldg(reinterpret_cast<const uint4*>(input + m * ld_input + c * 8));
+      float f[8];
+      unpack8<T>(v, f);
+      if (np.residual_in) {
+        float r[8];
+        unpack8<T>(__ldg(reinterpret_cast<const uint4*>(np.residual_in + m * np.ld_residual_in + c * 8)), r);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) f[i] += r[i];
+        v = pack8<T>(f);
+        unpack8<T>(v, f);  // the rounded sum is what is stored and normalised
+        if (writer) *reinterpret_cast<uint4*>(np.residual_out + m * np.ld_residual_out + c * 8) = v;
+      }
+      rows[m * chunks + c] = v;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) sum_sq[m] += f[i] * f[i];
+    }
+  }
+  float inv[M];
+#pragma unroll
+  for (int m = 0; m < M; ++m)
+    inv[m] = rsqrtf(cuda::block_sum(sum_sq[m], scratch) / static_cast<float>(chunks * 8) + np.eps);
+  for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
+    float w[8];
+    unpack8<T>(__ldg(reinterpret_cast<const uint4*>(np.weight + c * 8)), w);
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      float f[8];
+      unpack8<T>(rows[m * chunks + c], f);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) f[i] = f[i] * inv[m] * w[i];
+      const uint4 v = pack8<T>(f);
+      rows[m * chunks + c] = v;
+      if (writer) *reinterpret_cast<uint4*>(np.normed + m * np.ld_normed + c * 8) = v;
+    }
+  }
+  __syncthreads();
+}
+
 // Block: kWarps warps in kWarps / KS row groups of KS warps. The warps of a group compute
 // the same R consecutive output columns n0 .. n0 + R - 1 for all M rows, each over its own
 // slice of K (KS slices of whole chunks, in order); with KS = 1 a warp takes all of K.
@@ -49,11 +130,15 @@ __device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
 // Why slices: a narrow weight (an o-projection of N = 2048, a router of N = 128) gives too
 // few warps to keep enough loads in flight, and each warp walks its long row in dependent
 // rounds; splitting K multiplies the warps and shortens the rounds.
-template <class T, int M, int R, int KS>
+//
+// kNorm: the input rows go through the norm prologue first (normalise_rows) and are then
+// read from shared memory.
+template <class T, int M, int R, int KS, bool kNorm>
 __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict__ out, int64_t ld_out,
                                                                   const T* __restrict__ input, int64_t ld_input,
                                                                   const T* __restrict__ weight, int64_t ld_weight,
-                                                                  const T* __restrict__ bias, int64_t N, int64_t K) {
+                                                                  const T* __restrict__ bias, int64_t N, int64_t K,
+                                                                  const NormPrologue<T> np) {
   static_assert(kWarps % KS == 0, "a block holds whole row groups");
   constexpr int U = kUnroll;  // chunk steps per iteration
   __shared__ float slice_sums[KS > 1 ? kWarps : 1][R * M];
@@ -76,6 +161,8 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
         for (int r = 0; r < R; ++r) cuda::prefetch_l2(w_rows[r] + (begin + lane + 32 * u) * 8);
   cuda::pdl_wait();
   cuda::pdl_trigger();
+  extern __shared__ uint4 normed_rows[];  // kNorm: [M][K / 8] chunks
+  if constexpr (kNorm) normalise_rows<T, M>(normed_rows, input, ld_input, np, chunks);
   if (KS == 1 && n0 >= N) return;  // with slices, every warp reaches the barrier below
   float acc[R][M];
 #pragma unroll
@@ -92,7 +179,8 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
 #pragma unroll
     for (int m = 0; m < M; ++m) {
       float xf[8];
-      unpack8<T>(__ldg(reinterpret_cast<const uint4*>(input + m * ld_input + chunk * 8)), xf);
+      if constexpr (kNorm) unpack8<T>(normed_rows[m * chunks + chunk], xf);
+      else unpack8<T>(__ldg(reinterpret_cast<const uint4*>(input + m * ld_input + chunk * 8)), xf);
 #pragma unroll
       for (int r = 0; r < R; ++r)
 #pragma unroll
@@ -167,25 +255,46 @@ int slices_for(int64_t row_warps, int64_t chunks) {
   return ks;
 }
 
-template <class T, int M, int R, int KS>
+template <class T>
+NormPrologue<T> norm_prologue(const SkinnyGemm& g) {
+  NormPrologue<T> np{};
+  if (const SkinnyNorm* n = g.norm) {
+    np.residual_in = static_cast<const T*>(n->residual_in);
+    np.residual_out = static_cast<T*>(n->residual_out);
+    np.normed = static_cast<T*>(n->normed);
+    np.weight = static_cast<const T*>(n->weight);
+    np.ld_residual_in = n->ld_residual_in;
+    np.ld_residual_out = n->ld_residual_out;
+    np.ld_normed = n->ld_normed;
+    np.eps = n->eps;
+  }
+  return np;
+}
+
+template <class T, int M, int R, int KS, bool kNorm>
 void launch_sliced(const SkinnyGemm& g, cudaStream_t s) {
   constexpr int64_t rows_per_block = static_cast<int64_t>(kWarps / KS) * R;
   const auto blocks = static_cast<unsigned>((g.N + rows_per_block - 1) / rows_per_block);
-  cuda::launch_pdl(skinny_gemm_kernel<T, M, R, KS>, dim3(blocks), dim3(kWarps * 32), 0, s, static_cast<T*>(g.out),
-                   g.ld_out, static_cast<const T*>(g.input), g.ld_input, static_cast<const T*>(g.weight), g.ld_weight,
-                   static_cast<const T*>(g.bias), g.N, g.K);
+  const auto kernel = skinny_gemm_kernel<T, M, R, KS, kNorm>;
+  const size_t smem = kNorm ? static_cast<size_t>(M * g.K) * sizeof(T) : 0;
+  if (smem > 48 * 1024)  // beyond the default limit of dynamic shared memory
+    FK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(kSkinnyNormMaxBytes)));
+  cuda::launch_pdl(kernel, dim3(blocks), dim3(kWarps * 32), smem, s, static_cast<T*>(g.out), g.ld_out,
+                   static_cast<const T*>(g.input), g.ld_input, static_cast<const T*>(g.weight), g.ld_weight,
+                   static_cast<const T*>(g.bias), g.N, g.K, norm_prologue<T>(g));
 }
 
 // A weight row group narrower than this many warps per SM gets K slices at 2 rows.
 constexpr int64_t kNarrowWarpsPerSm = 16;
 
-template <class T, int M, int R>
+template <class T, int M, int R, bool kNorm>
 void launch_with_slices(const SkinnyGemm& g, cudaStream_t s) {
   switch (slices_for((g.N + R - 1) / R, g.K / 8)) {
-    case 1: return launch_sliced<T, M, R, 1>(g, s);
-    case 2: return launch_sliced<T, M, R, 2>(g, s);
-    case 4: return launch_sliced<T, M, R, 4>(g, s);
-    default: return launch_sliced<T, M, R, 8>(g, s);
+    case 1: return launch_sliced<T, M, R, 1, kNorm>(g, s);
+    case 2: return launch_sliced<T, M, R, 2, kNorm>(g, s);
+    case 4: return launch_sliced<T, M, R, 4, kNorm>(g, s);
+    default: return launch_sliced<T, M, R, 8, kNorm>(g, s);
   }
 }
 
@@ -195,15 +304,22 @@ void launch_with_slices(const SkinnyGemm& g, cudaStream_t s) {
 // decode GEMMs, reaching the 1-row times. Slices stay at 1 row, and at 2 rows for narrow
 // weights (Qwen3's o-projection and router), where the grid has too few warps otherwise;
 // at 4 rows they made the Llama-3.1-8B decode step slower (linear_decode_slices.json).
-template <class T, int M>
+template <class T, int M, bool kNorm>
 void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
   if constexpr (M == 1) {
-    launch_with_slices<T, M, 1>(g, s);
+    launch_with_slices<T, M, 1, kNorm>(g, s);
   } else {
     if constexpr (M == 2)
-      if ((g.N + 1) / 2 < kNarrowWarpsPerSm * cuda::current_sm_count()) return launch_with_slices<T, M, 2>(g, s);
-    launch_sliced<T, M, 2, 1>(g, s);
+      if ((g.N + 1) / 2 < kNarrowWarpsPerSm * cuda::current_sm_count())
+        return launch_with_slices<T, M, 2, kNorm>(g, s);
+    launch_sliced<T, M, 2, 1, kNorm>(g, s);
   }
+}
+
+template <class T, int M>
+void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
+  if (g.norm) launch_rows<T, M, true>(g, s);
+  else launch_rows<T, M, false>(g, s);
 }
 
 template <class T>
@@ -219,12 +335,22 @@ void launch(const SkinnyGemm& g, cudaStream_t s) {
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
+bool norm_prologue_applies(const SkinnyGemm& g) {
+  const SkinnyNorm* n = g.norm;
+  if (n == nullptr) return true;
+  const bool residual = n->residual_in != nullptr;
+  return g.M * g.K * 2 <= kSkinnyNormMaxBytes && aligned16(n->normed) && aligned16(n->weight) &&
+         (g.M == 1 || n->ld_normed % 8 == 0) &&
+         (!residual || (aligned16(n->residual_in) && aligned16(n->residual_out) &&
+                        (g.M == 1 || (n->ld_residual_in % 8 == 0 && n->ld_residual_out % 8 == 0))));
+}
+
 }  // namespace
 
 bool skinny_gemm_applies(const SkinnyGemm& g) {
   return g.M >= 1 && g.M <= kSkinnyMaxRows && g.N >= 1 && (g.dtype == DType::bf16 || g.dtype == DType::f16) &&
          g.K % 8 == 0 && g.K > 0 && aligned16(g.input) && aligned16(g.weight) && (g.M == 1 || g.ld_input % 8 == 0) &&
-         (g.N == 1 || g.ld_weight % 8 == 0);
+         (g.N == 1 || g.ld_weight % 8 == 0) && norm_prologue_applies(g);
 }
 
 void skinny_gemm(const SkinnyGemm& g, void* stream) {

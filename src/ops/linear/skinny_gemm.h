@@ -21,6 +21,23 @@ namespace fk::ops {
 
 constexpr int64_t kSkinnyMaxRows = 4;
 
+// Optional prologue of the kernel (rms_norm_linear): the M input rows are first normalised,
+//   s = round(input + residual_in) (input alone without residual_in)
+//   row = round(s * rsqrt(mean(s^2) + eps) * weight)
+// by every CTA into its shared memory (the rows are a few KB: recomputing them costs less
+// than a kernel boundary), and CTA 0 stores s to residual_out and the rows to normed.
+struct SkinnyNorm {
+  const void* residual_in = nullptr;  // [M, K], row stride ld_residual_in; or null
+  void* residual_out = nullptr;       // [M, K], row stride ld_residual_out; with residual_in
+  void* normed = nullptr;             // [M, K], row stride ld_normed
+  const void* weight = nullptr;       // [K]
+  int64_t ld_residual_in = 0, ld_residual_out = 0, ld_normed = 0;
+  float eps = 0;
+};
+
+// Shared memory the prologue may use for its M x K rows (bf16 M = 4, K = 8192).
+constexpr int64_t kSkinnyNormMaxBytes = 64 * 1024;
+
 struct SkinnyGemm {
   void* out = nullptr;         // [M, N], row stride ld_out; dtype
   const void* input = nullptr;  // [M, K], row stride ld_input; dtype
@@ -28,10 +45,12 @@ struct SkinnyGemm {
   const void* bias = nullptr;   // [N] or null; dtype
   int64_t M = 0, N = 0, K = 0, ld_out = 0, ld_input = 0, ld_weight = 0;
   DType dtype = DType::bf16;    // bf16 or f16, all operands
+  const SkinnyNorm* norm = nullptr;  // the input rows are normalised first (see SkinnyNorm)
 };
 
 // True when the kernel takes the problem: 1 <= M <= kSkinnyMaxRows, bf16/f16 throughout,
-// K a multiple of 8, input and weight rows 16-byte aligned (pointers and strides).
+// K a multiple of 8, input and weight rows 16-byte aligned (pointers and strides); with a
+// norm prologue also its tensors, and M x K elements within kSkinnyNormMaxBytes.
 bool skinny_gemm_applies(const SkinnyGemm& g);
 // out = input @ weight^T (+ bias), f32 accumulation in an order fixed by (M, N, K, device SM
 // count): repeated calls are bit-identical; async on `stream`.

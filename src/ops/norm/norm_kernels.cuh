@@ -52,8 +52,10 @@ struct NormParams {
   int64_t out_stride;
   const T* in;              // [rows, H] read
   int64_t in_stride;
-  T* residual;              // [rows, H] updated (fused add only, else null)
+  const T* residual;        // [rows, H] read (fused add only, else null)
   int64_t residual_stride;
+  T* residual_out;          // [rows, H] written with input + residual: residual itself (in place)
+  int64_t residual_out_stride;  // or another tensor (rms_norm_linear's unfused path)
   const T* weight;          // [H]
   const T* bias;            // [H] or null (layer_norm only)
   int64_t rows;
@@ -153,7 +155,8 @@ __global__ void __launch_bounds__(kMaxRegisterThreads) norm_rows_in_registers(No
   const bool active = row < p.rows;
   const int num_vec = p.H / N;
   const T* x_row = p.in + row * p.in_stride;
-  T* r_row = Spec::kAddResidual ? p.residual + row * p.residual_stride : nullptr;
+  const T* r_row = Spec::kAddResidual ? p.residual + row * p.residual_stride : nullptr;
+  T* r_out_row = Spec::kAddResidual ? p.residual_out + row * p.residual_out_stride : nullptr;
 
   // Every load of the row is issued before the first use. Vectors past the row's end are
   // zero: they add nothing to the sums and are never stored.
@@ -177,7 +180,7 @@ __global__ void __launch_bounds__(kMaxRegisterThreads) norm_rows_in_registers(No
     if constexpr (Spec::kAddResidual) {
       const int i = lane + c * tpr;
       x[c] = add_residual(x[c], r[c]);
-      if (active && i < num_vec) cuda::store_packed<N>(r_row + i * N, x[c]);
+      if (active && i < num_vec) cuda::store_packed<N>(r_out_row + i * N, x[c]);
     }
     acc += first_moment_part<Spec>(x[c]);
   }
@@ -226,7 +229,8 @@ __global__ void __launch_bounds__(kMaxRegisterThreads) norm_rows_looped(NormPara
   const int64_t row = blockIdx.x;
   const int num_vec = p.H / kN;
   const T* x_row = p.in + row * p.in_stride;
-  T* r_row = Spec::kAddResidual ? p.residual + row * p.residual_stride : nullptr;
+  const T* r_row = Spec::kAddResidual ? p.residual + row * p.residual_stride : nullptr;
+  T* r_out_row = Spec::kAddResidual ? p.residual_out + row * p.residual_out_stride : nullptr;
 
   float acc = 0.f;
 #pragma unroll 4
@@ -234,7 +238,7 @@ __global__ void __launch_bounds__(kMaxRegisterThreads) norm_rows_looped(NormPara
     V x;
     if constexpr (Spec::kAddResidual) {
       x = add_residual(cuda::load_packed<kN>(x_row + i * kN), cuda::load_packed<kN>(r_row + i * kN));
-      cuda::store_packed<kN>(r_row + i * kN, x);
+      cuda::store_packed<kN>(r_out_row + i * kN, x);
     } else {
       x = cuda::load_packed_ro<kN>(x_row + i * kN);
     }
@@ -257,7 +261,7 @@ __global__ void __launch_bounds__(kMaxRegisterThreads) norm_rows_looped(NormPara
   T* y_row = p.out + row * p.out_stride;
 #pragma unroll 4
   for (int i = threadIdx.x; i < num_vec; i += blockDim.x) {
-    const V x = Spec::kAddResidual ? cuda::load_packed<kN>(r_row + i * kN) : cuda::load_packed_ro<kN>(x_row + i * kN);
+    const V x = Spec::kAddResidual ? cuda::load_packed<kN>(r_out_row + i * kN) : cuda::load_packed_ro<kN>(x_row + i * kN);
     const V w = cuda::load_packed_ro<kN>(p.weight + i * kN);
     cuda::store_packed<kN>(y_row + i * kN, normalise<Spec>(x, w, p.bias ? p.bias + i * kN : nullptr, mean, inv));
   }
@@ -273,8 +277,8 @@ void launch_norm(NormParams<T> p, cudaStream_t stream) {
   if (p.rows == 0) return;
   constexpr int N = cuda::Packed16Of<T>::N;
   const bool vec_ok = p.H % N == 0 && p.in_stride % N == 0 && p.out_stride % N == 0 &&
-                      (p.residual == nullptr || p.residual_stride % N == 0) &&
-                      cuda::all_aligned16(p.out, p.in, p.residual, p.weight, p.bias);
+                      (p.residual == nullptr || (p.residual_stride % N == 0 && p.residual_out_stride % N == 0)) &&
+                      cuda::all_aligned16(p.out, p.in, p.residual, p.residual_out, p.weight, p.bias);
   const int64_t num_vec = vec_ok ? p.H / N : p.H;
   if (vec_ok && num_vec <= 4 * 32) {
     // Short rows: a power-of-two group of lanes per row, several rows per block; two
@@ -308,10 +312,12 @@ void launch_norm(NormParams<T> p, cudaStream_t stream) {
 }
 
 // Builds the parameters from views (already validated) and launches for the input's dtype.
-// `residual` and `bias` may be null.
+// `residual` and `bias` may be null; the sum input + residual goes to `residual_out`, or
+// back into `residual` when that is null.
 template <class Spec>
 void run_norm(const char* op, const TensorView& out, const TensorView& in, const TensorView* residual,
-              const TensorView& weight, const TensorView* bias, float eps, void* stream) {
+              const TensorView& weight, const TensorView* bias, float eps, void* stream,
+              const TensorView* residual_out = nullptr) {
   cuda::dispatch_float_dtype(weight.dtype, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     NormParams<T> p{};
@@ -321,6 +327,9 @@ void run_norm(const char* op, const TensorView& out, const TensorView& in, const
     p.in_stride = in.strides[0];
     p.residual = residual ? residual->ptr<T>() : nullptr;
     p.residual_stride = residual ? residual->strides[0] : 0;
+    const TensorView* r_out = residual_out ? residual_out : residual;
+    p.residual_out = r_out ? r_out->ptr<T>() : nullptr;
+    p.residual_out_stride = r_out ? r_out->strides[0] : 0;
     p.weight = weight.ptr<T>();
     p.bias = bias && bias->data ? bias->ptr<T>() : nullptr;
     p.rows = in.shape[0];
