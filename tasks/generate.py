@@ -138,6 +138,13 @@ TABLE_MODELS = {
     # Qwen1.5-MoE-A2.7B: the sigmoid-gated shared expert beside the routed ones (one per layer).
     "qwen1.5-moe-a2.7b": dict(hidden=2048, layers=24, experts=60, topk=4, inter=1408, renorm=False),
 }
+# Dense models, for the ops their captures predate (rms_norm_linear): hidden, layers, the
+# fused qkv projection's rows and the MLP's intermediate size.
+TABLE_MODELS.update({
+    "llama-3.1-8b": dict(hidden=4096, layers=32, qkv=6144, inter=14336),
+    "qwen3-8b": dict(hidden=4096, layers=36, qkv=6144, inter=12288),
+    "mistral-7b-v0.3": dict(hidden=4096, layers=32, qkv=6144, inter=14336),
+})
 # The fused experts' 8-bit deployment: Qwen3-30B-A3B with block-scaled fp8 expert weights.
 TABLE_MODELS["qwen3-30b-a3b-fp8"] = dict(TABLE_MODELS["qwen3-30b-a3b"], fp8=True)
 
@@ -170,6 +177,14 @@ def gemma_fused_norm(m, t, ctx, label):
     yield {"tokens": t, "hidden": m["hidden"]}, 4 * m["layers"]  # sandwich norms: 4 per layer
 
 
+def norm_linear(m, t, ctx, label):
+    # The two norm sites of a layer: the input norm into the qkv projection (the first
+    # layer's without a residual add) and the post-attention norm into gate_up.
+    yield {"m": t, "n": m["qkv"], "k": m["hidden"]}, m["layers"] - 1
+    yield {"m": t, "n": m["qkv"], "k": m["hidden"], "residual": False}, 1
+    yield {"m": t, "n": 2 * m["inter"], "k": m["hidden"]}, m["layers"]
+
+
 def logit_softcap(m, t, ctx, label):
     yield {"tokens": t if decode(label) else 1, "vocab": m["vocab"], "cap": 30.0}, 1
 
@@ -194,6 +209,10 @@ TASKS = {
                    # The baseline is cuBLASLt: calling it is not a new kernel.
                    forbid=["cublas", "cublasLt"],
                    check=[{"m": 3, "n": 40, "k": 72}, {"m": 17, "n": 256, "k": 128, "bias": True}]),
+    "rms_norm_linear": dict(op="rms_norm_linear", level="L2", models=DENSE, gen=norm_linear,
+                            forbid=["cublas", "cublasLt"],
+                            check=[{"m": 1, "n": 40, "k": 72}, {"m": 3, "n": 100, "k": 136, "bias": True},
+                                   {"m": 1, "n": 24, "k": 256, "residual": False}]),
     "reshape_and_cache": dict(op="reshape_and_cache", level="L1", models=DENSE,
                               check=[{"tokens": 7, "kv_heads": 2, "head_dim": 64, "page_size": 4, "num_pages": 8}]),
     "sample": dict(op="sample", level="L1", models=DENSE,
@@ -263,6 +282,13 @@ def fused_experts(m, t, ctx, label):
     yield shape, m["layers"]
 
 
+def fused_moe(m, t, ctx, label):
+    shape = {"tokens": t, "topk": m["topk"], "experts": m["experts"], "hidden": m["hidden"], "inter": m["inter"]}
+    if not m["renorm"]:
+        shape["renormalize"] = False
+    yield shape, m["layers"]
+
+
 def gated_add(m, t, ctx, label):
     yield {"tokens": t, "hidden": m["hidden"]}, m["layers"]
 
@@ -285,6 +311,10 @@ MOE_TASKS = {
                           check=[{"tokens": 5, "topk": 2, "experts": 6, "hidden": 128, "inter": 96},
                                  {"tokens": 9, "topk": 3, "experts": 4, "hidden": 72, "inter": 40,
                                   "routing": "dropped"}]),
+    "fused_moe": dict(op="fused_moe", level="L2", models=MOE, gen=fused_moe,
+                      check=[{"tokens": 3, "topk": 2, "experts": 6, "hidden": 128, "inter": 96},
+                             {"tokens": 7, "topk": 4, "experts": 60, "hidden": 64, "inter": 32,
+                              "renormalize": False}]),
     "sigmoid_gated_add": dict(op="sigmoid_gated_add", level="L1", models=["qwen1.5-moe-a2.7b"], gen=gated_add,
                               check=[{"tokens": 5, "hidden": 1000}, {"tokens": 3, "hidden": 13, "dtype": "f16"}]),
     "fused_experts_fp8": dict(op="fused_experts", level="L2", models=["qwen3-30b-a3b-fp8"], gen=fused_experts,
