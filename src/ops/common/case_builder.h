@@ -29,6 +29,9 @@ OpCase begin_case(const Json& workload, size_t num_tensors) {
   return c;
 }
 
+// An absent optional tensor of a case: no elements (ops treat it as not given).
+inline Tensor absent_tensor(DType dtype) { return Tensor::empty({0}, dtype); }
+
 // Host tensor with uniform values in [lo, hi). `stream_id` separates the Philox streams of
 // a case's tensors (the offset), so each input is independent of the others.
 Tensor random_tensor(const Shape& shape, DType dtype, uint64_t seed, uint64_t stream_id, float lo = -1.f,

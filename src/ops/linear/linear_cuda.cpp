@@ -48,9 +48,6 @@ cudaDataType_t cuda_type(DType t) {
   }
 }
 
-// Leading dimension of a [rows, cols] row-major matrix as cuBLAS sees it (a single row may
-// carry any stride; cuBLAS wants ld >= cols).
-int64_t leading_dim(const TensorView& v) { return v.shape[0] <= 1 ? v.shape[1] : v.strides[0]; }
 
 struct Problem {
   cublasLtMatmulDescOpaque_t op;

@@ -23,9 +23,6 @@ fk_status linear_cpu(const void* args, void*) {
   });
 }
 
-// An absent optional tensor in a case: no elements (the op treats it as not given).
-Tensor absent(DType dt) { return Tensor::empty({0}, dt); }
-
 OpDef make_def() {
   OpDef d;
   d.name = kOp;
@@ -56,9 +53,9 @@ OpDef make_def() {
     c.tensors[0] = Tensor::empty({M, N}, out_dt);
     c.tensors[1] = random_tensor({M, K}, dt, seed, 1, -range, range);
     c.tensors[2] = random_tensor({N, K}, dt, seed, 2, -range, range);
-    c.tensors[3] = wl_bool(w, "bias", false) ? random_tensor({N}, out_dt, seed, 3, -1.f, 1.f) : absent(out_dt);
-    c.tensors[4] = fp8 ? random_tensor({1}, DType::f32, seed, 4, 0.25f, 2.f) : absent(DType::f32);
-    c.tensors[5] = fp8 ? random_tensor({1}, DType::f32, seed, 5, 0.25f, 2.f) : absent(DType::f32);
+    c.tensors[3] = wl_bool(w, "bias", false) ? random_tensor({N}, out_dt, seed, 3, -1.f, 1.f) : absent_tensor(out_dt);
+    c.tensors[4] = fp8 ? random_tensor({1}, DType::f32, seed, 4, 0.25f, 2.f) : absent_tensor(DType::f32);
+    c.tensors[5] = fp8 ? random_tensor({1}, DType::f32, seed, 5, 0.25f, 2.f) : absent_tensor(DType::f32);
     c.bind(layout);
     return c;
   };

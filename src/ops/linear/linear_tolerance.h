@@ -22,6 +22,9 @@
 
 namespace fk::ops {
 
+// Root mean square of a host vector or [rows, cols] matrix (0 when empty).
+double tensor_rms(const TensorView& v);
+
 // Tolerance for `out` of dtype `out_dtype` for the host-side arguments `a`.
 Tolerance linear_tolerance(const LinearArgs& a, DType out_dtype);
 

@@ -8,6 +8,10 @@ namespace fk::ops {
 // Optional tensors are absent when they have no data or no elements.
 inline bool linear_has(const TensorView& v) { return v.data != nullptr && v.numel() > 0; }
 
+// Row stride of a [rows, cols] matrix as a GEMM's leading dimension: a single row may carry
+// any stride, so its leading dimension is its width.
+inline int64_t leading_dim(const TensorView& v) { return v.shape[0] <= 1 ? v.shape[1] : v.strides[0]; }
+
 // Rows of a [rows, cols] matrix must not overlap (a single row may have any stride).
 inline void expect_rows_disjoint(const char* op, const char* arg, const TensorView& v) {
   FK_CHECK(v.shape[0] <= 1 || v.strides[0] >= v.shape[1], op, ": ", arg, " rows overlap: row stride ",

@@ -23,14 +23,11 @@ namespace fk::ops {
 namespace {
 
 constexpr const char* kOp = RmsNormLinearArgs::kName;
-constexpr int64_t kFusedMaxRows = 1;
 
 bool fused_enabled() {
   static const bool on = env_switch_on("FK_RMS_NORM_LINEAR_FUSED") && env_switch_on("FK_LINEAR_SKINNY");
   return on;
 }
-
-int64_t row_stride(const TensorView& v) { return v.shape[0] <= 1 ? v.shape[1] : v.strides[0]; }
 
 // The one-kernel path; false when skinny_gemm does not take the problem.
 bool run_fused(const RmsNormLinearArgs& a, bool has_residual, void* stream) {
@@ -39,9 +36,9 @@ bool run_fused(const RmsNormLinearArgs& a, bool has_residual, void* stream) {
   n.residual_out = has_residual ? a.residual_out.data : nullptr;
   n.normed = a.normed.data;
   n.weight = a.norm_weight.data;
-  n.ld_residual_in = has_residual ? row_stride(a.residual_in) : 0;
-  n.ld_residual_out = has_residual ? row_stride(a.residual_out) : 0;
-  n.ld_normed = row_stride(a.normed);
+  n.ld_residual_in = has_residual ? leading_dim(a.residual_in) : 0;
+  n.ld_residual_out = has_residual ? leading_dim(a.residual_out) : 0;
+  n.ld_normed = leading_dim(a.normed);
   n.eps = a.eps;
   SkinnyGemm g;
   g.out = a.out.data;
@@ -51,13 +48,13 @@ bool run_fused(const RmsNormLinearArgs& a, bool has_residual, void* stream) {
   g.M = a.input.shape[0];
   g.N = a.weight.shape[0];
   g.K = a.input.shape[1];
-  g.ld_out = row_stride(a.out);
-  g.ld_input = row_stride(a.input);
-  g.ld_weight = row_stride(a.weight);
+  g.ld_out = leading_dim(a.out);
+  g.ld_input = leading_dim(a.input);
+  g.ld_weight = leading_dim(a.weight);
   g.dtype = a.input.dtype;
   g.norm = &n;
   // N = 0 launches no CTA, and then nothing would write normed and residual_out.
-  if (!fused_enabled() || g.M > kFusedMaxRows || g.N == 0 || !skinny_gemm_applies(g)) return false;
+  if (!fused_enabled() || g.N == 0 || !skinny_gemm_applies(g)) return false;  // applies at 1 row only
   cublaslt::DeviceGuard guard(a.out.device.index);
   skinny_gemm(g, stream);
   return true;

@@ -8,6 +8,7 @@
 #include "fk/ops/linear.h"
 #include "ops/common/case_builder.h"
 #include "ops/linear/linear_reference.h"
+#include "ops/linear/linear_tolerance.h"
 #include "ops/linear/rms_norm_linear_validate.h"
 #include "ops/norm/norm_reference.h"
 
@@ -42,18 +43,6 @@ fk_status rms_norm_linear_cpu(const void* args, void*) {
   });
 }
 
-double rms(const TensorView& v) {
-  const int64_t n = v.numel();
-  if (n == 0) return 0;
-  double sum_sq = 0;
-  const int64_t cols = v.shape[v.rank - 1];
-  for (int64_t i = 0; i < n; ++i) {
-    const double x = v.rank == 1 ? get(v, i) : get(v, i / cols, i % cols);
-    sum_sq += x * x;
-  }
-  return std::sqrt(sum_sq / static_cast<double>(n));
-}
-
 // `out`: linear's accumulation term (see linear_tolerance.h) over rows whose rms is about
 // rms(norm_weight), plus a few normalised elements that an fp32 implementation rounds to
 // the neighbouring value of the dtype (its 1/rms differs from the oracle's in the last
@@ -63,13 +52,11 @@ Tolerance rms_norm_linear_tolerance(const OpCase& c, const TensorArg& arg, DType
   if (arg.name != "out") return tol;
   const auto& a = c.as<RmsNormLinearArgs>();
   const double K = static_cast<double>(a.input.shape[1]);
-  const double row_rms = rms(a.norm_weight), w_rms = rms(a.weight);
+  const double row_rms = tensor_rms(a.norm_weight), w_rms = tensor_rms(a.weight);
   const double ulp = a.input.dtype == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
   tol.atol += 4 * std::ldexp(1.0, -24) * std::sqrt(K) * std::sqrt(K) * row_rms * w_rms + 16 * ulp * row_rms * w_rms;
   return tol;
 }
-
-Tensor absent(DType dt) { return Tensor::empty({0}, dt); }
 
 OpDef make_def() {
   OpDef d;
@@ -99,12 +86,12 @@ OpDef make_def() {
     OpCase c = begin_case<RmsNormLinearArgs>(w, 8);
     c.tensors[0] = Tensor::empty({M, N}, dt);
     c.tensors[1] = Tensor::empty({M, K}, dt);
-    c.tensors[2] = residual ? Tensor::empty({M, K}, dt) : absent(dt);
+    c.tensors[2] = residual ? Tensor::empty({M, K}, dt) : absent_tensor(dt);
     c.tensors[3] = random_tensor({M, K}, dt, seed, 1, -2.f, 2.f);
-    c.tensors[4] = residual ? random_tensor({M, K}, dt, seed, 2, -4.f, 4.f) : absent(dt);
+    c.tensors[4] = residual ? random_tensor({M, K}, dt, seed, 2, -4.f, 4.f) : absent_tensor(dt);
     c.tensors[5] = random_tensor({K}, dt, seed, 3, 0.5f, 1.5f);
     c.tensors[6] = random_tensor({N, K}, dt, seed, 4, -1.f, 1.f);
-    c.tensors[7] = wl_bool(w, "bias", false) ? random_tensor({N}, dt, seed, 5, -1.f, 1.f) : absent(dt);
+    c.tensors[7] = wl_bool(w, "bias", false) ? random_tensor({N}, dt, seed, 5, -1.f, 1.f) : absent_tensor(dt);
     c.as<RmsNormLinearArgs>().eps = static_cast<float>(wl_float(w, "eps", 1e-6));
     c.bind(layout);
     return c;
@@ -128,7 +115,8 @@ OpDef make_def() {
       J{{"m", 3}, {"n", 100}, {"k", 72}, {"bias", true}},       // N, K not multiples of 16
       J{{"m", 2}, {"n", 37}, {"k", 1288}, {"dtype", "f16"}},    // K tail shorter than a warp's sweep
       J{{"m", 4}, {"n", 40}, {"k", 4096}, {"bias", true}},
-      J{{"m", 4}, {"n", 9}, {"k", 8192}, {"residual", false}},  // the largest fused rows (64 KB of shared memory)
+      J{{"m", 4}, {"n", 9}, {"k", 8192}, {"residual", false}},
+      J{{"m", 1}, {"n", 3}, {"k", 32768}},  // the longest fused row (64 KB of shared memory)
       J{{"m", 1}, {"n", 1}, {"k", 2048}},                       // one output feature
       J{{"m", 1}, {"n", 2000}, {"k", 128}, {"bias", true}},     // many CTAs, one writer of normed
       J{{"m", 2}, {"n", 24}, {"k", 33}},                        // odd K: the unfused path

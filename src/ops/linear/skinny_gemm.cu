@@ -318,8 +318,9 @@ void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
 
 template <class T, int M>
 void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
-  if (g.norm) launch_rows<T, M, true>(g, s);
-  else launch_rows<T, M, false>(g, s);
+  if constexpr (M == 1)  // the norm prologue is for one row (SkinnyNorm)
+    if (g.norm) return launch_rows<T, M, true>(g, s);
+  launch_rows<T, M, false>(g, s);
 }
 
 template <class T>
@@ -339,10 +340,8 @@ bool norm_prologue_applies(const SkinnyGemm& g) {
   const SkinnyNorm* n = g.norm;
   if (n == nullptr) return true;
   const bool residual = n->residual_in != nullptr;
-  return g.M * g.K * 2 <= kSkinnyNormMaxBytes && aligned16(n->normed) && aligned16(n->weight) &&
-         (g.M == 1 || n->ld_normed % 8 == 0) &&
-         (!residual || (aligned16(n->residual_in) && aligned16(n->residual_out) &&
-                        (g.M == 1 || (n->ld_residual_in % 8 == 0 && n->ld_residual_out % 8 == 0))));
+  return g.M == 1 && g.K * 2 <= kSkinnyNormMaxBytes && aligned16(n->normed) && aligned16(n->weight) &&
+         (!residual || (aligned16(n->residual_in) && aligned16(n->residual_out)));
 }
 
 }  // namespace

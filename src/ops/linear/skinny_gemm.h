@@ -21,11 +21,14 @@ namespace fk::ops {
 
 constexpr int64_t kSkinnyMaxRows = 4;
 
-// Optional prologue of the kernel (rms_norm_linear): the M input rows are first normalised,
+// Optional prologue of the kernel at 1 input row (rms_norm_linear): the row is first
+// normalised,
 //   s = round(input + residual_in) (input alone without residual_in)
 //   row = round(s * rsqrt(mean(s^2) + eps) * weight)
-// by every CTA into its shared memory (the rows are a few KB: recomputing them costs less
-// than a kernel boundary), and CTA 0 stores s to residual_out and the rows to normed.
+// by every CTA into its shared memory (the row is a few KB: recomputing it costs less than
+// a kernel boundary), and CTA 0 stores s to residual_out and the row to normed. Not at more
+// rows: every CTA reads 4 x M x K bytes for it, and at 4 rows that made decode steps slower
+// (bench/results/h100/rms_norm_linear.json).
 struct SkinnyNorm {
   const void* residual_in = nullptr;  // [M, K], row stride ld_residual_in; or null
   void* residual_out = nullptr;       // [M, K], row stride ld_residual_out; with residual_in
@@ -35,7 +38,7 @@ struct SkinnyNorm {
   float eps = 0;
 };
 
-// Shared memory the prologue may use for its M x K rows (bf16 M = 4, K = 8192).
+// Shared memory the prologue may use for its row (K up to 32768 16-bit elements).
 constexpr int64_t kSkinnyNormMaxBytes = 64 * 1024;
 
 struct SkinnyGemm {
@@ -45,12 +48,12 @@ struct SkinnyGemm {
   const void* bias = nullptr;   // [N] or null; dtype
   int64_t M = 0, N = 0, K = 0, ld_out = 0, ld_input = 0, ld_weight = 0;
   DType dtype = DType::bf16;    // bf16 or f16, all operands
-  const SkinnyNorm* norm = nullptr;  // the input rows are normalised first (see SkinnyNorm)
+  const SkinnyNorm* norm = nullptr;  // M = 1 only: the input row is normalised first (see SkinnyNorm)
 };
 
 // True when the kernel takes the problem: 1 <= M <= kSkinnyMaxRows, bf16/f16 throughout,
 // K a multiple of 8, input and weight rows 16-byte aligned (pointers and strides); with a
-// norm prologue also its tensors, and M x K elements within kSkinnyNormMaxBytes.
+// norm prologue also M = 1, its tensors 16-byte aligned and K within kSkinnyNormMaxBytes.
 bool skinny_gemm_applies(const SkinnyGemm& g);
 // out = input @ weight^T (+ bias), f32 accumulation in an order fixed by (M, N, K, device SM
 // count): repeated calls are bit-identical; async on `stream`.
