@@ -54,6 +54,7 @@ PagedWorkload parse_paged_workload(const Json& w, bool decode) {
     pw.cuda_graph = w["cuda_graph"].get<int32_t>();
   else
     pw.cuda_graph = wl_bool(w, "cuda_graph", false) ? 1 : 0;
+  pw.nan_past_end = wl_bool(w, "nan_past_end", false);
   return pw;
 }
 
@@ -67,6 +68,28 @@ Tensor i32_vector(const std::vector<int32_t>& v) {
 
 // Philox stream ids of the case's random inputs.
 enum : uint64_t { kStreamQ = 1, kStreamK = 2, kStreamV = 3, kStreamPages = 4 };
+
+// NaN in 16-bit float (f16 and bf16 both quiet-NaN patterns).
+uint16_t nan_bits(DType dtype) { return dtype == DType::bf16 ? 0x7fc0 : 0x7e00; }
+
+// Every K and V slot past a sequence's last token in its last page, and every page no
+// sequence owns (perm[used_pages:]), becomes NaN.
+void fill_unread_slots_with_nan(const PagedWorkload& pw, const std::vector<int32_t>& kv_indptr,
+                                const std::vector<int32_t>& perm, int64_t used_pages, PagedCaseTensors& t) {
+  const int64_t ps = pw.page_size, row = pw.num_kv_heads * pw.head_dim;
+  const uint16_t nan = nan_bits(pw.dtype);
+  auto poison_rows = [&](int64_t page, int64_t from_row) {
+    for (Tensor* cache : {&t.k_cache, &t.v_cache}) {
+      uint16_t* p = static_cast<uint16_t*>(cache->data()) + page * ps * row;
+      std::fill(p + from_row * row, p + ps * row, nan);
+    }
+  };
+  for (int64_t b = 0; b < pw.batch(); ++b) {
+    const int64_t pages = kv_indptr[b + 1] - kv_indptr[b];
+    if (pages > 0) poison_rows(perm[kv_indptr[b + 1] - 1], pw.kv_lens[b] - (pages - 1) * ps);
+  }
+  for (size_t i = static_cast<size_t>(used_pages); i < perm.size(); ++i) poison_rows(perm[i], 0);
+}
 
 }  // namespace
 
@@ -100,6 +123,7 @@ PagedCaseTensors make_paged_tensors(const PagedWorkload& pw, uint64_t seed) {
   // nobody owns: reading them changes the result.
   t.k_cache = random_tensor({num_pages, ps, Hk, D}, pw.dtype, seed, kStreamK, -1.f, 1.f);
   t.v_cache = random_tensor({num_pages, ps, Hk, D}, pw.dtype, seed, kStreamV, -1.f, 1.f);
+  if (pw.nan_past_end) fill_unread_slots_with_nan(pw, kv_indptr, perm, used_pages, t);
   if (!pw.decode) {
     t.qo_indptr = i32_vector(qo_indptr);
     t.qo_indptr_host = i32_vector(qo_indptr);

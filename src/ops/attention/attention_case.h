@@ -28,6 +28,10 @@ struct PagedWorkload {
   int64_t window_left = -1;
   bool causal = true;
   int32_t cuda_graph = 0;  // the op's cuda_graph argument
+  // Cache slots no query may read (past a sequence's last token, pages nobody owns) hold
+  // NaN instead of random data: a kernel that lets them reach the output (0 * NaN in the
+  // probability-weighted sum of V) fails.
+  bool nan_past_end = false;
 
   int64_t batch() const { return static_cast<int64_t>(kv_lens.size()); }
   int64_t num_q_tokens() const;

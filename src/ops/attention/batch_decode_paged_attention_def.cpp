@@ -77,6 +77,10 @@ OpDef make_def() {
       // Graph grid classes that cap the split grid (long sequences split under the cap).
       {{"kv_lens", {3, 2000, 47}}, {"cuda_graph", 2}},
       {{"kv_lens", {5000, 300}}, {"cuda_graph", 3}},
+      // NaN in every slot no query may read (see PagedWorkload::nan_past_end), through the
+      // decode kernels and, at group size 7, the prefill kernels.
+      {{"kv_lens", {37, 1000, 5}}, {"nan_past_end", true}},
+      {{"kv_lens", {33, 129}}, {"num_qo_heads", 14}, {"num_kv_heads", 2}, {"nan_past_end", true}},
   };
   const Json ctx64(std::vector<int64_t>(64, 4096));
   const Json ctx256(std::vector<int64_t>(256, 2048));  // 2 GiB of KV: keeps the host-built case modest

@@ -82,10 +82,28 @@ OpDef make_def() {
       {{"qo_lens", Json::array()}, {"kv_lens", Json::array()}},
       {{"qo_lens", {0, 0}}, {"kv_lens", {5, 0}}},
       {{"qo_lens", {3, 10}}, {"kv_lens", {20, 10}}, {"cuda_graph", true}},
-      // Several query tiles and KV tiles of the CUDA kernels (128 x 96 at D = 128).
+      // Several query tiles and KV tiles of the CUDA kernels (128 x 96 at D = 128, 16-token pages).
       {{"qo_lens", {150}}, {"kv_lens", {300}}, {"num_qo_heads", 4}, {"num_kv_heads", 2}},
       {{"qo_lens", {140, 60}}, {"kv_lens", {140, 200}}, {"head_dim", 256}, {"num_qo_heads", 2},
        {"num_kv_heads", 1}, {"page_size", 1}, {"window_left", 70}},
+      // The CUDA TMA path (pages of >= 64 tokens): two boxes a tile (64), two tiles a page
+      // (256), one box a tile (128 at D = 64, 64 at D = 256), with NaN in every slot no query
+      // may read (the last page's tail, unowned pages); pages of 8 and 48 take the gather path.
+      {{"qo_lens", {37, 100}}, {"kv_lens", {45, 229}}, {"page_size", 8}, {"nan_past_end", true}},
+      {{"qo_lens", {70}}, {"kv_lens", {201}}, {"page_size", 64}, {"num_qo_heads", 8}, {"num_kv_heads", 2},
+       {"nan_past_end", true}},
+      {{"qo_lens", {300, 5}}, {"kv_lens", {530, 260}}, {"page_size", 256}, {"num_qo_heads", 4},
+       {"num_kv_heads", 1}, {"nan_past_end", true}},
+      {{"qo_lens", {130}}, {"kv_lens", {250}}, {"page_size", 128}, {"head_dim", 64}, {"num_qo_heads", 4},
+       {"num_kv_heads", 4}, {"nan_past_end", true}},
+      {{"qo_lens", {90, 64}}, {"kv_lens", {150, 64}}, {"page_size", 64}, {"head_dim", 256}, {"num_qo_heads", 2},
+       {"num_kv_heads", 1}, {"nan_past_end", true}},
+      {{"qo_lens", {20, 9}}, {"kv_lens", {77, 9}}, {"causal", false}, {"page_size", 64}, {"num_qo_heads", 4},
+       {"num_kv_heads", 2}, {"nan_past_end", true}},
+      {{"qo_lens", {40}}, {"kv_lens", {161}}, {"window_left", 20}, {"logits_soft_cap", 3.0}, {"page_size", 128},
+       {"num_qo_heads", 4}, {"num_kv_heads", 2}, {"dtype", "f16"}, {"nan_past_end", true}},
+      {{"qo_lens", {50}}, {"kv_lens", {100}}, {"page_size", 48}, {"num_qo_heads", 4}, {"num_kv_heads", 2},
+       {"nan_past_end", true}},
   };
   // Llama-3.1-8B / Qwen3-8B / Mistral-7B attention: 32 query heads, 8 KV heads, D = 128.
   const Json chunks8(std::vector<int64_t>(8, 2048));
@@ -94,6 +112,10 @@ OpDef make_def() {
       {{"qo_lens", chunks8}, {"kv_lens", chunks8}},
       {{"qo_lens", {2048, 2048, 2048, 2048}}, {"kv_lens", {8192, 8192, 8192, 8192}}},  // chunked prefill
       {{"qo_lens", {16384}}, {"kv_lens", {16384}}, {"window_left", 4095}},            // Mistral-7B v0.1 window
+      // The same with 128-token pages (the TMA mainloop; 16-token pages take the gather).
+      {{"qo_lens", {16384}}, {"kv_lens", {16384}}, {"page_size", 128}},
+      {{"qo_lens", chunks8}, {"kv_lens", chunks8}, {"page_size", 128}},
+      {{"qo_lens", {2048, 2048, 2048, 2048}}, {"kv_lens", {8192, 8192, 8192, 8192}}, {"page_size", 128}},
   };
   return d;
 }

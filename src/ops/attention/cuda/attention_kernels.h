@@ -45,6 +45,7 @@ struct Sm90PrefillLaunch {
   int64_t q_stride_n, q_stride_h;
   const void* k_cache;  // [P, page_size, Hk, D], contiguous
   const void* v_cache;
+  int64_t num_pages;  // P
   const int32_t* kv_indices;
   void* out;  // [num_q_tokens, Hq, D], contiguous
   float* lse;  // [num_q_tokens, Hq] or nullptr

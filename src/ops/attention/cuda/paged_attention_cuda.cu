@@ -209,6 +209,7 @@ void run_sm90(const CommonArgs& c, bool causal, const int64_t* flashinfer_info, 
   l.q_stride_h = c.q.strides[1];
   l.k_cache = c.k_cache.data;
   l.v_cache = c.v_cache.data;
+  l.num_pages = c.k_cache.shape[0];
   l.kv_indices = static_cast<const int32_t*>(c.kv_indices.data);
   l.out = c.out.data;
   l.lse = has_lse(c.lse) ? static_cast<float*>(c.lse.data) : nullptr;

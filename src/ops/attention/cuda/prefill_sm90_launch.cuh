@@ -1,5 +1,7 @@
 // FlashInfer's Hopper paged prefill for one head dim: fills its parameter struct from a
-// Sm90PrefillLaunch and dispatches dtype x causal x variant (12 kernels per head dim).
+// Sm90PrefillLaunch and dispatches dtype x causal x variant (12 kernels per head dim), each
+// with two KV mainloops: TMA boxes per page (paged_tma_mainloop.cuh) where the page size
+// allows, FlashInfer's cp.async gather otherwise.
 // Included by prefill_sm90_hd{64,128,256}.cu only.
 #pragma once
 #include "ops/attention/cuda/flashinfer_sm90_compat.cuh"  // first: before any FlashInfer header
@@ -9,6 +11,8 @@
 #include <flashinfer/attention/hopper/variants.cuh>
 
 #include "ops/attention/cuda/attention_kernels.h"
+#include "ops/attention/cuda/paged_tma_prefill.cuh"
+#include "ops/common/env_switch.h"
 
 namespace fk::ops::attn::sm90 {
 
@@ -18,6 +22,19 @@ inline constexpr int32_t kNoWindow = 1 << 30;
 
 template <class DType>
 using PagedParams = flashinfer::BatchPrefillPagedParams<DType, DType, DType, int32_t>;
+
+// The TMA mainloop for pages of >= 64 tokens that fit its tile (FK_PREFILL_PAGED_TMA=0:
+// never, for A/B runs). 16k causal tokens at D = 128 (bench/results/h100/attention_prefill_tma.json):
+// pages of 128 tokens 578 TFLOP/s against 521 with the cp.async gather, 64 tokens 543
+// against 522; but pages of 16 only 419 against 526: a TMA box of 16 rows x 128 bytes is
+// too small a request for the copy engine to keep up (16 boxes a tile).
+inline constexpr int kPagedTmaMinPageSize = 64;
+
+template <uint32_t kHeadDim>
+bool use_paged_tma(int page_size) {
+  static const bool enabled = env_switch_on("FK_PREFILL_PAGED_TMA");
+  return enabled && page_size >= kPagedTmaMinPageSize && paged_tma_supports(page_size, PagedTmaTile<kHeadDim>::kv);
+}
 
 template <uint32_t kHeadDim, class DType, bool kCausal, bool kWindow, class AttentionVariant>
 cudaError_t launch(const Sm90PrefillLaunch& l, cudaStream_t stream) {
@@ -53,6 +70,8 @@ cudaError_t launch(const Sm90PrefillLaunch& l, cudaStream_t stream) {
   p.page_size = l.page_size;
   p.window_left = kWindow ? (l.window_left >= 0 ? l.window_left : kNoWindow) : -1;
   p.causal = kCausal;
+  if (use_paged_tma<kHeadDim>(l.page_size))
+    return launch_paged_tma<kHeadDim, DType, kCausal, kWindow, AttentionVariant>(p, l.num_pages, stream);
   constexpr auto kMask = kCausal ? flashinfer::MaskMode::kCausal : flashinfer::MaskMode::kNone;
   return flashinfer::BatchPrefillWithPagedKVCacheDispatched<kHeadDim, kHeadDim, kMask, kWindow,
                                                             /*SAME_SCHEDULE_FOR_ALL_HEADS=*/false,
