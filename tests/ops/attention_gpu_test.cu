@@ -194,6 +194,11 @@ TEST(PagedAttentionGpu, CapturedGraphReplayMatches) {
                          {{"kv_lens", {3, 1500, 1547}}, {"cuda_graph", grid}});
   graph_replay_matches(kPrefill, {{"qo_lens", {3, 10}}, {"kv_lens", {20, 10}}, {"cuda_graph", true}},
                        {{"qo_lens", {10, 3}}, {"kv_lens", {10, 20}}, {"cuda_graph", true}});
+  // 64-token pages take the TMA mainloop, whose tensor maps are parameters of the captured
+  // launch: the replay after a re-plan must still read the same cache.
+  graph_replay_matches(kPrefill,
+                       {{"qo_lens", {3, 100}}, {"kv_lens", {70, 100}}, {"page_size", 64}, {"cuda_graph", true}},
+                       {{"qo_lens", {100, 3}}, {"kv_lens", {100, 70}}, {"page_size", 64}, {"cuda_graph", true}});
 }
 
 TEST(PagedAttentionGpu, LargerShapesMatchTheOracle) {

@@ -102,6 +102,8 @@ OpDef make_def() {
        {"num_kv_heads", 2}, {"nan_past_end", true}},
       {{"qo_lens", {40}}, {"kv_lens", {161}}, {"window_left", 20}, {"logits_soft_cap", 3.0}, {"page_size", 128},
        {"num_qo_heads", 4}, {"num_kv_heads", 2}, {"dtype", "f16"}, {"nan_past_end", true}},
+      {{"qo_lens", {3, 100}}, {"kv_lens", {70, 100}}, {"page_size", 64}, {"cuda_graph", true},
+       {"nan_past_end", true}},  // the TMA path's tensor maps inside a captured launch
       {{"qo_lens", {50}}, {"kv_lens", {100}}, {"page_size", 48}, {"num_qo_heads", 4}, {"num_kv_heads", 2},
        {"nan_past_end", true}},
   };
