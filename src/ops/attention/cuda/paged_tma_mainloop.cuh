@@ -37,11 +37,6 @@ namespace fk::ops::attn::sm90 {
 
 using namespace cute;
 
-// The 4-d tensor map of one cache (K or V), built on the host.
-struct PagedKvMap {
-  CUtensorMap map;
-};
-
 // Whether the TMA mainloop can load tiles of `cta_kv` rows from pages of `page_size`:
 // boxes of whole 8-row swizzle atoms, and a tile made of whole pages or a page of whole
 // tiles.
@@ -88,8 +83,8 @@ struct PagedTmaMainloop : flashinfer::CollectiveMainloop<AdditionalParams, Ktrai
   struct Arguments {
     DTypeQ const* Q_ptr;
     LayoutT layout_Q;
-    PagedKvMap k_map, v_map;
-    DTypeKV const* V_ptr;  // for the producer's own loads of a last partial box
+    CUtensorMap k_map, v_map;  // 4-d maps of the caches (paged_tma_prefill.cuh)
+    DTypeKV const* V_ptr;      // for the producer's own loads of a last partial box
     IdType const* kv_indices;
     int64_t page_stride, row_stride;  // elements; K and V share them
     int page_size, num_pages;
@@ -98,7 +93,7 @@ struct PagedTmaMainloop : flashinfer::CollectiveMainloop<AdditionalParams, Ktrai
   };
 
   struct Params {
-    PagedKvMap k_map, v_map;
+    CUtensorMap k_map, v_map;
     LayoutT layout_Q;
     TMA_Q tma_load_Q;
     DTypeKV const* V_ptr;
@@ -118,8 +113,8 @@ struct PagedTmaMainloop : flashinfer::CollectiveMainloop<AdditionalParams, Ktrai
 
   CUTLASS_DEVICE static void prefetch_tma_descriptors(Params const& p) {
     cute::prefetch_tma_descriptor(p.tma_load_Q.get_tma_descriptor());
-    cute::prefetch_tma_descriptor(&p.k_map.map);
-    cute::prefetch_tma_descriptor(&p.v_map.map);
+    cute::prefetch_tma_descriptor(&p.k_map);
+    cute::prefetch_tma_descriptor(&p.v_map);
   }
 
   CUTLASS_DEVICE int get_num_kv_tiles(Params const&, int q_tile_idx, const int qo_len, const int kv_len) {
@@ -220,12 +215,12 @@ struct PagedTmaMainloop : flashinfer::CollectiveMainloop<AdditionalParams, Ktrai
     DTypeKV* sK = shared_storage.smem_k.data();
     DTypeKV* sV = shared_storage.smem_v.data();
     auto load_k = [&](int t) {
-      load_tile<false>(p, &p.k_map.map, shared_storage.pipeline_k, smem_pipe_write_k, sK, pages, num_seq_pages, kv_head_idx, t,
-                       kv_len);
+      load_tile<false>(p, &p.k_map, shared_storage.pipeline_k, smem_pipe_write_k, sK, pages, num_seq_pages,
+                       kv_head_idx, t, kv_len);
     };
     auto load_v = [&](int t) {
-      load_tile<true>(p, &p.v_map.map, shared_storage.pipeline_v, smem_pipe_write_v, sV, pages, num_seq_pages, kv_head_idx, t,
-                      kv_len);
+      load_tile<true>(p, &p.v_map, shared_storage.pipeline_v, smem_pipe_write_v, sV, pages, num_seq_pages,
+                      kv_head_idx, t, kv_len);
     };
 
     int num_kv_tiles = get_num_kv_tiles(p, q_tile_idx, qo_len, kv_len);

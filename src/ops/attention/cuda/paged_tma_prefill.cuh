@@ -10,6 +10,7 @@
 #include <flashinfer/attention/hopper/prefill_sm90.cuh>
 #include <flashinfer/attention/hopper/tile_scheduler.cuh>
 
+#include "fk/cuda/sm_count.h"
 #include "ops/attention/cuda/paged_tma_mainloop.cuh"
 
 namespace fk::ops::attn::sm90 {
@@ -24,7 +25,7 @@ struct PagedTmaTile {
 
 // A 4-d map over a cache [P, page_size, Hk, D] (16-bit): dims (D, row in page, head, page),
 // boxes of 64 columns x box_rows rows, 128-byte swizzle (what the shared layout expects).
-inline cudaError_t make_paged_kv_map(PagedKvMap& out, const void* cache, int64_t num_pages, int page_size,
+inline cudaError_t make_paged_kv_map(CUtensorMap& out, const void* cache, int64_t num_pages, int page_size,
                                      int num_kv_heads, int head_dim, int box_rows) {
   const cuuint64_t dims[4] = {static_cast<cuuint64_t>(head_dim), static_cast<cuuint64_t>(page_size),
                               static_cast<cuuint64_t>(num_kv_heads), static_cast<cuuint64_t>(num_pages)};
@@ -33,7 +34,7 @@ inline cudaError_t make_paged_kv_map(PagedKvMap& out, const void* cache, int64_t
   const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(box_rows), 1, 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   const CUresult r = CUTLASS_CUDA_DRIVER_WRAPPER_CALL(cuTensorMapEncodeTiled)(
-      &out.map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 /* any 16-bit type: the copy moves bits */, 4,
+      &out, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 /* any 16-bit type: the copy moves bits */, 4,
       const_cast<void*>(cache), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
       CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
@@ -41,9 +42,10 @@ inline cudaError_t make_paged_kv_map(PagedKvMap& out, const void* cache, int64_t
 
 template <uint32_t kHeadDim, class DType, bool kCausal, bool kWindow, class AttentionVariant, class Params>
 cudaError_t launch_paged_tma(Params& p, int64_t num_pages, cudaStream_t stream) {
-  using Traits = flashinfer::AttentionKernelTraits</*USE_TMA_LOAD_KV=*/true, kHeadDim, kHeadDim, PagedTmaTile<kHeadDim>::q,
-                                                   PagedTmaTile<kHeadDim>::kv, /*NUM_STAGES_=*/2, DType, DType, DType,
-                                                   int32_t, AttentionVariant>;
+  using Traits =
+      flashinfer::AttentionKernelTraits</*USE_TMA_LOAD_KV=*/true, kHeadDim, kHeadDim, PagedTmaTile<kHeadDim>::q,
+                                        PagedTmaTile<kHeadDim>::kv, /*NUM_STAGES_=*/2, DType, DType, DType, int32_t,
+                                        AttentionVariant>;
   using Mainloop = PagedTmaMainloop<typename Params::AdditionalParams, Traits, kCausal>;
   using Epilogue = flashinfer::CollectiveEpilogue<Traits>;
   using Scheduler = flashinfer::BatchPrefillPersistentTileScheduler<int32_t>;
@@ -80,12 +82,9 @@ cudaError_t launch_paged_tma(Params& p, int64_t num_pages, cudaStream_t stream) 
   const int smem = static_cast<int>(sizeof(typename Traits::SharedStorage));
   st = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (st != cudaSuccess) return st;
-  int device = 0, sms = 0;
-  cudaGetDevice(&device);
-  st = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (st != cudaSuccess) return st;
   void* args[] = {&mainloop_params, &epilogue_params, &scheduler_params};
-  return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), Scheduler::get_grid_dim(scheduler_args, sms),
+  return cudaLaunchKernel(reinterpret_cast<const void*>(kernel),
+                          Scheduler::get_grid_dim(scheduler_args, fk::cuda::current_sm_count()),
                           dim3(Traits::NUM_WARPS * 32), args, smem, stream);
 }
 
