@@ -11,6 +11,7 @@
 
 #include "fk/cuda/check.h"
 #include "fk/cuda/pdl.cuh"
+#include "fk/cuda/sm_count.h"
 #include "fk/cuda/vec.cuh"
 #include "ops/activation/act_kernels.cuh"
 #include "ops/common/env_switch.h"
@@ -24,6 +25,19 @@ namespace {
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kUnroll = 4;  // 16-byte steps per lane in flight per weight row
+
+// Register budgets that keep a whole decode grid resident at once (GivenRouting only: the
+// in-kernel routing needs more registers than these). A grid that takes two waves leaves
+// the second one streaming with a fraction of the SMs' loads in flight. Measured on an
+// H100, Qwen3-30B-A3B batch-1 decode 3.34 -> 3.15 ms (bench/results/h100/moe_decode_occupancy.json):
+//  - gate_up at 6 CTAs per SM (40 registers, from 47 and 5 per SM): Qwen3's 96 x 8 CTAs
+//    fit 132 SMs in one wave. Only where the grid fits at 6 and not at 5 (OLMoE's 1,024
+//    CTAs take two waves either way and ran 1% slower bounded; batch 4 too);
+//  - down with 2 steps in flight per lane at 4 CTAs per SM (64 registers, from 118 and 2
+//    per SM): Qwen3's 512 CTAs in one wave, and more warps streaming per SM; faster at every
+//    MoE shape measured (1-4 tokens, Qwen3, OLMoE, Qwen1.5-MoE).
+constexpr int kGateUpMinBlocks = 6;
+constexpr int kDownUnroll = 2, kDownMinBlocks = 4;
 
 template <class Act>
 __device__ __forceinline__ void fma8(float& acc, const uint4& w, const cuda::Vec16<Act>& x) {
@@ -66,8 +80,9 @@ __device__ __forceinline__ void dot_rows(float (&acc)[kRows], const Act* const (
 // before this one wrote) is read after pdl_wait(), which every CTA passes before any
 // returns (the down kernel relies on it, see there). CTA (0, slot) publishes the slot's
 // routing (fused_moe's topk outputs).
-template <class Act, class Route>
-__global__ void __launch_bounds__(kThreads) gate_up_gemv_kernel(Act* inter, const Act* hidden, int64_t ld_hidden,
+// kMinBlocks: 0 (no register bound) or kGateUpMinBlocks.
+template <class Act, class Route, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) gate_up_gemv_kernel(Act* inter, const Act* hidden, int64_t ld_hidden,
                                                                 const Act* w13, const Route route, int top_k, int E,
                                                                 int H, int I) {
   __shared__ typename Route::Scratch scratch[kWarps];
@@ -105,8 +120,9 @@ constexpr int kDownCols = 4;  // output columns h per CTA of the down kernel
 // top-k again), and the gate_up kernel (the only kernel between) lets this one start only
 // after its own pdl_wait() has seen that kernel complete. What gate_up writes (`inter`,
 // and fused_moe's topk outputs, which this kernel never reads) is read after the wait.
-template <class Act, class Route>
-__global__ void __launch_bounds__(kThreads) down_gemv_kernel(Act* out, const Act* inter, const Act* w2,
+// kUnroll / kMinBlocks: kDownUnroll / kDownMinBlocks with GivenRouting, else the file's kUnroll / 0.
+template <class Act, class Route, int kUnroll, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) down_gemv_kernel(Act* out, const Act* inter, const Act* w2,
                                                              const Route route, int top_k, int parts, int E, int H,
                                                              int I) {
   __shared__ float warp_total[kWarps][kDownCols];
@@ -176,15 +192,30 @@ void launch_gemvs(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const 
                   cudaStream_t s) {
   auto* inter = static_cast<Act*>(ws.intermediate);
   const dim3 gate_grid(static_cast<unsigned>((sh.I + kWarps - 1) / kWarps), static_cast<unsigned>(sh.T * sh.k));
-  cuda::launch_pdl(gate_up_gemv_kernel<Act, Route>, gate_grid, dim3(kThreads), 0, s, inter,
-                   static_cast<const Act*>(a.hidden.data), a.hidden.strides[0], static_cast<const Act*>(a.w13.data),
-                   route, static_cast<int>(sh.k), static_cast<int>(sh.E), static_cast<int>(sh.H),
-                   static_cast<int>(sh.I));
+  auto launch_gate_up = [&](auto kernel) {
+    cuda::launch_pdl(kernel, gate_grid, dim3(kThreads), 0, s, inter, static_cast<const Act*>(a.hidden.data),
+                     a.hidden.strides[0], static_cast<const Act*>(a.w13.data), route, static_cast<int>(sh.k),
+                     static_cast<int>(sh.E), static_cast<int>(sh.H), static_cast<int>(sh.I));
+  };
   const dim3 down_grid(static_cast<unsigned>((sh.H + kDownCols - 1) / kDownCols), static_cast<unsigned>(sh.T));
   const int parts = sh.k < kWarps ? kWarps / static_cast<int>(sh.k) : 1;
-  cuda::launch_pdl(down_gemv_kernel<Act, Route>, down_grid, dim3(kThreads), 0, s, static_cast<Act*>(a.out.data),
-                   static_cast<const Act*>(inter), static_cast<const Act*>(a.w2.data), route, static_cast<int>(sh.k),
-                   parts, static_cast<int>(sh.E), static_cast<int>(sh.H), static_cast<int>(sh.I));
+  auto launch_down = [&](auto kernel) {
+    cuda::launch_pdl(kernel, down_grid, dim3(kThreads), 0, s, static_cast<Act*>(a.out.data),
+                     static_cast<const Act*>(inter), static_cast<const Act*>(a.w2.data), route,
+                     static_cast<int>(sh.k), parts, static_cast<int>(sh.E), static_cast<int>(sh.H),
+                     static_cast<int>(sh.I));
+  };
+  if constexpr (std::is_same_v<Route, GivenRouting>) {  // the register budgets (kGateUpMinBlocks)
+    const int64_t gate_ctas = static_cast<int64_t>(gate_grid.x) * gate_grid.y;
+    if (gate_ctas <= kGateUpMinBlocks * cuda::current_sm_count())
+      launch_gate_up(gate_up_gemv_kernel<Act, Route, kGateUpMinBlocks>);
+    else
+      launch_gate_up(gate_up_gemv_kernel<Act, Route, 0>);
+    launch_down(down_gemv_kernel<Act, Route, kDownUnroll, kDownMinBlocks>);
+  } else {
+    launch_gate_up(gate_up_gemv_kernel<Act, Route, 0>);
+    launch_down(down_gemv_kernel<Act, Route, kUnroll, 0>);
+  }
 }
 
 }  // namespace
