@@ -16,13 +16,15 @@ namespace {
 
 constexpr int kWarps = 8;     // warps per block, one weight row each
 constexpr int kUnroll = 4;    // chunk steps in flight per thread (R 16-byte loads each)
-constexpr int64_t kTargetWarpsPerSm = 64;  // K slices grow until the grid has this many warps per SM
-// Half that with the norm prologue: every CTA normalises the input row again (a block-wide
-// reduction before its first FMA), so fewer, longer CTAs pay it less often. At 32, the
-// qkv projections of Qwen3-30B-A3B (N = 5120) and Llama-3.1-8B (6144) run unsliced in one
-// wave: batch-1 decode 3.186 -> 3.111 ms and 5.663 -> 5.619 ms on an H100
-// (bench/results/h100/moe_decode_occupancy.json; 32 for the plain kernels too was no better).
-constexpr int64_t kTargetWarpsPerSmNorm = 32;
+// K slices grow until the grid has this many warps per SM. 32 since the norm prologue
+// (64 before): every CTA of a norm-prologue GEMV normalises the input row again (a
+// block-wide reduction before its first FMA), so fewer, longer CTAs pay it less often; at
+// 32 the qkv projections of Qwen3-30B-A3B (N = 5120) and Llama-3.1-8B (6144) run unsliced
+// in one wave: batch-1 decode 3.186 -> 3.115 ms and 5.663 -> 5.616 ms on an H100
+// (bench/results/h100/moe_decode_occupancy.json). The plain kernels take the same target
+// (as fast as 64 for them there), so that rms_norm_linear computes the bits linear does on
+// the normalised row.
+constexpr int64_t kTargetWarpsPerSm = 32;
 
 __device__ __forceinline__ float2 to_float2(uint32_t bits, __nv_bfloat16) {
   return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&bits));
@@ -252,12 +254,12 @@ __global__ __launch_bounds__(kWarps * 32) void skinny_gemm_kernel(T* __restrict_
   }
 }
 
-// K slices per row group: grow until the grid holds about target_warps_per_sm warps per SM,
+// K slices per row group: grow until the grid holds about kTargetWarpsPerSm warps per SM,
 // as long as every slice keeps at least one whole warp step (32 chunks).
-int slices_for(int64_t row_warps, int64_t chunks, int64_t target_warps_per_sm) {
+int slices_for(int64_t row_warps, int64_t chunks) {
   const int64_t sms = cuda::current_sm_count();
   int ks = 1;
-  while (ks < kWarps && row_warps * ks < target_warps_per_sm * sms && chunks / (2 * ks) >= 32) ks *= 2;
+  while (ks < kWarps && row_warps * ks < kTargetWarpsPerSm * sms && chunks / (2 * ks) >= 32) ks *= 2;
   return ks;
 }
 
@@ -296,7 +298,7 @@ constexpr int64_t kNarrowWarpsPerSm = 16;
 
 template <class T, int M, int R, bool kNorm>
 void launch_with_slices(const SkinnyGemm& g, cudaStream_t s) {
-  switch (slices_for((g.N + R - 1) / R, g.K / 8, kNorm ? kTargetWarpsPerSmNorm : kTargetWarpsPerSm)) {
+  switch (slices_for((g.N + R - 1) / R, g.K / 8)) {
     case 1: return launch_sliced<T, M, R, 1, kNorm>(g, s);
     case 2: return launch_sliced<T, M, R, 2, kNorm>(g, s);
     case 4: return launch_sliced<T, M, R, 4, kNorm>(g, s);
