@@ -9,22 +9,29 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <cstdint>
 
 #include "fk/cuda/vec.cuh"
 
 namespace fk::ops::moe_route {
 
+// An unsigned key that orders as the floats do: -0 and +0 get one key (they compare equal),
+// NaN the lowest (it never wins, as with the comparisons it replaces).
+__device__ __forceinline__ uint32_t float_order_key(float v) {
+  if (v != v) return 0u;
+  const uint32_t b = __float_as_uint(v == 0.f ? 0.f : v);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
 // Argmax over the warp of (v, idx): larger v, then smaller idx. Every lane gets the result.
+// Two warp reductions in hardware (redux.sync: the largest key, then the smallest index
+// among the lanes that hold it) instead of five rounds of two shuffles: the top-k's k
+// rounds of this are the routing's critical path at decode batch sizes.
 __device__ __forceinline__ void warp_argmax(float& v, int& idx) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, v, o);
-    const int oi = __shfl_xor_sync(0xffffffffu, idx, o);
-    if (ov > v || (ov == v && oi < idx)) {
-      v = ov;
-      idx = oi;
-    }
-  }
+  const uint32_t key = float_order_key(v);
+  const uint32_t best = __reduce_max_sync(0xffffffffu, key);
+  idx = static_cast<int>(__reduce_min_sync(0xffffffffu, key == best ? static_cast<uint32_t>(idx) : 0xffffffffu));
+  v = __uint_as_float((best & 0x80000000u) ? (best & 0x7fffffffu) : ~best);
 }
 
 // s = softmax of the logits in s (fp32), 0 for experts >= E.
