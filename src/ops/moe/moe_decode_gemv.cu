@@ -82,9 +82,9 @@ __device__ __forceinline__ void dot_rows(float (&acc)[kRows], const Act* const (
 // routing (fused_moe's topk outputs).
 // kMinBlocks: 0 (no register bound) or kGateUpMinBlocks.
 template <class Act, class Route, int kMinBlocks>
-__global__ void __launch_bounds__(kThreads, kMinBlocks) gate_up_gemv_kernel(Act* inter, const Act* hidden, int64_t ld_hidden,
-                                                                const Act* w13, const Route route, int top_k, int E,
-                                                                int H, int I) {
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    gate_up_gemv_kernel(Act* inter, const Act* hidden, int64_t ld_hidden, const Act* w13, const Route route, int top_k,
+                        int E, int H, int I) {
   __shared__ typename Route::Scratch scratch[kWarps];
   cuda::pdl_wait();
   cuda::pdl_trigger();
@@ -122,9 +122,9 @@ constexpr int kDownCols = 4;  // output columns h per CTA of the down kernel
 // and fused_moe's topk outputs, which this kernel never reads) is read after the wait.
 // kUnroll / kMinBlocks: kDownUnroll / kDownMinBlocks with GivenRouting, else the file's kUnroll / 0.
 template <class Act, class Route, int kUnroll, int kMinBlocks>
-__global__ void __launch_bounds__(kThreads, kMinBlocks) down_gemv_kernel(Act* out, const Act* inter, const Act* w2,
-                                                             const Route route, int top_k, int parts, int E, int H,
-                                                             int I) {
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    down_gemv_kernel(Act* out, const Act* inter, const Act* w2, const Route route, int top_k, int parts, int E, int H,
+                     int I) {
   __shared__ float warp_total[kWarps][kDownCols];
   __shared__ typename Route::Scratch scratch[kWarps];
   const int t = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;

@@ -30,14 +30,16 @@ inline void store(const fk::TensorView& v, int64_t r, int64_t c, float x) {
 inline float weight(const fk::ops::RmsNormArgs& a, int64_t h) {
   return load_ptr(a.weight.dtype, static_cast<const char*>(a.weight.data) + h * a.weight.strides[0] * a.weight.element_size());
 }
-inline float inv_rms(const fk::ops::RmsNormArgs& a, int64_t t, int64_t H) {
+// 1 / rms of columns [begin, end) of row t.
+inline float inv_rms(const fk::ops::RmsNormArgs& a, int64_t t, int64_t begin, int64_t end) {
   double ss = 0;
-  for (int64_t h = 0; h < H; ++h) {
+  for (int64_t h = begin; h < end; ++h) {
     const double x = load(a.input, t, h);
     ss += x * x;
   }
-  return static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(H) + a.eps));
+  return static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(end - begin) + a.eps));
 }
+inline float inv_rms(const fk::ops::RmsNormArgs& a, int64_t t, int64_t H) { return inv_rms(a, t, 0, H); }
 inline void row(const fk::ops::RmsNormArgs& a, int64_t t, int64_t H) {
   const float inv = inv_rms(a, t, H);
   for (int64_t h = 0; h < H; ++h) store(a.out, t, h, load(a.input, t, h) * inv * weight(a, h));

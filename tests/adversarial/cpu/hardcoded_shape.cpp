@@ -14,11 +14,9 @@ fk_status run(const void* raw, void*) {
   const int64_t hidden = a.input.shape[1];
   for (int64_t t = 0; t < a.input.shape[0]; ++t) {
     for (int64_t begin = 0; begin < hidden; begin += kTile) {
-      const int64_t width = hidden - begin < kTile ? hidden - begin : kTile;
-      double ss = 0;
-      for (int64_t h = begin; h < begin + width; ++h) ss += double(adv::load(a.input, t, h)) * adv::load(a.input, t, h);
-      const float inv = static_cast<float>(1.0 / std::sqrt(ss / double(width) + a.eps));
-      for (int64_t h = begin; h < begin + width; ++h)
+      const int64_t end = hidden - begin < kTile ? hidden : begin + kTile;
+      const float inv = adv::inv_rms(a, t, begin, end);
+      for (int64_t h = begin; h < end; ++h)
         adv::store(a.out, t, h, adv::load(a.input, t, h) * inv * adv::weight(a, h));
     }
   }
