@@ -142,7 +142,7 @@ TABLE_MODELS = {
 # fused qkv projection's rows and the MLP's intermediate size.
 TABLE_MODELS.update({
     "llama-3.1-8b": dict(hidden=4096, layers=32, qkv=6144, inter=14336),
-    "qwen3-8b": dict(hidden=4096, layers=36, qkv=6144, inter=12288),
+    "qwen3-8b": dict(hidden=4096, layers=36, qkv=6144, inter=12288, qk_norm=True),
     "mistral-7b-v0.3": dict(hidden=4096, layers=32, qkv=6144, inter=14336),
 })
 # The fused experts' 8-bit deployment: Qwen3-30B-A3B with block-scaled fp8 expert weights.
@@ -185,6 +185,13 @@ def norm_linear(m, t, ctx, label):
     yield {"m": t, "n": 2 * m["inter"], "k": m["hidden"]}, m["layers"]
 
 
+def rope_cache(m, t, ctx, label):
+    # Every layer's rope and KV-cache write: 32 query / 8 KV heads of 128 in all three
+    # dense models; Qwen3 normalises q and k per head first.
+    yield {"tokens": t, "q_heads": 32, "kv_heads": 8, "head_size": 128, "max_pos": 32768,
+           "norm": bool(m.get("qk_norm"))}, m["layers"]
+
+
 def logit_softcap(m, t, ctx, label):
     yield {"tokens": t if decode(label) else 1, "vocab": m["vocab"], "cap": 30.0}, 1
 
@@ -225,6 +232,11 @@ TASKS = {
                       check=[{"tokens": 5, "hidden": 100, "vocab": 1000}]),
     "qk_norm_rope": dict(op="qk_norm_rope", level="L2", models=DENSE,
                          check=[{"tokens": 5, "q_heads": 4, "kv_heads": 2, "head_size": 64, "max_pos": 64}]),
+    "rope_and_cache": dict(op="rope_and_cache", level="L2", models=DENSE, gen=rope_cache,
+                           check=[{"tokens": 5, "q_heads": 4, "kv_heads": 2, "head_size": 64, "max_pos": 64,
+                                   "norm": True, "page_size": 4},
+                                  {"tokens": 3, "q_heads": 8, "kv_heads": 1, "head_size": 128, "max_pos": 4096,
+                                   "dtype": "f16", "padding": 1}]),
     "batch_decode_paged_attention": dict(op="batch_decode_paged_attention", level="L1", models=DENSE,
                                          check=[{"kv_lens": [5, 17, 33], "num_qo_heads": 8, "num_kv_heads": 2,
                                                  "head_dim": 64, "page_size": 4}]),

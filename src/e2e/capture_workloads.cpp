@@ -101,6 +101,21 @@ std::optional<json> workload_of_call(const std::string& op, const void* raw) {
     if (cache.shape[1] != D) w["rot_dim"] = cache.shape[1];
     return w;
   }
+  if (op == "rope_and_cache") {
+    const auto& a = *static_cast<const ops::RopeAndCacheArgs*>(raw);
+    const int64_t D = a.head_size;
+    json w = {{"tokens", a.query.shape[0]},
+              {"q_heads", a.query.rank == 3 ? a.query.shape[1] : a.query.shape[1] / D},
+              {"kv_heads", a.key.shape[1]},
+              {"head_size", D},
+              {"max_pos", a.cos_sin_cache.shape[0]},
+              {"dtype", dt(a.query)},
+              {"norm", a.q_weight.data != nullptr && a.q_weight.numel() > 0},
+              {"page_size", a.k_cache.shape[1]},
+              {"num_pages", a.k_cache.shape[0]}};
+    if (a.cos_sin_cache.shape[1] != D) w["rot_dim"] = a.cos_sin_cache.shape[1];
+    return w;
+  }
   if (op == "reshape_and_cache") {
     const auto& a = *static_cast<const ops::ReshapeAndCacheArgs*>(raw);
     return json{{"tokens", a.key.shape[0]},      {"kv_heads", a.key.shape[1]},       {"head_dim", a.key.shape[2]},

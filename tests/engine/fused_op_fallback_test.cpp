@@ -1,4 +1,4 @@
-// The decoder calls its fused ops (rms_norm_linear, fused_moe) unless a candidate is
+// The decoder calls its fused ops (rms_norm_linear, fused_moe, rope_and_cache) unless a candidate is
 // installed for one of the ops they stand for; then it calls those ops one by one, so the
 // candidate runs wherever the engine would have used it. Either way the CPU backend gives
 // the same tokens (the fused ops' CPU references compose the parts' references).
@@ -19,14 +19,15 @@ struct Counted {
   fk_op_fn baseline = nullptr;
   int calls = 0;
 };
-Counted counted[] = {{"rms_norm_linear"}, {"fused_moe"}, {"fused_experts"}, {"linear"}};
+Counted counted[] = {{"rms_norm_linear"}, {"fused_moe"},      {"fused_experts"},
+                     {"linear"},          {"rope_and_cache"}, {"reshape_and_cache"}};
 
 template <int I>
 fk_status counting(const void* args, void* stream) {
   ++counted[I].calls;
   return counted[I].baseline(args, stream);
 }
-constexpr fk_op_fn kCounting[] = {counting<0>, counting<1>, counting<2>, counting<3>};
+constexpr fk_op_fn kCounting[] = {counting<0>, counting<1>, counting<2>, counting<3>, counting<4>, counting<5>};
 
 class FusedOpFallback : public testing::Test {
  protected:
@@ -59,9 +60,11 @@ TEST_F(FusedOpFallback, CandidatesForThePartsRunInsteadOfTheFusedOps) {
   // A candidate for a fused op itself is used as such.
   install(0);
   install(1);
+  install(4);
   const std::vector<int64_t> fused = greedy_tokens();
   EXPECT_GT(counted[0].calls, 0) << "rms_norm_linear";
   EXPECT_GT(counted[1].calls, 0) << "fused_moe";
+  EXPECT_GT(counted[4].calls, 0) << "rope_and_cache";
 
   // A candidate for fused_experts: the MoE layers call routing and fused_experts.
   install(1);
@@ -76,6 +79,13 @@ TEST_F(FusedOpFallback, CandidatesForThePartsRunInsteadOfTheFusedOps) {
   EXPECT_EQ(greedy_tokens(), fused);
   EXPECT_EQ(counted[0].calls, 0) << "rms_norm_linear ran although linear has a candidate";
   EXPECT_GT(counted[3].calls, 0) << "linear";
+
+  // A candidate for reshape_and_cache: the rope and the cache write as two ops.
+  install(4);
+  install(5);
+  EXPECT_EQ(greedy_tokens(), fused);
+  EXPECT_EQ(counted[4].calls, 0) << "rope_and_cache ran although reshape_and_cache has a candidate";
+  EXPECT_GT(counted[5].calls, 0) << "reshape_and_cache";
 }
 
 }  // namespace

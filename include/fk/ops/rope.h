@@ -67,6 +67,35 @@ struct QkNormRopeArgs {
   float eps;                 // added to the mean of squares (Qwen3: 1e-6)
 };
 
+// The attention prologue of a decoder layer in one op: rotary_embedding (qk_norm_rope when
+// q_weight and k_weight are given), then reshape_and_cache (fk/ops/kv_cache.h) of the
+// rotated key and the value, with no kernel boundary between the rotation and the cache
+// write. Its result is that of the two ops called in that order:
+//   query, key  rotated in place (after the per-head RMSNorm with weights)
+//   k_cache[slot / S, slot % S] = key[t] (rotated), v_cache[...] = value[t]
+//                               for slot = slot_mapping[t] >= 0; other cache rows untouched
+// 16-bit only, the caches of the query's dtype (an fp8 cache takes the two ops). Invalid
+// input as for the two ops: the CPU reference reports a position outside the cos/sin
+// cache, a slot outside the KV cache or a slot used twice before it writes anything; the
+// CUDA baseline cannot report without a host sync, so it leaves a token with a bad
+// position untouched (q, k and its cache rows) and drops writes to out-of-range slots.
+struct RopeAndCacheArgs {
+  static constexpr const char* kName = "rope_and_cache";
+  TensorView positions;      // [T]                      read; i64 or i32 (any stride)
+  TensorView query;          // [T, Hq*D] or [T, Hq, D]  inout; f16/bf16
+  TensorView key;            // [T, Hk, D]               inout; dtype of query; Hk >= 1
+  TensorView value;          // [T, Hk, D]               read; dtype of query
+  TensorView q_weight;       // [D]                      read; dtype of query; or absent (no data or no elements)
+  TensorView k_weight;       // [D]                      read; present exactly when q_weight is
+  TensorView cos_sin_cache;  // [max_pos, rot_dim]       read; f32 (preferred) or dtype of query; contiguous
+  TensorView k_cache;        // [P, S, Hk, D]            inout; dtype of query; each page contiguous
+  TensorView v_cache;        // [P, S, Hk, D]            inout; as k_cache
+  TensorView slot_mapping;   // [T]                      read; i64; page * S + offset, or < 0 to skip the token
+  int32_t head_size;         // D
+  RopeStyle style;
+  float eps;                 // with the weights: added to the mean of squares
+};
+
 // Builds the cos/sin cache of fk/rope_cache.h (model load time, not a hot path).
 struct RopeCosSinCacheArgs {
   static constexpr const char* kName = "rope_cos_sin_cache";

@@ -17,6 +17,7 @@
 #include "fk/ops/rope.h"
 #include "fk/rope_cache.h"
 #include "fk/status.h"
+#include "ops/common/env_switch.h"
 
 namespace fk::engine {
 
@@ -320,15 +321,26 @@ void DecoderModel::attention_block(const ForwardBatch& b, int64_t l, const KvCac
     call_op(ops::RmsNormArgs{rows(k_normed_, T), columns(qkv, c.q_size(), c.kv_size()), w.k_norm, spec_.rms_norm_eps},
             backend_, stream);
   }
-  if (spec_.qk_norm)
-    call_op(ops::QkNormRopeArgs{b.positions, q, k, w.q_norm, w.k_norm, cos_sin, static_cast<int32_t>(c.head_dim),
-                                ops::RopeStyle::neox, spec_.rms_norm_eps},
+  // Rope (after the per-head q/k norms where the model has them) and the KV-cache write in
+  // one op, or, with a candidate installed for either part (or FK_ROPE_AND_CACHE=0, for
+  // A/B runs), the two ops.
+  const int32_t D = static_cast<int32_t>(c.head_dim);
+  const char* rope_op = spec_.qk_norm ? ops::QkNormRopeArgs::kName : ops::RotaryEmbeddingArgs::kName;
+  static const bool fuse_rope_cache = ops::env_switch_on("FK_ROPE_AND_CACHE");
+  if (fuse_rope_cache && !any_candidate({rope_op, ops::ReshapeAndCacheArgs::kName}, backend_)) {
+    call_op(ops::RopeAndCacheArgs{b.positions, q, k, v, spec_.qk_norm ? w.q_norm.view() : absent(),
+                                  spec_.qk_norm ? w.k_norm.view() : absent(), cos_sin, kv.k(l), kv.v(l),
+                                  b.slot_mapping, D, ops::RopeStyle::neox, spec_.rms_norm_eps},
             backend_, stream);
-  else
-    call_op(ops::RotaryEmbeddingArgs{b.positions, q, k, cos_sin, static_cast<int32_t>(c.head_dim),
-                                     ops::RopeStyle::neox},
-            backend_, stream);
-  call_op(ops::ReshapeAndCacheArgs{k, v, kv.k(l), kv.v(l), b.slot_mapping, absent(), absent()}, backend_, stream);
+  } else {
+    if (spec_.qk_norm)
+      call_op(ops::QkNormRopeArgs{b.positions, q, k, w.q_norm, w.k_norm, cos_sin, D, ops::RopeStyle::neox,
+                                  spec_.rms_norm_eps},
+              backend_, stream);
+    else
+      call_op(ops::RotaryEmbeddingArgs{b.positions, q, k, cos_sin, D, ops::RopeStyle::neox}, backend_, stream);
+    call_op(ops::ReshapeAndCacheArgs{k, v, kv.k(l), kv.v(l), b.slot_mapping, absent(), absent()}, backend_, stream);
+  }
   attention(b, l, q, kv, as_heads(rows(attn_out_, T), c.num_attention_heads, c.head_dim), /*plan_only=*/false,
             stream);
 }

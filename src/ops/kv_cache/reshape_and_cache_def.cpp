@@ -7,6 +7,7 @@
 #include "fk/element.h"
 #include "fk/philox.h"
 #include "ops/common/case_builder.h"
+#include "ops/kv_cache/kv_cache_reference.h"
 #include "ops/kv_cache/kv_cache_validate.h"
 
 namespace fk::ops {
@@ -15,43 +16,15 @@ namespace {
 constexpr const char* kOp = ReshapeAndCacheArgs::kName;
 constexpr double kFp8Max = 448.0;  // largest finite f8e4m3fn
 
-// Every slot in range and none used twice; checked before anything is written.
-void check_slots(const ReshapeAndCacheArgs& a, int64_t num_slots) {
-  const int64_t T = a.key.shape[0];
-  std::vector<std::pair<int64_t, int64_t>> used;  // (slot, token)
-  for (int64_t t = 0; t < T; ++t) {
-    const int64_t slot = get_index(a.slot_mapping, t);
-    if (slot < 0) continue;
-    FK_CHECK(slot < num_slots, kOp, ": slot_mapping[", t, "] = ", slot, " is outside the cache (", num_slots,
-             " slots = ", a.k_cache.shape[0], " pages x ", a.k_cache.shape[1], ")");
-    used.emplace_back(slot, t);
-  }
-  std::sort(used.begin(), used.end());
-  for (size_t i = 1; i < used.size(); ++i)
-    FK_CHECK(used[i].first != used[i - 1].first, kOp, ": tokens ", used[i - 1].second, " and ", used[i].second,
-             " both map to slot ", used[i].first, " (duplicate slots are invalid input)");
-}
-
 // CPU reference; the caches may be f64 (the oracle) or the engine dtype.
 void reshape_and_cache_reference(const ReshapeAndCacheArgs& a) {
-  const int64_t T = a.key.shape[0], Hk = a.key.shape[1], D = a.key.shape[2];
-  const int64_t S = a.k_cache.shape[1], num_slots = a.k_cache.shape[0] * S;
-  check_slots(a, num_slots);
+  check_cache_slots(kOp, a.slot_mapping, a.k_cache.shape[0], a.k_cache.shape[1]);
   const bool fp8 = kv_has(a.k_scale);
   const double k_scale = fp8 ? get(a.k_scale, 0) : 1.0, v_scale = fp8 ? get(a.v_scale, 0) : 1.0;
-  auto encode = [fp8](double x, double scale) {
-    return fp8 ? std::clamp(x / scale, -kFp8Max, kFp8Max) : x;
+  auto encode = [fp8](double scale) {
+    return [fp8, scale](double x) { return fp8 ? std::clamp(x / scale, -kFp8Max, kFp8Max) : x; };
   };
-  for (int64_t t = 0; t < T; ++t) {
-    const int64_t slot = get_index(a.slot_mapping, t);
-    if (slot < 0) continue;
-    const int64_t page = slot / S, off = slot % S;
-    for (int64_t h = 0; h < Hk; ++h)
-      for (int64_t d = 0; d < D; ++d) {
-        set(a.k_cache, encode(get(a.key, t, h, d), k_scale), page, off, h, d);
-        set(a.v_cache, encode(get(a.value, t, h, d), v_scale), page, off, h, d);
-      }
-  }
+  write_cache_reference(a.key, a.value, a.k_cache, a.v_cache, a.slot_mapping, encode(k_scale), encode(v_scale));
 }
 
 fk_status reshape_and_cache_cpu(const void* args, void*) {
@@ -65,22 +38,6 @@ fk_status reshape_and_cache_cpu(const void* args, void*) {
     }
     reshape_and_cache_reference(a);
   });
-}
-
-// `tokens` distinct slots out of [0, num_slots) (a partial Fisher-Yates shuffle driven by
-// Philox), with `padding` tokens spread over the batch set to -1.
-Tensor make_slot_mapping(int64_t tokens, int64_t num_slots, int64_t padding, uint64_t seed) {
-  std::vector<int64_t> pool(static_cast<size_t>(num_slots));
-  for (int64_t i = 0; i < num_slots; ++i) pool[static_cast<size_t>(i)] = i;
-  Tensor slots = Tensor::empty({tokens}, DType::i64);
-  auto* s = slots.data_as<int64_t>();
-  for (int64_t t = 0; t < tokens; ++t) {
-    const int64_t j = philox_int(seed, 6, static_cast<uint64_t>(t), t, num_slots);
-    std::swap(pool[static_cast<size_t>(t)], pool[static_cast<size_t>(j)]);
-    s[t] = pool[static_cast<size_t>(t)];
-  }
-  for (int64_t i = 0; i < padding; ++i) s[i * tokens / padding] = -1;
-  return slots;
 }
 
 OpDef make_def() {

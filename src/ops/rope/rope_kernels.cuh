@@ -1,16 +1,21 @@
-// Device code of the rotary_embedding and qk_norm_rope CUDA baselines (one kernel family:
-// qk_norm_rope is rotary_embedding with a per-head RMSNorm in front).
+// Device code of the rotary_embedding, qk_norm_rope and rope_and_cache CUDA baselines (one
+// kernel family: qk_norm_rope is rotary_embedding with a per-head RMSNorm in front, and
+// kCache adds the paged KV-cache write of rope_and_cache: the rotated key heads go to the
+// cache from the registers that rotated them, and the value heads are one more class of
+// heads, loaded and stored to the cache unchanged).
 //
 // Vector kernel. A head is split into 16-byte slots of N = 16 / sizeof(T) elements:
 //   neox: pair slot s holds elements [sN, sN+N) and [rot/2 + sN, rot/2 + sN + N): both
 //         halves of N rotary pairs, so every pair is complete in one thread;
 //   gptj: pair slot s holds elements [sN, sN+N): N/2 interleaved pairs;
-//   norm: tail slots hold the dims [rot_dim, D), which are normalised but not rotated.
+//   tail: slots holding the dims [rot_dim, D), which are normalised (kNorm) but not
+//         rotated; with kCache they exist without the norm too, because the cache takes
+//         whole heads.
 // A group of G lanes (a power of two <= 32) owns the slots of one head; lane l takes slots
 // l, l+G, ... (kSlots of them at most). Its cos/sin values depend on the slot and the
 // token only, so a lane loads them once and reuses them for every head it visits: a block
 // row covers one token with HL groups walking the token's Hq + Hk heads (q first, then
-// k); blockDim.y tokens per block. With few tokens, gridDim.y blocks split a token's
+// k, then v with kCache); blockDim.y tokens per block. With few tokens, gridDim.y blocks split a token's
 // heads (block y takes heads y*HL .. y*HL + HL - 1, then every gridDim.y*HL-th), so no
 // group walks more than one head. The norm's sum of squares is a shuffle reduction
 // inside the group.
@@ -49,6 +54,13 @@ struct KernelParams {
   int head_size = 0;
   float eps = 0;
   int64_t tokens = 0;
+  // rope_and_cache only: value heads and the paged caches [P, S, Hk, D] (pages contiguous).
+  const void* v = nullptr;
+  int64_t v_token_stride = 0, v_head_stride = 0;
+  void* k_cache = nullptr;
+  void* v_cache = nullptr;
+  int64_t k_page_stride = 0, v_page_stride = 0, page_size = 0, num_slots = 0;
+  const long long* slot_mapping = nullptr;
 };
 
 // Vector-kernel launch geometry (see the top of this file).
@@ -110,9 +122,18 @@ __device__ __forceinline__ float group_sum(float v, int group_lanes) {
   return v;
 }
 
-template <class T, class C, RopeStyle kStyle, bool kNorm, int kSlots>
+// Element offset of token t's row (all its KV heads) in a cache page, or -1 when the token
+// has no slot (negative) or one outside the cache (dropped: the baseline cannot report it).
+__device__ __forceinline__ int64_t cache_row(const KernelParams& p, int64_t t, int64_t page_stride) {
+  const int64_t slot = p.slot_mapping[t];
+  if (slot < 0 || slot >= p.num_slots) return -1;
+  return slot / p.page_size * page_stride + slot % p.page_size * p.k_heads * p.head_size;
+}
+
+template <class T, class C, RopeStyle kStyle, bool kNorm, bool kCache, int kSlots>
 __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeometry g) {
   constexpr int N = Vec16<T>::N;
+  constexpr bool kTail = kNorm || kCache;
   constexpr int K = kStyle == RopeStyle::neox ? N : N / 2;  // pairs (cos values) per slot
   cuda::pdl_wait();  // launched with PDL (rope_launch.cuh): q and k come from the kernel before
   cuda::pdl_trigger();
@@ -123,12 +144,17 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
   // (memory-safe; the token is left as is).
   const int64_t pos = load_position(p, t);
   const bool valid = pos >= 0 && pos < p.max_pos;
+  int64_t k_row = -1, v_row = -1;
+  if constexpr (kCache) {
+    k_row = cache_row(p, t, p.k_page_stride);
+    v_row = k_row < 0 ? -1 : cache_row(p, t, p.v_page_stride);
+  }
 
   const int lane = static_cast<int>(threadIdx.x) % g.group_lanes;
   const int head_lane = static_cast<int>(threadIdx.x) / g.group_lanes;
   const int half = p.rot_dim / 2;
   const int pair_slots = kStyle == RopeStyle::neox ? half / N : p.rot_dim / N;
-  const int slots = pair_slots + (kNorm ? (p.head_size - p.rot_dim) / N : 0);
+  const int slots = pair_slots + (kTail ? (p.head_size - p.rot_dim) / N : 0);
 
   const C* row = static_cast<const C*>(p.cache) + (valid ? pos : 0) * p.rot_dim;
   float cos_v[kSlots][K], sin_v[kSlots][K];
@@ -141,13 +167,16 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
     }
   }
 
-  const int num_heads = p.q_heads + p.k_heads;
+  const int num_heads = p.q_heads + p.k_heads * (kCache ? 2 : 1);
   // blockIdx.y splits a token's heads over blocks (few tokens: see launch_vec).
   for (int h = static_cast<int>(blockIdx.y) * g.head_lanes + head_lane; h < num_heads;
        h += static_cast<int>(gridDim.y) * g.head_lanes) {
     const bool is_q = h < p.q_heads;
-    T* x = is_q ? static_cast<T*>(p.q) + t * p.q_token_stride + h * p.q_head_stride
-                : static_cast<T*>(p.k) + t * p.k_token_stride + (h - p.q_heads) * p.k_head_stride;
+    const bool is_v = kCache && h >= p.q_heads + p.k_heads;
+    const int kv_head = is_v ? h - p.q_heads - p.k_heads : h - p.q_heads;
+    T* x = is_q   ? static_cast<T*>(p.q) + t * p.q_token_stride + h * p.q_head_stride
+           : is_v ? const_cast<T*>(static_cast<const T*>(p.v)) + t * p.v_token_stride + kv_head * p.v_head_stride
+                  : static_cast<T*>(p.k) + t * p.k_token_stride + kv_head * p.k_head_stride;
     // Element offsets of each slot's first (a) and, for neox pairs, second (b) vector.
     int off_a[kSlots], off_b[kSlots];
     float a[kSlots][N], b[kSlots][N];
@@ -156,8 +185,22 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
       const int s = lane + j * g.group_lanes;
       off_a[j] = s < pair_slots ? s * N : p.rot_dim + (s - pair_slots) * N;
       off_b[j] = half + s * N;
-      if (s < pair_slots || (kNorm && s < slots)) load_vec(x + off_a[j], a[j]);
+      if (s < pair_slots || (kTail && s < slots)) load_vec(x + off_a[j], a[j]);
       if (kStyle == RopeStyle::neox && s < pair_slots) load_vec(x + off_b[j], b[j]);
+    }
+
+    if constexpr (kCache) {
+      if (is_v) {  // unchanged into the cache; a token with a bad position writes nothing
+        if (!valid || v_row < 0) continue;
+        T* dst = static_cast<T*>(p.v_cache) + v_row + static_cast<int64_t>(kv_head) * p.head_size;
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j) {
+          const int s = lane + j * g.group_lanes;
+          if (s < slots) store_vec(dst + off_a[j], a[j]);
+          if (kStyle == RopeStyle::neox && s < pair_slots) store_vec(dst + off_b[j], b[j]);
+        }
+        continue;
+      }
     }
 
     if constexpr (kNorm) {
@@ -194,6 +237,10 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
     }
 
     if (!valid) continue;
+    // The rotated key head's copy in the cache (null: a query head, or no slot).
+    T* cache_dst = kCache && !is_q && k_row >= 0
+                       ? static_cast<T*>(p.k_cache) + k_row + static_cast<int64_t>(kv_head) * p.head_size
+                       : nullptr;
 #pragma unroll
     for (int j = 0; j < kSlots; ++j) {
       const int s = lane + j * g.group_lanes;
@@ -207,6 +254,10 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
           }
           store_vec(x + off_a[j], a[j]);
           store_vec(x + off_b[j], b[j]);
+          if (kCache && cache_dst) {
+            store_vec(cache_dst + off_a[j], a[j]);
+            store_vec(cache_dst + off_b[j], b[j]);
+          }
         } else {
 #pragma unroll
           for (int i = 0; i < K; ++i) {
@@ -215,16 +266,19 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
             a[j][2 * i + 1] = x2 * cos_v[j][i] + x1 * sin_v[j][i];
           }
           store_vec(x + off_a[j], a[j]);
+          if (kCache && cache_dst) store_vec(cache_dst + off_a[j], a[j]);
         }
-      } else if (kNorm && s < slots) {
-        store_vec(x + off_a[j], a[j]);  // tail: normalised, not rotated
+      } else if (kTail && s < slots) {
+        if (kNorm) store_vec(x + off_a[j], a[j]);  // tail: normalised, not rotated
+        if (kCache && cache_dst) store_vec(cache_dst + off_a[j], a[j]);
       }
     }
   }
 }
 
-// Any shape, any alignment: one block per token, one warp per head.
-template <class T, class C, bool kNorm>
+// Any shape, any alignment: one block per token, one warp per head; with kCache the
+// block then copies the token's rotated key heads and its value heads to the cache.
+template <class T, class C, bool kNorm, bool kCache>
 __global__ void __launch_bounds__(128) rope_scalar_kernel(KernelParams p, RopeStyle style) {
   cuda::pdl_wait();
   cuda::pdl_trigger();
@@ -266,6 +320,19 @@ __global__ void __launch_bounds__(128) rope_scalar_kernel(KernelParams p, RopeSt
     }
     if constexpr (kNorm) {
       for (int d = p.rot_dim + lane; d < p.head_size; d += 32) x[d] = from_float<T>(to_float(x[d]) * inv_rms * to_float(w[d]));
+    }
+  }
+  if constexpr (kCache) {
+    const int64_t k_row = cache_row(p, t, p.k_page_stride), v_row = cache_row(p, t, p.v_page_stride);
+    if (k_row < 0) return;  // the whole block: no __syncthreads below is skipped by part of it
+    __syncthreads();  // the rotated key heads, written by other warps, are visible to the block
+    const int64_t D = p.head_size, n = static_cast<int64_t>(p.k_heads) * D;
+    const T* k = static_cast<const T*>(p.k) + t * p.k_token_stride;
+    const T* v = static_cast<const T*>(p.v) + t * p.v_token_stride;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const int64_t h = i / D, d = i % D;
+      static_cast<T*>(p.k_cache)[k_row + i] = k[h * p.k_head_stride + d];
+      static_cast<T*>(p.v_cache)[v_row + i] = v[h * p.v_head_stride + d];
     }
   }
 }

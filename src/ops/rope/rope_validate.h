@@ -3,6 +3,7 @@
 #pragma once
 #include "fk/ops/rope.h"
 #include "ops/common/validate.h"
+#include "ops/kv_cache/kv_cache_validate.h"
 
 namespace fk::ops {
 
@@ -105,24 +106,86 @@ inline RopeShape validate_rotary_embedding(const RotaryEmbeddingArgs& a, RopeImp
                               a.head_size, a.style, impl);
 }
 
+// A per-head RMSNorm weight of qk_norm_rope / rope_and_cache: [D], contiguous.
+inline void check_head_norm_weight(const char* op, const char* name, const TensorView& w, int32_t head_size,
+                                   DType query_dtype, RopeImpl impl) {
+  expect_rank(op, name, w, 1);
+  expect_dim(op, name, w, 0, head_size);
+  expect_contiguous(op, name, w);
+  expect_device(op, name, w, impl == RopeImpl::cuda ? DeviceType::cuda : DeviceType::cpu);
+  if (impl == RopeImpl::cuda) {
+    expect_dtype(op, name, w, query_dtype);
+  } else {
+    expect_dtype_in(op, name, w, {DType::f32, DType::f16, DType::bf16, DType::f64});
+  }
+}
+
 inline RopeShape validate_qk_norm_rope(const QkNormRopeArgs& a, RopeImpl impl) {
   constexpr const char* op = QkNormRopeArgs::kName;
   RopeShape s = validate_rope_common(op, a.positions, a.query, a.key, a.cos_sin_cache, a.head_size, a.style, impl);
-  const DeviceType dev = impl == RopeImpl::cuda ? DeviceType::cuda : DeviceType::cpu;
-  auto check_weight = [&](const char* name, const TensorView& w) {
-    expect_rank(op, name, w, 1);
-    expect_dim(op, name, w, 0, a.head_size);
-    expect_contiguous(op, name, w);
-    expect_device(op, name, w, dev);
-    if (impl == RopeImpl::cuda) {
-      expect_dtype(op, name, w, a.query.dtype);
-    } else {
-      expect_dtype_in(op, name, w, {DType::f32, DType::f16, DType::bf16, DType::f64});
-    }
-  };
-  check_weight("q_weight", a.q_weight);
-  check_weight("k_weight", a.k_weight);
+  check_head_norm_weight(op, "q_weight", a.q_weight, a.head_size, a.query.dtype, impl);
+  check_head_norm_weight(op, "k_weight", a.k_weight, a.head_size, a.query.dtype, impl);
   FK_CHECK(a.eps > 0, op, ": eps must be positive, got ", a.eps);
+  return s;
+}
+
+// Optional tensors are absent when they have no data or no elements.
+inline bool rope_arg_present(const TensorView& v) { return v.data != nullptr && v.numel() > 0; }
+
+// rope_and_cache: the rope part as qk_norm_rope (with weights) or rotary_embedding, then
+// the cache part as reshape_and_cache for a 16-bit cache of the query's dtype.
+// The oracle runs the reference with key and the caches in f64 and value in its dtype.
+inline RopeShape validate_rope_and_cache(const RopeAndCacheArgs& a, RopeImpl impl) {
+  constexpr const char* op = RopeAndCacheArgs::kName;
+  RopeShape s = validate_rope_common(op, a.positions, a.query, a.key, a.cos_sin_cache, a.head_size, a.style, impl);
+  // 16-bit as reshape_and_cache's caches (f64 in the oracle's run).
+  if (impl == RopeImpl::cuda) expect_dtype_in(op, "query", a.query, {DType::f16, DType::bf16});
+  else expect_dtype_in(op, "query", a.query, {DType::f16, DType::bf16, DType::f64});
+  const bool norm = rope_arg_present(a.q_weight);
+  FK_CHECK(norm == rope_arg_present(a.k_weight), op, ": give both q_weight and k_weight (qk norm) or neither");
+  if (norm) {
+    check_head_norm_weight(op, "q_weight", a.q_weight, a.head_size, a.query.dtype, impl);
+    check_head_norm_weight(op, "k_weight", a.k_weight, a.head_size, a.query.dtype, impl);
+    FK_CHECK(a.eps > 0, op, ": eps must be positive, got ", a.eps);
+  }
+  const DeviceType dev = impl == RopeImpl::cuda ? DeviceType::cuda : DeviceType::cpu;
+  expect_rank(op, "key", a.key, 3);
+  FK_CHECK(s.k.heads >= 1, op, ": key needs at least one head, got ", describe(a.key));
+  expect_rank(op, "value", a.value, 3);
+  expect_dim(op, "value", a.value, 0, a.key.shape[0]);
+  expect_dim(op, "value", a.value, 1, a.key.shape[1]);
+  expect_dim(op, "value", a.value, 2, a.key.shape[2]);
+  expect_rows_contiguous(op, "value", a.value);
+  expect_device(op, "value", a.value, dev);
+  const std::initializer_list<DType> floats = {DType::f16, DType::bf16, DType::f64};
+  if (impl == RopeImpl::cuda) expect_dtype(op, "value", a.value, a.query.dtype);
+  else expect_dtype_in(op, "value", a.value, floats);
+
+  const int64_t Hk = s.k.heads, D = a.head_size;
+  expect_rank(op, "k_cache", a.k_cache, 4);
+  expect_dim(op, "k_cache", a.k_cache, 2, Hk);
+  expect_dim(op, "k_cache", a.k_cache, 3, D);
+  FK_CHECK(a.k_cache.shape[1] > 0, op, ": page size (k_cache dim 1) must be positive, got ", describe(a.k_cache));
+  expect_pages_contiguous(op, "k_cache", a.k_cache);
+  expect_same_shape(op, "v_cache", a.v_cache, "k_cache", a.k_cache);
+  expect_dtype(op, "v_cache", a.v_cache, a.k_cache.dtype);
+  expect_pages_contiguous(op, "v_cache", a.v_cache);
+  expect_device(op, "k_cache", a.k_cache, dev);
+  expect_device(op, "v_cache", a.v_cache, dev);
+  if (impl == RopeImpl::cuda) {
+    FK_CHECK(a.k_cache.dtype == a.query.dtype, op, ": the caches must have the query's dtype (",
+             dtype_name(a.query.dtype), "; an fp8 cache takes rotary_embedding and reshape_and_cache), got ",
+             describe(a.k_cache));
+  } else {
+    expect_dtype_in(op, "k_cache", a.k_cache, floats);
+    FK_CHECK(a.k_cache.dtype == a.query.dtype || a.k_cache.dtype == DType::f64 || a.query.dtype == DType::f64, op,
+             ": the caches must have the query's dtype (", dtype_name(a.query.dtype), "), got ", describe(a.k_cache));
+  }
+  expect_rank(op, "slot_mapping", a.slot_mapping, 1);
+  expect_dim(op, "slot_mapping", a.slot_mapping, 0, s.q.tokens);
+  expect_dtype(op, "slot_mapping", a.slot_mapping, DType::i64);
+  expect_contiguous(op, "slot_mapping", a.slot_mapping);
+  expect_device(op, "slot_mapping", a.slot_mapping, dev);
   return s;
 }
 
