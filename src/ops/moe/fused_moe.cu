@@ -2,11 +2,15 @@
 //
 // FK_MOE_ROUTE_IN_KERNEL=1 instead has the two decode GEMV kernels compute the routing
 // themselves from the router logits (no routing kernel, no launch boundary for it). It is
-// off by default because it measured slower: Qwen3-30B-A3B's batch-1 decode step took
-// 3.45 ms against 3.36 on an H100, the top-k (8 rounds of a warp argmax over 128 logits)
-// sitting between each CTA's wait for the previous kernel and its first weight loads,
-// in both kernels (bench/results/h100/moe_route_in_kernel.json). Either way the routing
-// written is bit-identical to moe_topk_softmax's.
+// off by default because it measured slower: Qwen3-30B-A3B's batch-1 decode step takes
+// 3.123-3.135 ms against 3.057-3.058 with the routing kernel on an H100, though the
+// routing is computed once per CTA and the kernels keep their register budgets (3.45
+// against 3.36 before that). gate_up with the top-k inside is faster than the routing
+// kernel and gate_up together (981-989 against 1,045 + 126 us a step), but the down
+// kernel loses its weight loads issued ahead of gate_up's end: it computes the top-k
+// first, or waits for gate_up's published routing (496-509 against 265 us a step;
+// bench/results/h100/moe_route_in_kernel.json). Either way the routing written is
+// bit-identical to moe_topk_softmax's.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

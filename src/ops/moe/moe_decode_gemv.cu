@@ -26,8 +26,8 @@ constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kUnroll = 4;  // 16-byte steps per lane in flight per weight row
 
-// Register budgets that keep a whole decode grid resident at once (GivenRouting only: the
-// in-kernel routing needs more registers than these). A grid that takes two waves leaves
+// Register budgets that keep a whole decode grid resident at once (with the in-kernel
+// routing too, up to 128 experts: SoftmaxRouting::kFitsRegisterBudget). A grid that takes two waves leaves
 // the second one streaming with a fraction of the SMs' loads in flight. Measured on an
 // H100, Qwen3-30B-A3B batch-1 decode 3.34 -> 3.15 ms (bench/results/h100/moe_decode_occupancy.json):
 //  - gate_up at 6 CTAs per SM (40 registers, from 47 and 5 per SM): Qwen3's 96 x 8 CTAs
@@ -38,6 +38,24 @@ constexpr int kUnroll = 4;  // 16-byte steps per lane in flight per weight row
 //    MoE shape measured (1-4 tokens, Qwen3, OLMoE, Qwen1.5-MoE).
 constexpr int kGateUpMinBlocks = 6;
 constexpr int kDownUnroll = 2, kDownMinBlocks = 4;
+
+// The token's routing for the whole CTA (every CTA of both kernels serves one token).
+// Given routing is read by each warp; in-kernel routing is computed once, by warp 0, into
+// the CTA's scratch, and the other warps wait for it at a barrier: eight warps computing
+// the same top-k would compete for the SM's issue slots while none of them loads weights.
+template <class Route>
+__device__ __forceinline__ TokenRouting cta_routing(const Route& route, int t, typename Route::Scratch& scratch,
+                                                    int warp, int lane) {
+  if constexpr (std::is_same_v<Route, GivenRouting>) {
+    return route.token(t, scratch, lane);
+  } else {
+    TokenRouting r{};
+    if (warp == 0) r = route.token(t, scratch, lane);
+    __syncthreads();
+    if (warp != 0) r = route.token_in(scratch);
+    return r;
+  }
+}
 
 template <class Act>
 __device__ __forceinline__ void fma8(float& acc, const uint4& w, const cuda::Vec16<Act>& x) {
@@ -85,13 +103,13 @@ template <class Act, class Route, int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gate_up_gemv_kernel(Act* inter, const Act* hidden, int64_t ld_hidden, const Act* w13, const Route route, int top_k,
                         int E, int H, int I) {
-  __shared__ typename Route::Scratch scratch[kWarps];
+  __shared__ typename Route::Scratch scratch;
   cuda::pdl_wait();
   cuda::pdl_trigger();
   const int slot = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int i = blockIdx.x * kWarps + warp;
   const int t = slot / top_k, j = slot % top_k;
-  const TokenRouting r = route.token(t, scratch[warp], lane);
+  const TokenRouting r = cta_routing(route, t, scratch, warp, lane);
   if (blockIdx.x == 0 && threadIdx.x == 0) route.publish(slot, j, r);
   const int e = r.ids[j];
   if (i >= I || e < 0 || e >= E) return;  // a dropped slot's row is never read
@@ -126,9 +144,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     down_gemv_kernel(Act* out, const Act* inter, const Act* w2, const Route route, int top_k, int parts, int E, int H,
                      int I) {
   __shared__ float warp_total[kWarps][kDownCols];
-  __shared__ typename Route::Scratch scratch[kWarps];
+  __shared__ typename Route::Scratch scratch;
   const int t = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const TokenRouting r = route.token(t, scratch[warp], lane);
+  const TokenRouting r = cta_routing(route, t, scratch, warp, lane);
   const int h0 = blockIdx.x * kDownCols;
   const int chunks = I / 8;  // 16-byte chunks of a row
   // Chunks per part, whole warp steps (32 chunks), so parts start on a step.
@@ -205,7 +223,7 @@ void launch_gemvs(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const 
                      static_cast<int>(sh.k), parts, static_cast<int>(sh.E), static_cast<int>(sh.H),
                      static_cast<int>(sh.I));
   };
-  if constexpr (std::is_same_v<Route, GivenRouting>) {  // the register budgets (kGateUpMinBlocks)
+  if constexpr (Route::kFitsRegisterBudget) {  // gate_up's budget only where its grid then fits
     const int64_t gate_ctas = static_cast<int64_t>(gate_grid.x) * gate_grid.y;
     if (gate_ctas <= kGateUpMinBlocks * cuda::current_sm_count())
       launch_gate_up(gate_up_gemv_kernel<Act, Route, kGateUpMinBlocks>);

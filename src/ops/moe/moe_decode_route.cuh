@@ -5,6 +5,7 @@
 // A routing source `R` gives, for token t, a TokenRouting read by the whole warp:
 //   typename R::Scratch                        per-warp shared memory the source may use
 //   TokenRouting R::token(t, scratch, lane)    called by every lane of the warp
+//   TokenRouting R::token_in(scratch)          what token() left in scratch, for other warps
 //   void R::publish(slot, j, routing)          one thread writes slot (t, j)'s routing out
 #pragma once
 #include <cuda_bf16.h>
@@ -30,6 +31,7 @@ struct TokenRouting {
 // The routing kernel's output, in global memory ([T, k] ids and weights).
 struct GivenRouting {
   struct Scratch {};
+  static constexpr bool kFitsRegisterBudget = true;  // the GEMV kernels' bounds (moe_decode_gemv.cu)
   const int32_t* ids;
   const float* weights;
   int top_k;
@@ -39,6 +41,7 @@ struct GivenRouting {
     return {ids + row, weights + row};
   }
   __device__ __forceinline__ void publish(int, int, const TokenRouting&) const {}  // already written
+  __device__ __forceinline__ TokenRouting token_in(Scratch&) const { return {ids, weights}; }  // unused
 };
 
 // moe_topk_softmax of the token from its logits row, by one warp (moe_routing_warp.cuh:
@@ -50,6 +53,9 @@ struct SoftmaxRouting {
     int32_t ids[kMaxRoutedTopk];
     float weights[kMaxRoutedTopk];
   };
+  // Up to 128 experts the top-k fits the GEMV kernels' register bounds; 32 logits a lane
+  // (more experts) would spill hundreds of bytes under them.
+  static constexpr bool kFitsRegisterBudget = kVpl <= 4;
   const void* logits;  // [T, E], row stride ld
   int64_t ld;
   DType dtype;  // f32, f16 or bf16
@@ -74,8 +80,10 @@ struct SoftmaxRouting {
     else load_row<__nv_bfloat16>(s, t, lane);
     moe_route::softmax_topk(s, E, top_k, renormalize, scratch.weights, scratch.ids, lane);
     __syncwarp();  // lane 0 wrote the scratch
-    return {scratch.ids, scratch.weights};
+    return token_in(scratch);
   }
+  // The routing a warp of this CTA computed into `scratch` (after a barrier).
+  __device__ __forceinline__ TokenRouting token_in(Scratch& scratch) const { return {scratch.ids, scratch.weights}; }
 
   __device__ __forceinline__ void publish(int slot, int j, const TokenRouting& r) const {
     topk_ids[slot] = r.ids[j];
