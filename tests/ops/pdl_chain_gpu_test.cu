@@ -14,7 +14,9 @@
 #include "fk/ops/activation.h"
 #include "fk/ops/linear.h"
 #include "fk/ops/norm.h"
+#include "fk/ops/rope.h"
 #include "ops/norm_act_support.h"
+#include "ops/rope_and_cache_util.h"
 #include "support/test_seed.h"
 
 namespace fk {
@@ -82,6 +84,27 @@ TEST(PdlChainGpu, NormGemmActivationGemmReplaysBitIdentical) {
       call_op(LinearArgs{out.view(), act.view(), w_down.view(), {}, {}, {}}, DeviceType::cuda, s);
     };
     expect_stable_replays(chain, {&normed, &up, &act, &out}, out, 50);
+  }
+}
+
+// The QKV GEMM -> rope_and_cache, as at the start of a decoder layer's attention. The rope
+// kernels read positions and slots before their wait (fk/ops/rope.h) but q, k and v, which
+// the GEMM writes, after it: a replay with the qkv buffer poisoned must give the same cache.
+TEST(PdlChainGpu, GemmThenRopeAndCacheReplaysBitIdentical) {
+  FK_REQUIRE_GPU();
+  const int64_t H = 2048;
+  for (const int64_t M : {1, 4}) {
+    SCOPED_TRACE(concat("M=", M));
+    const uint64_t seed = test::seed_for(concat("pdl_chain_rope_", M));
+    const test::RopeCacheLayout l{M, 32, 4, 128, 128, 16, 4, /*norm=*/true};
+    test::RopeCacheBuffers b = test::make_rope_cache_buffers(l, seed).to(Device::cuda());
+    Tensor x = test::device_uniform({M, H}, DType::bf16, seed, 7, -2.f, 2.f);
+    Tensor w = test::device_uniform({(l.Hq + 2 * l.Hk) * l.D, H}, DType::bf16, seed, 8, -0.05f, 0.05f);
+    const auto chain = [&](cudaStream_t s) {
+      call_op(LinearArgs{b.qkv.view(), x.view(), w.view(), {}, {}, {}}, DeviceType::cuda, s);
+      call_op(test::rope_and_cache_args(l, b), DeviceType::cuda, s);
+    };
+    expect_stable_replays(chain, {&b.qkv}, b.kv, 30);
   }
 }
 

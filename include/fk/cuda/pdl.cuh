@@ -5,6 +5,10 @@
 //  - a PDL-launched kernel calls pdl_wait() before it reads anything an earlier kernel
 //    wrote or writes anything an earlier kernel reads, and before any early return (so the
 //    grid never completes ahead of its predecessor and the chain stays transitive);
+//    The one exception is data no kernel of the chain near it writes: an op may document
+//    inputs it reads before the wait (the rope ops' positions and slots, fk/ops/rope.h),
+//    which then must not come from the kernel right before it. Anything older is visible:
+//    that kernel passed its own pdl_wait() before this one could launch;
 //  - pdl_trigger() lets the next PDL-launched kernel be scheduled; it does not make this
 //    kernel's writes visible early (the successor's pdl_wait() waits for full completion).
 // A kernel launched the ordinary way (<<<>>>, cuBLASLt) still waits for full completion of

@@ -61,6 +61,7 @@ struct KernelParams {
   void* v_cache = nullptr;
   int64_t k_page_stride = 0, v_page_stride = 0, page_size = 0, num_slots = 0;
   const long long* slot_mapping = nullptr;
+  int early_reads = 1;  // positions, cos/sin rows and slots read before pdl_wait()
 };
 
 // Vector-kernel launch geometry (see the top of this file).
@@ -135,10 +136,19 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
   constexpr int N = Vec16<T>::N;
   constexpr bool kTail = kNorm || kCache;
   constexpr int K = kStyle == RopeStyle::neox ? N : N / 2;  // pairs (cos values) per slot
-  cuda::pdl_wait();  // launched with PDL (rope_launch.cuh): q and k come from the kernel before
-  cuda::pdl_trigger();
-  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
-  if (t >= p.tokens) return;  // whole warps: a warp lies within one block row
+  // Launched with PDL (rope_launch.cuh): q, k and v come from the kernel before, and are
+  // read after pdl_wait(). The position, its cos/sin row and the slot are read before it
+  // (FK_ROPE_EARLY_READS): they are step inputs or constants, never written by the kernel
+  // right before this one (fk/ops/rope.h), and two dependent loads come off a decode
+  // layer's critical path: Qwen3-30B-A3B batch 1 3.049 -> 3.011 ms a step on an H100
+  // (bench/results/h100/rope_early_reads.json). Every CTA still waits before it returns.
+  const int64_t t_raw = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  const bool early = p.early_reads;
+  if (!early) {
+    cuda::pdl_wait();
+    cuda::pdl_trigger();
+  }
+  const int64_t t = t_raw < p.tokens ? t_raw : p.tokens - 1;  // rows past the end compute a copy, store nothing
   // No early return on a bad position: that branch would hold every q/k load back until
   // the position arrives. Bad positions read cache row 0 and skip the stores instead
   // (memory-safe; the token is left as is).
@@ -167,6 +177,11 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
     }
   }
 
+  if (early) {
+    cuda::pdl_wait();
+    cuda::pdl_trigger();
+  }
+  if (t_raw >= p.tokens) return;  // whole warps: a warp lies within one block row
   const int num_heads = p.q_heads + p.k_heads * (kCache ? 2 : 1);
   // blockIdx.y splits a token's heads over blocks (few tokens: see launch_vec).
   for (int h = static_cast<int>(blockIdx.y) * g.head_lanes + head_lane; h < num_heads;

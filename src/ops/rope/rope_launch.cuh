@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "fk/cuda/check.h"
+#include "ops/common/env_switch.h"
 #include "ops/rope/rope_kernels.cuh"
 #include "ops/rope/rope_validate.h"
 
@@ -58,6 +59,8 @@ inline KernelParams make_params(const LaunchInputs& in) {
   p.head_size = static_cast<int>(s.head_size);
   p.eps = in.eps;
   p.tokens = s.q.tokens;
+  static const bool early_reads = env_switch_on("FK_ROPE_EARLY_READS");
+  p.early_reads = early_reads ? 1 : 0;
   if (in.value) {
     p.v = in.value->data;
     p.v_token_stride = in.value->strides[0];
