@@ -21,6 +21,25 @@ inline void expect_pages_contiguous(const char* op, const char* arg, const Tenso
            " < page size ", expected, " elements, ", describe(v));
 }
 
+// The paged caches [P, S, Hk, D] (each page contiguous, v_cache shaped and typed as
+// k_cache) and the slot_mapping [T] i64 of a KV-cache write (reshape_and_cache,
+// rope_and_cache).
+inline void validate_paged_caches(const char* op, const TensorView& k_cache, const TensorView& v_cache,
+                                  const TensorView& slot_mapping, int64_t T, int64_t Hk, int64_t D) {
+  expect_rank(op, "k_cache", k_cache, 4);
+  expect_dim(op, "k_cache", k_cache, 2, Hk);
+  expect_dim(op, "k_cache", k_cache, 3, D);
+  FK_CHECK(k_cache.shape[1] > 0, op, ": page size (k_cache dim 1) must be positive, got ", describe(k_cache));
+  expect_pages_contiguous(op, "k_cache", k_cache);
+  expect_same_shape(op, "v_cache", v_cache, "k_cache", k_cache);
+  expect_dtype(op, "v_cache", v_cache, k_cache.dtype);
+  expect_pages_contiguous(op, "v_cache", v_cache);
+  expect_rank(op, "slot_mapping", slot_mapping, 1);
+  expect_dim(op, "slot_mapping", slot_mapping, 0, T);
+  expect_dtype(op, "slot_mapping", slot_mapping, DType::i64);
+  expect_contiguous(op, "slot_mapping", slot_mapping);
+}
+
 // Caches may be f64 when the CPU reference runs as the oracle; the scales then say
 // whether the cache is an fp8 one.
 inline void validate_reshape_and_cache(const ReshapeAndCacheArgs& a) {
@@ -34,19 +53,7 @@ inline void validate_reshape_and_cache(const ReshapeAndCacheArgs& a) {
   const int64_t T = a.key.shape[0], Hk = a.key.shape[1], D = a.key.shape[2];
   FK_CHECK(Hk > 0 && D > 0, op, ": key needs at least one head and a positive head size, got ", describe(a.key));
 
-  expect_rank(op, "k_cache", a.k_cache, 4);
-  expect_dim(op, "k_cache", a.k_cache, 2, Hk);
-  expect_dim(op, "k_cache", a.k_cache, 3, D);
-  FK_CHECK(a.k_cache.shape[1] > 0, op, ": page size (k_cache dim 1) must be positive, got ", describe(a.k_cache));
-  expect_pages_contiguous(op, "k_cache", a.k_cache);
-  expect_same_shape(op, "v_cache", a.v_cache, "k_cache", a.k_cache);
-  expect_dtype(op, "v_cache", a.v_cache, a.k_cache.dtype);
-  expect_pages_contiguous(op, "v_cache", a.v_cache);
-
-  expect_rank(op, "slot_mapping", a.slot_mapping, 1);
-  expect_dim(op, "slot_mapping", a.slot_mapping, 0, T);
-  expect_dtype(op, "slot_mapping", a.slot_mapping, DType::i64);
-  expect_contiguous(op, "slot_mapping", a.slot_mapping);
+  validate_paged_caches(op, a.k_cache, a.v_cache, a.slot_mapping, T, Hk, D);
 
   const bool has_k = kv_has(a.k_scale), has_v = kv_has(a.v_scale);
   FK_CHECK(has_k == has_v, op, ": give both k_scale and v_scale or neither");

@@ -161,15 +161,7 @@ inline RopeShape validate_rope_and_cache(const RopeAndCacheArgs& a, RopeImpl imp
   if (impl == RopeImpl::cuda) expect_dtype(op, "value", a.value, a.query.dtype);
   else expect_dtype_in(op, "value", a.value, floats);
 
-  const int64_t Hk = s.k.heads, D = a.head_size;
-  expect_rank(op, "k_cache", a.k_cache, 4);
-  expect_dim(op, "k_cache", a.k_cache, 2, Hk);
-  expect_dim(op, "k_cache", a.k_cache, 3, D);
-  FK_CHECK(a.k_cache.shape[1] > 0, op, ": page size (k_cache dim 1) must be positive, got ", describe(a.k_cache));
-  expect_pages_contiguous(op, "k_cache", a.k_cache);
-  expect_same_shape(op, "v_cache", a.v_cache, "k_cache", a.k_cache);
-  expect_dtype(op, "v_cache", a.v_cache, a.k_cache.dtype);
-  expect_pages_contiguous(op, "v_cache", a.v_cache);
+  validate_paged_caches(op, a.k_cache, a.v_cache, a.slot_mapping, s.q.tokens, s.k.heads, a.head_size);
   expect_device(op, "k_cache", a.k_cache, dev);
   expect_device(op, "v_cache", a.v_cache, dev);
   if (impl == RopeImpl::cuda) {
@@ -181,10 +173,6 @@ inline RopeShape validate_rope_and_cache(const RopeAndCacheArgs& a, RopeImpl imp
     FK_CHECK(a.k_cache.dtype == a.query.dtype || a.k_cache.dtype == DType::f64 || a.query.dtype == DType::f64, op,
              ": the caches must have the query's dtype (", dtype_name(a.query.dtype), "), got ", describe(a.k_cache));
   }
-  expect_rank(op, "slot_mapping", a.slot_mapping, 1);
-  expect_dim(op, "slot_mapping", a.slot_mapping, 0, s.q.tokens);
-  expect_dtype(op, "slot_mapping", a.slot_mapping, DType::i64);
-  expect_contiguous(op, "slot_mapping", a.slot_mapping);
   expect_device(op, "slot_mapping", a.slot_mapping, dev);
   return s;
 }
