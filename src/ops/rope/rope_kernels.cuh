@@ -84,12 +84,6 @@ __device__ __forceinline__ void load_vec(const T* p, float (&out)[Vec16<T>::N]) 
   for (int i = 0; i < Vec16<T>::N; ++i) out[i] = to_float(v.v[i]);
 }
 template <class T>
-__device__ __forceinline__ void load_vec_ro(const T* p, float (&out)[Vec16<T>::N]) {
-  const Vec16<T> v = cuda::load16(p);
-#pragma unroll
-  for (int i = 0; i < Vec16<T>::N; ++i) out[i] = to_float(v.v[i]);
-}
-template <class T>
 __device__ __forceinline__ void store_vec(T* p, const float (&in)[Vec16<T>::N]) {
   Vec16<T> v;
 #pragma unroll
@@ -137,10 +131,11 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
   constexpr bool kTail = kNorm || kCache;
   constexpr int K = kStyle == RopeStyle::neox ? N : N / 2;  // pairs (cos values) per slot
   // Launched with PDL (rope_launch.cuh): q, k and v come from the kernel before, and are
-  // read after pdl_wait(). The position, its cos/sin row and the slot are read before it
+  // read after pdl_wait(). The position, its cos/sin row, the slot and the norm weights
+  // are read before it
   // (FK_ROPE_EARLY_READS): they are step inputs or constants, never written by the kernel
   // right before this one (fk/ops/rope.h), and two dependent loads come off a decode
-  // layer's critical path: Qwen3-30B-A3B batch 1 3.049 -> 3.011 ms a step on an H100
+  // layer's critical path: Qwen3-30B-A3B batch 1 3.056 -> 2.99 ms a step on an H100
   // (bench/results/h100/rope_early_reads.json). Every CTA still waits before it returns.
   const int64_t t_raw = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
   const bool early = p.early_reads;
@@ -174,6 +169,26 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
     if (s < pair_slots) {
       load_cache<C, K>(row + s * K, cos_v[j]);
       load_cache<C, K>(row + half + s * K, sin_v[j]);
+    }
+  }
+  // The norm weights, model constants, are loaded with them (both q's and k's: a lane may
+  // visit heads of either kind).
+  Vec16<T> wq_a[kSlots], wq_b[kSlots], wk_a[kSlots], wk_b[kSlots];
+  if constexpr (kNorm) {
+    const T* wq = static_cast<const T*>(p.q_weight);
+    const T* wk = static_cast<const T*>(p.k_weight);
+#pragma unroll
+    for (int j = 0; j < kSlots; ++j) {
+      const int s = lane + j * g.group_lanes;
+      const int off_a = s < pair_slots ? s * N : p.rot_dim + (s - pair_slots) * N, off_b = half + s * N;
+      if (s < slots) {
+        wq_a[j] = cuda::load16(wq + off_a);
+        wk_a[j] = cuda::load16(wk + off_a);
+      }
+      if (kStyle == RopeStyle::neox && s < pair_slots) {
+        wq_b[j] = cuda::load16(wq + off_b);
+        wk_b[j] = cuda::load16(wk + off_b);
+      }
     }
   }
 
@@ -233,20 +248,18 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
         }
       }
       const float inv_rms = rsqrtf(group_sum(sum_sq, g.group_lanes) / static_cast<float>(p.head_size) + p.eps);
-      const T* w = static_cast<const T*>(is_q ? p.q_weight : p.k_weight);
 #pragma unroll
       for (int j = 0; j < kSlots; ++j) {
         const int s = lane + j * g.group_lanes;
-        float wv[N];
         if (s < slots) {
-          load_vec_ro(w + off_a[j], wv);
+          const Vec16<T>& wv = is_q ? wq_a[j] : wk_a[j];
 #pragma unroll
-          for (int i = 0; i < N; ++i) a[j][i] *= inv_rms * wv[i];
+          for (int i = 0; i < N; ++i) a[j][i] *= inv_rms * to_float(wv.v[i]);
         }
         if (kStyle == RopeStyle::neox && s < pair_slots) {
-          load_vec_ro(w + off_b[j], wv);
+          const Vec16<T>& wv = is_q ? wq_b[j] : wk_b[j];
 #pragma unroll
-          for (int i = 0; i < N; ++i) b[j][i] *= inv_rms * wv[i];
+          for (int i = 0; i < N; ++i) b[j][i] *= inv_rms * to_float(wv.v[i]);
         }
       }
     }
