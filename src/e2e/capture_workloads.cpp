@@ -13,6 +13,7 @@
 #include "fk/ops/norm.h"
 #include "fk/ops/rope.h"
 #include "fk/ops/sampling.h"
+#include "ops/common/validate.h"
 
 namespace fk::e2e {
 
@@ -73,14 +74,14 @@ std::optional<json> workload_of_call(const std::string& op, const void* raw) {
   if (op == "linear") {
     const auto& a = *static_cast<const ops::LinearArgs*>(raw);
     json w = {{"m", a.input.shape[0]}, {"n", a.weight.shape[0]}, {"k", a.weight.shape[1]}, {"dtype", dt(a.input)}};
-    if (a.bias.data != nullptr && a.bias.numel() > 0) w["bias"] = true;
+    if (ops::arg_present(a.bias)) w["bias"] = true;
     return w;
   }
   if (op == "rms_norm_linear") {
     const auto& a = *static_cast<const ops::RmsNormLinearArgs*>(raw);
     json w = {{"m", a.input.shape[0]}, {"n", a.weight.shape[0]}, {"k", a.weight.shape[1]}, {"dtype", dt(a.input)},
-              {"residual", a.residual_in.data != nullptr && a.residual_in.numel() > 0}, {"eps", a.eps}};
-    if (a.bias.data != nullptr && a.bias.numel() > 0) w["bias"] = true;
+              {"residual", ops::arg_present(a.residual_in)}, {"eps", a.eps}};
+    if (ops::arg_present(a.bias)) w["bias"] = true;
     return w;
   }
   if (op == "embedding") {
@@ -110,7 +111,7 @@ std::optional<json> workload_of_call(const std::string& op, const void* raw) {
               {"head_size", D},
               {"max_pos", a.cos_sin_cache.shape[0]},
               {"dtype", dt(a.query)},
-              {"norm", a.q_weight.data != nullptr && a.q_weight.numel() > 0},
+              {"norm", ops::arg_present(a.q_weight)},
               {"page_size", a.k_cache.shape[1]},
               {"num_pages", a.k_cache.shape[0]}};
     if (a.cos_sin_cache.shape[1] != D) w["rot_dim"] = a.cos_sin_cache.shape[1];

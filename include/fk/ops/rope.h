@@ -24,9 +24,9 @@
 // such a token's q and k unchanged (it never reads outside the cache).
 //
 // Programmatic dependent launch: the CUDA baselines of the rope ops read positions, the
-// cos/sin cache, the norm weights (and rope_and_cache's slot_mapping) before they wait for the kernel
-// launched right before them, to take two dependent loads off a decode layer's critical
-// path; q, k, v and everything they write wait. So positions and slot_mapping must not be
+// cos/sin cache, the norm weights (and rope_and_cache's slot_mapping) before they wait for
+// the kernel launched right before them, to take dependent loads off a decode layer's
+// critical path; q, k, v and everything they write wait. So positions and slot_mapping must not be
 // written by the kernel launched immediately before the op (a copy, or any kernel before
 // that one, is fine: an engine's step inputs are). FK_ROPE_EARLY_READS=0 reads them after
 // the wait.

@@ -9,6 +9,9 @@
 
 namespace fk::ops {
 
+// Optional tensor arguments are absent when they have no data or no elements.
+inline bool arg_present(const TensorView& v) { return v.data != nullptr && v.numel() > 0; }
+
 inline void expect_rank(const char* op, const char* arg, const TensorView& v, int rank) {
   FK_CHECK(v.rank == rank, op, ": ", arg, " must have rank ", rank, ", got ", describe(v));
 }

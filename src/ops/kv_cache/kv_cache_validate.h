@@ -5,9 +5,6 @@
 
 namespace fk::ops {
 
-// Optional tensors are absent when they have no data or no elements.
-inline bool kv_has(const TensorView& v) { return v.data != nullptr && v.numel() > 0; }
-
 // Each page [S, Hk, D] of a [P, S, Hk, D] cache is one contiguous block; pages do not overlap.
 inline void expect_pages_contiguous(const char* op, const char* arg, const TensorView& v) {
   int64_t expected = 1;
@@ -55,7 +52,7 @@ inline void validate_reshape_and_cache(const ReshapeAndCacheArgs& a) {
 
   validate_paged_caches(op, a.k_cache, a.v_cache, a.slot_mapping, T, Hk, D);
 
-  const bool has_k = kv_has(a.k_scale), has_v = kv_has(a.v_scale);
+  const bool has_k = arg_present(a.k_scale), has_v = arg_present(a.v_scale);
   FK_CHECK(has_k == has_v, op, ": give both k_scale and v_scale or neither");
   const DType cache = a.k_cache.dtype;
   if (cache == DType::f8e4m3fn) {
@@ -81,8 +78,8 @@ inline void expect_reshape_and_cache_device(const ReshapeAndCacheArgs& a, Device
   expect_device(op, "k_cache", a.k_cache, backend);
   expect_device(op, "v_cache", a.v_cache, backend);
   expect_device(op, "slot_mapping", a.slot_mapping, backend);
-  if (kv_has(a.k_scale)) expect_device(op, "k_scale", a.k_scale, backend);
-  if (kv_has(a.v_scale)) expect_device(op, "v_scale", a.v_scale, backend);
+  if (arg_present(a.k_scale)) expect_device(op, "k_scale", a.k_scale, backend);
+  if (arg_present(a.v_scale)) expect_device(op, "v_scale", a.v_scale, backend);
 }
 
 }  // namespace fk::ops

@@ -19,7 +19,7 @@ constexpr double kFp8Max = 448.0;  // largest finite f8e4m3fn
 // CPU reference; the caches may be f64 (the oracle) or the engine dtype.
 void reshape_and_cache_reference(const ReshapeAndCacheArgs& a) {
   check_cache_slots(kOp, a.slot_mapping, a.k_cache.shape[0], a.k_cache.shape[1]);
-  const bool fp8 = kv_has(a.k_scale);
+  const bool fp8 = arg_present(a.k_scale);
   const double k_scale = fp8 ? get(a.k_scale, 0) : 1.0, v_scale = fp8 ? get(a.v_scale, 0) : 1.0;
   auto encode = [fp8](double scale) {
     return [fp8, scale](double x) { return fp8 ? std::clamp(x / scale, -kFp8Max, kFp8Max) : x; };
@@ -32,7 +32,7 @@ fk_status reshape_and_cache_cpu(const void* args, void*) {
     const auto& a = *static_cast<const ReshapeAndCacheArgs*>(args);
     validate_reshape_and_cache(a);
     expect_reshape_and_cache_device(a, DeviceType::cpu);
-    if (kv_has(a.k_scale)) {
+    if (arg_present(a.k_scale)) {
       FK_CHECK(get(a.k_scale, 0) > 0 && get(a.v_scale, 0) > 0, kOp, ": k_scale and v_scale must be positive, got ",
                get(a.k_scale, 0), " and ", get(a.v_scale, 0));
     }

@@ -295,7 +295,7 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
   for (const TensorView* v : {&a.input, &a.weight})
     FK_CHECK(v->device.index == device, kOp, ": all tensors must be on one device, out is on cuda:", device,
              ", got ", describe(*v));
-  if (linear_has(a.bias))
+  if (arg_present(a.bias))
     FK_CHECK(a.bias.device.index == device, kOp, ": bias must be on cuda:", device, ", got ", describe(a.bias));
 
   LinearGemmKey key;
@@ -308,7 +308,7 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
   key.ld_out = leading_dim(a.out);
   key.in_dtype = static_cast<uint8_t>(a.input.dtype);
   key.out_dtype = static_cast<uint8_t>(a.out.dtype);
-  key.bias = linear_has(a.bias);
+  key.bias = arg_present(a.bias);
   key.device = static_cast<int8_t>(device);
   key.align_input = pointer_alignment(a.input.data);
   key.align_weight = pointer_alignment(a.weight.data);

@@ -64,7 +64,7 @@ OpDef make_def() {
     const double M = static_cast<double>(a.input.shape[0]), K = static_cast<double>(a.input.shape[1]);
     const double N = static_cast<double>(a.weight.shape[0]);
     const double bytes = static_cast<double>(a.input.nbytes() + a.weight.nbytes() + a.out.nbytes()) +
-                         (linear_has(a.bias) ? static_cast<double>(a.bias.nbytes()) : 0.0);
+                         (arg_present(a.bias) ? static_cast<double>(a.bias.nbytes()) : 0.0);
     return OpCost{bytes, 2.0 * M * N * K, a.input.dtype};
   };
   d.tolerance = [](const OpCase& c, const TensorArg&, DType dt) { return linear_tolerance(c.as<LinearArgs>(), dt); };

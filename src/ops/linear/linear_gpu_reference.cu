@@ -63,7 +63,7 @@ fk_status linear_gpu_reference(const void* args, void* stream) {
       p.out = static_cast<double*>(a.out.data);
       p.out_row = a.out.strides[0];
       p.out_col = a.out.strides[1];
-      p.bias = linear_has(a.bias) ? a.bias.data : nullptr;
+      p.bias = arg_present(a.bias) ? a.bias.data : nullptr;
       p.bias_dtype = a.bias.dtype;
       p.scale_a = fp8 ? static_cast<const float*>(a.scale_a.data) : nullptr;
       p.scale_b = fp8 ? static_cast<const float*>(a.scale_b.data) : nullptr;

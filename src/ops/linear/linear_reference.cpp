@@ -51,7 +51,7 @@ void linear_reference(const LinearArgs& a) {
   const std::vector<double> x = to_doubles(a.input), w = to_doubles(a.weight);
   double scale = 1;
   if (a.input.dtype == DType::f8e4m3fn) scale = get(a.scale_a, 0) * get(a.scale_b, 0);
-  const bool has_bias = linear_has(a.bias);
+  const bool has_bias = arg_present(a.bias);
   constexpr int kTile = 4;
   for (int64_t m0 = 0; m0 < M; m0 += kTile) {
     const int mr = static_cast<int>(std::min<int64_t>(kTile, M - m0));

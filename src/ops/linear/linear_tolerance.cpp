@@ -24,7 +24,7 @@ Tolerance linear_tolerance(const LinearArgs& a, DType out_dtype) {
   const double K = static_cast<double>(a.input.shape[1]);
   const bool fp8 = a.input.dtype == DType::f8e4m3fn;
   double scale = 1;
-  if (fp8 && linear_has(a.scale_a) && linear_has(a.scale_b))
+  if (fp8 && arg_present(a.scale_a) && arg_present(a.scale_b))
     scale = std::fabs(load_element(a.scale_a.data, DType::f32) * load_element(a.scale_b.data, DType::f32));
   const double typical = std::sqrt(K) * tensor_rms(a.input) * tensor_rms(a.weight) * scale;
   const double eps = fp8 ? std::ldexp(1.0, -13) : std::ldexp(1.0, -24);

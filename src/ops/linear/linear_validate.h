@@ -5,9 +5,6 @@
 
 namespace fk::ops {
 
-// Optional tensors are absent when they have no data or no elements.
-inline bool linear_has(const TensorView& v) { return v.data != nullptr && v.numel() > 0; }
-
 // Row stride of a [rows, cols] matrix as a GEMM's leading dimension: a single row may carry
 // any stride, so its leading dimension is its width.
 inline int64_t leading_dim(const TensorView& v) { return v.shape[0] <= 1 ? v.shape[1] : v.strides[0]; }
@@ -43,14 +40,14 @@ inline void validate_linear(const LinearArgs& a) {
     if (fp8) expect_dtype_in(op, "out", a.out, {DType::bf16, DType::f16});
     else expect_dtype(op, "out", a.out, a.input.dtype);
   }
-  if (linear_has(a.bias)) {
+  if (arg_present(a.bias)) {
     expect_rank(op, "bias", a.bias, 1);
     expect_dim(op, "bias", a.bias, 0, N);
     expect_contiguous(op, "bias", a.bias);
     if (a.out.dtype != DType::f64) expect_dtype(op, "bias", a.bias, a.out.dtype);
     else expect_dtype_in(op, "bias", a.bias, {DType::bf16, DType::f16});
   }
-  const bool has_a = linear_has(a.scale_a), has_b = linear_has(a.scale_b);
+  const bool has_a = arg_present(a.scale_a), has_b = arg_present(a.scale_b);
   if (fp8) {
     FK_CHECK(has_a && has_b, op, ": fp8 input needs scale_a and scale_b (1-element f32 tensors)");
     expect_dtype(op, "scale_a", a.scale_a, DType::f32);
@@ -70,9 +67,9 @@ inline void expect_linear_device(const LinearArgs& a, DeviceType backend) {
   expect_device(op, "out", a.out, backend);
   expect_device(op, "input", a.input, backend);
   expect_device(op, "weight", a.weight, backend);
-  if (linear_has(a.bias)) expect_device(op, "bias", a.bias, backend);
-  if (linear_has(a.scale_a)) expect_device(op, "scale_a", a.scale_a, backend);
-  if (linear_has(a.scale_b)) expect_device(op, "scale_b", a.scale_b, backend);
+  if (arg_present(a.bias)) expect_device(op, "bias", a.bias, backend);
+  if (arg_present(a.scale_a)) expect_device(op, "scale_a", a.scale_a, backend);
+  if (arg_present(a.scale_b)) expect_device(op, "scale_b", a.scale_b, backend);
 }
 
 }  // namespace fk::ops

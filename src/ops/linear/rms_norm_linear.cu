@@ -44,7 +44,7 @@ bool run_fused(const RmsNormLinearArgs& a, bool has_residual, void* stream) {
   g.out = a.out.data;
   g.input = a.input.data;
   g.weight = a.weight.data;
-  g.bias = linear_has(a.bias) ? a.bias.data : nullptr;
+  g.bias = arg_present(a.bias) ? a.bias.data : nullptr;
   g.M = a.input.shape[0];
   g.N = a.weight.shape[0];
   g.K = a.input.shape[1];
@@ -82,7 +82,7 @@ fk_status rms_norm_linear_cuda(const void* args, void* stream) {
     const auto& a = *static_cast<const RmsNormLinearArgs*>(args);
     validate_rms_norm_linear(a, DeviceType::cuda);
     if (a.input.shape[0] == 0) return;
-    const bool has_residual = linear_has(a.residual_in);
+    const bool has_residual = arg_present(a.residual_in);
     if (!run_fused(a, has_residual, stream)) run_unfused(a, has_residual, stream);
   });
 }

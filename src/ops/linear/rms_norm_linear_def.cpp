@@ -20,7 +20,7 @@ constexpr const char* kOp = RmsNormLinearArgs::kName;
 void rms_norm_linear_reference(const RmsNormLinearArgs& a) {
   const int64_t M = a.input.shape[0], K = a.input.shape[1];
   const DType model = a.input.dtype;
-  const bool has_residual = linear_has(a.residual_in);
+  const bool has_residual = arg_present(a.residual_in);
   if (has_residual)  // out of place: residual_out starts as residual_in, then takes the add
     for (int64_t m = 0; m < M; ++m)
       for (int64_t k = 0; k < K; ++k) set(a.residual_out, get(a.residual_in, m, k), m, k);
@@ -103,7 +103,7 @@ OpDef make_def() {
     double bytes = 0;
     for (const TensorView* v : {&a.out, &a.normed, &a.residual_out, &a.input, &a.residual_in, &a.norm_weight,
                                 &a.weight, &a.bias})
-      if (linear_has(*v)) bytes += static_cast<double>(v->nbytes());
+      if (arg_present(*v)) bytes += static_cast<double>(v->nbytes());
     return OpCost{bytes, 2.0 * M * N * K + 5.0 * M * K, a.input.dtype};
   };
   d.tolerance = rms_norm_linear_tolerance;

@@ -10,7 +10,7 @@ namespace fk::ops {
 // for the tensors it writes.
 inline void validate_rms_norm_linear(const RmsNormLinearArgs& a, DeviceType backend) {
   constexpr const char* op = RmsNormLinearArgs::kName;
-  const bool has_residual = linear_has(a.residual_in);
+  const bool has_residual = arg_present(a.residual_in);
   expect_rank(op, "input", a.input, 2);
   expect_rank(op, "weight", a.weight, 2);
   expect_dtype_in(op, "input", a.input, {DType::bf16, DType::f16});
@@ -36,9 +36,9 @@ inline void validate_rms_norm_linear(const RmsNormLinearArgs& a, DeviceType back
                        {"residual_out", &a.residual_out, K, true},
                        {"input", &a.input, K, false},
                        {"residual_in", &a.residual_in, K, false}};
-  FK_CHECK(has_residual == linear_has(a.residual_out), op,
+  FK_CHECK(has_residual == arg_present(a.residual_out), op,
            ": residual_out is written exactly when residual_in is given (residual_in ",
-           has_residual ? "given" : "absent", ", residual_out ", linear_has(a.residual_out) ? "given" : "absent", ")");
+           has_residual ? "given" : "absent", ", residual_out ", arg_present(a.residual_out) ? "given" : "absent", ")");
   for (const Rows& r : rows) {
     if ((r.v == &a.residual_in || r.v == &a.residual_out) && !has_residual) continue;
     expect_rank(op, r.name, *r.v, 2);
@@ -54,7 +54,7 @@ inline void validate_rms_norm_linear(const RmsNormLinearArgs& a, DeviceType back
   expect_device(op, "norm_weight", a.norm_weight, backend);
   expect_rows_contiguous(op, "weight", a.weight);
   expect_rows_disjoint(op, "weight", a.weight);
-  if (linear_has(a.bias)) {
+  if (arg_present(a.bias)) {
     expect_rank(op, "bias", a.bias, 1);
     expect_dim(op, "bias", a.bias, 0, N);
     expect_contiguous(op, "bias", a.bias);

@@ -140,7 +140,7 @@ void moe_cuda::launch_routing(const TensorView& weights, const TensorView& ids, 
   p.E = static_cast<int>(E);
   p.k = static_cast<int>(ids.shape[1]);
   p.scoring = scoring;
-  p.bias = moe_has(bias) ? static_cast<const float*>(bias.data) : nullptr;
+  p.bias = arg_present(bias) ? static_cast<const float*>(bias.data) : nullptr;
   p.n_group = n_group;
   p.topk_group = topk_group;
   p.renormalize = renormalize;

@@ -82,7 +82,7 @@ fk_status unpermute_sum_cuda(const void* args, void* stream) {
     p.permuted = a.permuted.data;
     p.ld_perm = a.permuted.strides[0];
     p.inv_perm = static_cast<const int32_t*>(a.inv_perm.data);
-    p.weights = moe_has(a.topk_weights) ? static_cast<const float*>(a.topk_weights.data) : nullptr;
+    p.weights = arg_present(a.topk_weights) ? static_cast<const float*>(a.topk_weights.data) : nullptr;
     p.k = static_cast<int>(a.inv_perm.shape[1]);
     p.H = static_cast<int>(a.permuted.shape[1]);
     p.P = static_cast<int>(a.permuted.shape[0]);

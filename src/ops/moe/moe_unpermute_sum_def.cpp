@@ -15,7 +15,7 @@ using A = MoeUnpermuteSumArgs;
 void unpermute_sum_reference(const A& a) {
   const int64_t T = a.inv_perm.shape[0], k = a.inv_perm.shape[1], H = a.permuted.shape[1],
                 P = a.permuted.shape[0];
-  const bool weighted = moe_has(a.topk_weights);
+  const bool weighted = arg_present(a.topk_weights);
   std::vector<double> acc(static_cast<size_t>(H));
   for (int64_t t = 0; t < T; ++t) {
     std::fill(acc.begin(), acc.end(), 0.0);

@@ -11,11 +11,8 @@
 
 namespace fk::ops {
 
-// Optional tensors are absent when they have no data or no elements.
-inline bool moe_has(const TensorView& v) { return v.data != nullptr && v.numel() > 0; }
-
 inline void expect_moe_device(const char* op, const char* arg, const TensorView& v, DeviceType backend) {
-  if (v.data != nullptr && v.numel() > 0) expect_device(op, arg, v, backend);
+  if (arg_present(v)) expect_device(op, arg, v, backend);
 }
 
 // [T, k] topk_weights (f32, f64 where the oracle writes them) and topk_ids (i32).
@@ -69,7 +66,7 @@ inline void validate_grouped_topk(const MoeGroupedTopkArgs& a, DeviceType backen
            ": scoring must be 0 (softmax) or 1 (sigmoid), got ", static_cast<int>(a.scoring));
   FK_CHECK(a.routed_scaling_factor > 0 && a.routed_scaling_factor < 1e30f, op,
            ": routed_scaling_factor must be positive and finite, got ", a.routed_scaling_factor);
-  if (moe_has(a.e_score_correction_bias)) {
+  if (arg_present(a.e_score_correction_bias)) {
     expect_rank(op, "e_score_correction_bias", a.e_score_correction_bias, 1);
     expect_dim(op, "e_score_correction_bias", a.e_score_correction_bias, 0, E);
     expect_dtype(op, "e_score_correction_bias", a.e_score_correction_bias, DType::f32);
@@ -143,7 +140,7 @@ inline void validate_unpermute_sum(const MoeUnpermuteSumArgs& a, DeviceType back
   FK_CHECK(H >= 1 && H <= INT_MAX && T <= INT_MAX && a.permuted.shape[0] <= INT_MAX, op,
            ": sizes must fit 32-bit indices, got permuted ", describe(a.permuted));
   FK_CHECK(T <= 1 || a.out.strides[0] >= H, op, ": out rows overlap, got ", describe(a.out));
-  if (moe_has(a.topk_weights)) {
+  if (arg_present(a.topk_weights)) {
     expect_same_shape(op, "topk_weights", a.topk_weights, "inv_perm", a.inv_perm);
     expect_dtype(op, "topk_weights", a.topk_weights, DType::f32);
     expect_contiguous(op, "topk_weights", a.topk_weights);
@@ -203,7 +200,7 @@ inline FusedExpertsShape validate_fused_experts(const FusedExpertsArgs& a, Devic
     const TensorView* scales[2] = {&a.w13_scale, &a.w2_scale};
     for (int i = 0; i < 2; ++i) {
       const TensorView& v = *scales[i];
-      FK_CHECK(moe_has(v), op, ": fp8 weights need ", names[i], " (f32 [", shapes[i][0], ", ", shapes[i][1], ", ",
+      FK_CHECK(arg_present(v), op, ": fp8 weights need ", names[i], " (f32 [", shapes[i][0], ", ", shapes[i][1], ", ",
                shapes[i][2], "], one scale per 128x128 block)");
       expect_rank(op, names[i], v, 3);
       for (int d = 0; d < 3; ++d) expect_dim(op, names[i], v, d, shapes[i][d]);
@@ -214,7 +211,7 @@ inline FusedExpertsShape validate_fused_experts(const FusedExpertsArgs& a, Devic
   } else {
     expect_dtype(op, "w13", a.w13, a.hidden.dtype);
     expect_dtype(op, "w2", a.w2, a.hidden.dtype);
-    FK_CHECK(!moe_has(a.w13_scale) && !moe_has(a.w2_scale), op,
+    FK_CHECK(!arg_present(a.w13_scale) && !arg_present(a.w2_scale), op,
              ": w13_scale / w2_scale are for fp8 weights only, w13 is ", describe(a.w13));
   }
   expect_topk_pair(op, a.topk_weights, a.topk_ids, topk_weights_written, backend);

@@ -24,7 +24,7 @@ fk_status rope_and_cache_cuda(const void* args, void* stream) {
     in.v_cache = &a.v_cache;
     in.slot_mapping = &a.slot_mapping;
     const auto s = static_cast<cudaStream_t>(stream);
-    if (rope_arg_present(a.q_weight)) {
+    if (arg_present(a.q_weight)) {
       in.q_weight = &a.q_weight;
       in.k_weight = &a.k_weight;
       in.eps = a.eps;

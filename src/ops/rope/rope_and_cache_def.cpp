@@ -27,7 +27,7 @@ fk_status rope_and_cache_cpu(const void* args, void*) {
     call.key = a.key;
     call.cos_sin_cache = a.cos_sin_cache;
     call.style = a.style;
-    if (rope_arg_present(a.q_weight)) {
+    if (arg_present(a.q_weight)) {
       call.q_weight = &a.q_weight;
       call.k_weight = &a.k_weight;
       call.eps = a.eps;

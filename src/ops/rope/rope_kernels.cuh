@@ -15,9 +15,9 @@
 // l, l+G, ... (kSlots of them at most). Its cos/sin values depend on the slot and the
 // token only, so a lane loads them once and reuses them for every head it visits: a block
 // row covers one token with HL groups walking the token's Hq + Hk heads (q first, then
-// k, then v with kCache); blockDim.y tokens per block. With few tokens, gridDim.y blocks split a token's
-// heads (block y takes heads y*HL .. y*HL + HL - 1, then every gridDim.y*HL-th), so no
-// group walks more than one head. The norm's sum of squares is a shuffle reduction
+// k, then v with kCache); blockDim.y tokens per block. With few tokens, gridDim.y blocks
+// split a token's heads (block y takes heads y*HL .. y*HL + HL - 1, then every
+// gridDim.y*HL-th), so no group walks more than one head. The norm's sum of squares is a shuffle reduction
 // inside the group.
 //
 // Scalar kernel: one block per token, one warp per head, any shape and alignment.
@@ -61,7 +61,7 @@ struct KernelParams {
   void* v_cache = nullptr;
   int64_t k_page_stride = 0, v_page_stride = 0, page_size = 0, num_slots = 0;
   const long long* slot_mapping = nullptr;
-  int early_reads = 1;  // positions, cos/sin rows and slots read before pdl_wait()
+  int early_reads = 1;  // positions, cos/sin rows, slots and norm weights read before pdl_wait()
 };
 
 // Vector-kernel launch geometry (see the top of this file).
@@ -132,18 +132,19 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
   constexpr int K = kStyle == RopeStyle::neox ? N : N / 2;  // pairs (cos values) per slot
   // Launched with PDL (rope_launch.cuh): q, k and v come from the kernel before, and are
   // read after pdl_wait(). The position, its cos/sin row, the slot and the norm weights
-  // are read before it
-  // (FK_ROPE_EARLY_READS): they are step inputs or constants, never written by the kernel
-  // right before this one (fk/ops/rope.h), and two dependent loads come off a decode
-  // layer's critical path: Qwen3-30B-A3B batch 1 3.056 -> 2.99 ms a step on an H100
-  // (bench/results/h100/rope_early_reads.json). Every CTA still waits before it returns.
+  // are read before it (FK_ROPE_EARLY_READS): they are step inputs or constants, never
+  // written by the kernel right before this one (fk/ops/rope.h), and dependent loads come
+  // off a decode layer's critical path: Qwen3-30B-A3B batch 1 3.056 -> 2.99 ms a step on
+  // an H100 (bench/results/h100/rope_early_reads.json). Every CTA still waits before it
+  // returns.
   const int64_t t_raw = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
   const bool early = p.early_reads;
   if (!early) {
     cuda::pdl_wait();
     cuda::pdl_trigger();
   }
-  const int64_t t = t_raw < p.tokens ? t_raw : p.tokens - 1;  // rows past the end compute a copy, store nothing
+  // Rows past the end load token T - 1's inputs and return after the wait, storing nothing.
+  const int64_t t = t_raw < p.tokens ? t_raw : p.tokens - 1;
   // No early return on a bad position: that branch would hold every q/k load back until
   // the position arrives. Bad positions read cache row 0 and skip the stores instead
   // (memory-safe; the token is left as is).
@@ -160,6 +161,16 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
   const int half = p.rot_dim / 2;
   const int pair_slots = kStyle == RopeStyle::neox ? half / N : p.rot_dim / N;
   const int slots = pair_slots + (kTail ? (p.head_size - p.rot_dim) / N : 0);
+
+  // Element offsets of each slot's first (a) and, for neox pairs, second (b) vector: the
+  // same in every head.
+  int off_a[kSlots], off_b[kSlots];
+#pragma unroll
+  for (int j = 0; j < kSlots; ++j) {
+    const int s = lane + j * g.group_lanes;
+    off_a[j] = s < pair_slots ? s * N : p.rot_dim + (s - pair_slots) * N;
+    off_b[j] = half + s * N;
+  }
 
   const C* row = static_cast<const C*>(p.cache) + (valid ? pos : 0) * p.rot_dim;
   float cos_v[kSlots][K], sin_v[kSlots][K];
@@ -180,14 +191,13 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
 #pragma unroll
     for (int j = 0; j < kSlots; ++j) {
       const int s = lane + j * g.group_lanes;
-      const int off_a = s < pair_slots ? s * N : p.rot_dim + (s - pair_slots) * N, off_b = half + s * N;
       if (s < slots) {
-        wq_a[j] = cuda::load16(wq + off_a);
-        wk_a[j] = cuda::load16(wk + off_a);
+        wq_a[j] = cuda::load16(wq + off_a[j]);
+        wk_a[j] = cuda::load16(wk + off_a[j]);
       }
       if (kStyle == RopeStyle::neox && s < pair_slots) {
-        wq_b[j] = cuda::load16(wq + off_b);
-        wk_b[j] = cuda::load16(wk + off_b);
+        wq_b[j] = cuda::load16(wq + off_b[j]);
+        wk_b[j] = cuda::load16(wk + off_b[j]);
       }
     }
   }
@@ -207,14 +217,10 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
     T* x = is_q   ? static_cast<T*>(p.q) + t * p.q_token_stride + h * p.q_head_stride
            : is_v ? const_cast<T*>(static_cast<const T*>(p.v)) + t * p.v_token_stride + kv_head * p.v_head_stride
                   : static_cast<T*>(p.k) + t * p.k_token_stride + kv_head * p.k_head_stride;
-    // Element offsets of each slot's first (a) and, for neox pairs, second (b) vector.
-    int off_a[kSlots], off_b[kSlots];
     float a[kSlots][N], b[kSlots][N];
 #pragma unroll
     for (int j = 0; j < kSlots; ++j) {
       const int s = lane + j * g.group_lanes;
-      off_a[j] = s < pair_slots ? s * N : p.rot_dim + (s - pair_slots) * N;
-      off_b[j] = half + s * N;
       if (s < pair_slots || (kTail && s < slots)) load_vec(x + off_a[j], a[j]);
       if (kStyle == RopeStyle::neox && s < pair_slots) load_vec(x + off_b[j], b[j]);
     }

@@ -131,8 +131,8 @@ void launch_typed(const LaunchInputs& in, const KernelParams& p, cudaStream_t st
     if (neox) return launch_vec<T, C, RopeStyle::neox, kNorm, kCache>(p, slots, stream);
     return launch_vec<T, C, RopeStyle::gptj, kNorm, kCache>(p, slots, stream);
   }
-  cuda::launch_pdl(rope_scalar_kernel<T, C, kNorm, kCache>, dim3(static_cast<unsigned>(p.tokens)), dim3(kScalarThreads), 0,
-                   stream, p, in.style);
+  cuda::launch_pdl(rope_scalar_kernel<T, C, kNorm, kCache>, dim3(static_cast<unsigned>(p.tokens)),
+                   dim3(kScalarThreads), 0, stream, p, in.style);
 }
 
 template <class T, bool kNorm, bool kCache>

@@ -129,9 +129,6 @@ inline RopeShape validate_qk_norm_rope(const QkNormRopeArgs& a, RopeImpl impl) {
   return s;
 }
 
-// Optional tensors are absent when they have no data or no elements.
-inline bool rope_arg_present(const TensorView& v) { return v.data != nullptr && v.numel() > 0; }
-
 // rope_and_cache: the rope part as qk_norm_rope (with weights) or rotary_embedding, then
 // the cache part as reshape_and_cache for a 16-bit cache of the query's dtype.
 // The oracle runs the reference with key and the caches in f64 and value in its dtype.
@@ -141,8 +138,8 @@ inline RopeShape validate_rope_and_cache(const RopeAndCacheArgs& a, RopeImpl imp
   // 16-bit as reshape_and_cache's caches (f64 in the oracle's run).
   if (impl == RopeImpl::cuda) expect_dtype_in(op, "query", a.query, {DType::f16, DType::bf16});
   else expect_dtype_in(op, "query", a.query, {DType::f16, DType::bf16, DType::f64});
-  const bool norm = rope_arg_present(a.q_weight);
-  FK_CHECK(norm == rope_arg_present(a.k_weight), op, ": give both q_weight and k_weight (qk norm) or neither");
+  const bool norm = arg_present(a.q_weight);
+  FK_CHECK(norm == arg_present(a.k_weight), op, ": give both q_weight and k_weight (qk norm) or neither");
   if (norm) {
     check_head_norm_weight(op, "q_weight", a.q_weight, a.head_size, a.query.dtype, impl);
     check_head_norm_weight(op, "k_weight", a.k_weight, a.head_size, a.query.dtype, impl);
