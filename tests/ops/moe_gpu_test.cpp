@@ -123,6 +123,23 @@ TEST(MoeGpu, FusedExpertsGroupedPrefillMatchesOracle) {
                 "grouped");  // Qwen3-30B-A3B's expert sizes
 }
 
+// I a multiple of 128 takes the fused gate_up kernel (rows gathered in its loads, silu in
+// its epilogue; moe_gate_up.h): H not a multiple of its 64-column k step, sentinel rows
+// of dropped slots, f16, and skewed routing whose largest expert spans more than 16
+// blocks (its tiles cut into bands).
+TEST(MoeGpu, FusedExpertsFusedGateUpMatchesOracle) {
+  FK_REQUIRE_GPU();
+  expect_passes("fused_experts",
+                {{"tokens", 900}, {"topk", 4}, {"experts", 40}, {"hidden", 328}, {"inter", 128}, {"routing", "dropped"},
+                 {"dtype", "f16"}},
+                "fused gate_up");
+  expect_passes("fused_experts",
+                {{"tokens", 3000}, {"topk", 2}, {"experts", 4}, {"hidden", 264}, {"inter", 256}, {"routing", "skewed"}},
+                "fused gate_up");
+  expect_passes("fused_experts", {{"tokens", 700}, {"topk", 8}, {"experts", 64}, {"hidden", 1024}, {"inter", 384}},
+                "fused gate_up");
+}
+
 // Up to 4 tokens take the GEMV path: K not a multiple of the 256-element warp step,
 // dropped slots, f16, Mixtral's sizes (two of its experts).
 TEST(MoeGpu, FusedExpertsDecodeGemvMatchesOracle) {

@@ -14,6 +14,7 @@
 #include "fk/cuda/pdl.cuh"
 #include "fk/cuda/sm_count.h"
 #include "fk/cuda/vec.cuh"
+#include "fk/tensor_view.h"
 
 namespace fk::ops::act_cuda {
 

@@ -1,9 +1,12 @@
-// The grouped prefill path of fused_experts (moe_grouped_prefill.h). Five launches after
-// the grouping, all sized on the host from T, k, E, H, I (capturable):
+// The grouped prefill path of fused_experts (moe_grouped_prefill.h). Launches after the
+// grouping, all sized on the host from T, k, E, H, I (capturable):
 //   1. slot_rows = -1; gather: y[p] = hidden[token of slot sorted_ids[p]], slot_rows[slot] = p
 //   2. grouped GEMM: intermediate[p, :2I] = y[p] @ w13[e]^T            (gate | up)
-//   3. in place: intermediate[p, :I] = silu(gate) * up, rounded to 16 bits
-//   4. grouped GEMM: y[p] = intermediate[p, :I] @ w2[e]^T                (row stride 2I)
+//   3. in place: intermediate[p, :I] = silu(gate) * up, rounded to 16 bits (row stride 2I)
+//   or, for 1-3 where the fused kernel applies (moe_gate_up.h; I a multiple of 128, up to
+//   kFusedGateUpMaxInter): slot_rows = -1; one GEMM gathering its rows from hidden,
+//        intermediate[p, :I] = silu(x[p] @ w13[e][:I]^T) * (x[p] @ w13[e][I:]^T)  (row stride I)
+//   4. grouped GEMM: y[p] = intermediate[p, :I] @ w2[e]^T
 //   5. out[t] = sum_j topk_weights[t, j] * y[slot_rows[t * k + j]]      (fp32, j in order)
 // Rows past the padded total and sentinel rows exit at once; the grids cover the most rows
 // any routing can need.
@@ -17,6 +20,7 @@
 #include "ops/activation/act_kernels.cuh"
 #include "ops/common/env_switch.h"
 #include "ops/moe/moe_align_cuda.h"
+#include "ops/moe/moe_gate_up.h"
 #include "ops/moe/moe_gemm_layout.h"
 #include "ops/moe/moe_grouped_gemm.h"
 #include "ops/moe/moe_unpermute_cuda.h"
@@ -25,6 +29,14 @@ namespace fk::ops::moe_grouped {
 namespace {
 
 constexpr int kBlockRows = 128;  // the grouping's block size
+
+// The fused gate_up kernel (moe_gate_up.h) runs for experts up to this wide. It wins on
+// narrow experts, where the gather and silu passes it saves are a large part of the op
+// (H100, Qwen3-30B-A3B's I = 768 at 8192 tokens: 1,475-1,540 -> 1,250-1,300 us; OLMoE's
+// 1024: 930 -> 825-845 us), and loses 1-2% on Mixtral's 14336, where its mainloop reads
+// 1.7x the DRAM bytes of CUTLASS's gate_up GEMM (4.3 against 2.5 GB):
+// bench/results/h100/fused_experts_gate_up_silu.json.
+constexpr int64_t kFusedGateUpMaxInter = 4096;
 constexpr int kThreads = 128;
 
 // One warp per sorted position p (kGatherRowsPerBlock a block): copies the slot's hidden
@@ -101,11 +113,17 @@ void run_grouped_prefill(const FusedExpertsArgs& a, const FusedExpertsShape& sh,
 
   FK_CUDA_CHECK(cudaMemsetAsync(ws.slot_rows, 0xff, 4 * N, s));  // -1: a slot in no group adds nothing
   const auto grid = static_cast<unsigned>(sorted_len);
-  const auto gather_grid = static_cast<unsigned>((sorted_len + kGatherRowsPerBlock - 1) / kGatherRowsPerBlock);
-  gather_rows_kernel<Act><<<gather_grid, kGatherRowsPerBlock * 32, 0, s>>>(
-      static_cast<Act*>(ws.y), static_cast<const Act*>(a.hidden.data), a.hidden.strides[0], ws.sorted_ids, ws.total,
-      ws.slot_rows, static_cast<int>(N), static_cast<int>(sh.k), static_cast<int>(sh.H));
-  FK_CUDA_CHECK_LAUNCH();
+  // The fused gate_up: rows gathered in its loads, silu in its epilogue, the intermediate
+  // written once, I columns wide. FK_MOE_GATE_UP_SILU=0 keeps the three passes (A/B runs).
+  static const bool fused_enabled = env_switch_on("FK_MOE_GATE_UP_SILU");
+  const bool fused = fused_enabled && sh.I <= kFusedGateUpMaxInter && gate_up_silu_supported(sh.H, sh.I);
+  if (!fused) {
+    const auto gather_grid = static_cast<unsigned>((sorted_len + kGatherRowsPerBlock - 1) / kGatherRowsPerBlock);
+    gather_rows_kernel<Act><<<gather_grid, kGatherRowsPerBlock * 32, 0, s>>>(
+        static_cast<Act*>(ws.y), static_cast<const Act*>(a.hidden.data), a.hidden.strides[0], ws.sorted_ids,
+        ws.total, ws.slot_rows, static_cast<int>(N), static_cast<int>(sh.k), static_cast<int>(sh.H));
+    FK_CUDA_CHECK_LAUNCH();
+  }
 
   GroupedGemm g{};
   g.num_experts = static_cast<int32_t>(sh.E);
@@ -116,21 +134,41 @@ void run_grouped_prefill(const FusedExpertsArgs& a, const FusedExpertsShape& sh,
   g.scratch = ws.grouped_scratch;
   g.scratch_bytes = fused_experts_grouped_scratch_bytes(sh.E);
 
-  g.a = ws.y;  // gate | up
-  g.lda = sh.H;
-  g.w = a.w13.data;
-  g.d = ws.intermediate;
-  g.ldd = 2 * sh.I;
-  g.N = 2 * sh.I;
-  g.K = sh.H;
-  run_grouped_gemm<Act>(g, s);
+  if (fused) {
+    GateUpSilu gu{};
+    gu.hidden = a.hidden.data;
+    gu.ld_hidden = a.hidden.strides[0];
+    gu.sorted_ids = ws.sorted_ids;
+    gu.num_slots = static_cast<int32_t>(N);
+    gu.top_k = static_cast<int32_t>(sh.k);
+    gu.slot_rows = ws.slot_rows;
+    gu.w13 = a.w13.data;
+    gu.out = ws.intermediate;
+    gu.expert_ids = ws.expert_ids;
+    gu.offsets = ws.offsets;
+    gu.total = ws.total;
+    gu.max_blocks = blocks;
+    gu.E = sh.E;
+    gu.H = sh.H;
+    gu.I = sh.I;
+    run_gate_up_silu<Act>(gu, s);
+  } else {
+    g.a = ws.y;  // gate | up
+    g.lda = sh.H;
+    g.w = a.w13.data;
+    g.d = ws.intermediate;
+    g.ldd = 2 * sh.I;
+    g.N = 2 * sh.I;
+    g.K = sh.H;
+    run_grouped_gemm<Act>(g, s);
 
-  silu_mul_rows_kernel<Act><<<grid, kThreads, 0, s>>>(static_cast<Act*>(ws.intermediate), ws.sorted_ids, ws.total,
-                                                      static_cast<int>(N), static_cast<int>(sh.I));
-  FK_CUDA_CHECK_LAUNCH();
+    silu_mul_rows_kernel<Act><<<grid, kThreads, 0, s>>>(static_cast<Act*>(ws.intermediate), ws.sorted_ids, ws.total,
+                                                        static_cast<int>(N), static_cast<int>(sh.I));
+    FK_CUDA_CHECK_LAUNCH();
+  }
 
   g.a = ws.intermediate;  // down
-  g.lda = 2 * sh.I;
+  g.lda = fused ? sh.I : 2 * sh.I;
   g.w = a.w2.data;
   g.d = ws.y;
   g.ldd = sh.H;

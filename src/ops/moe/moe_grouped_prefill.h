@@ -1,7 +1,9 @@
 // fused_experts' prefill path on the CUDA baseline (bf16 / f16 weights): the slots are
-// grouped by expert (moe_align_block_size, 128-row blocks), their hidden rows copied into
-// sorted order, then two grouped GEMMs on Hopper's TMA + wgmma (moe_grouped_gemm.h) with
-// silu(gate) * up in between, and the weighted sum over each token's experts.
+// grouped by expert (moe_align_block_size, 128-row blocks); gate_up with silu(gate) * up
+// in its epilogue, gathering each slot's hidden row itself (moe_gate_up.h; or, for wide
+// experts, a gather pass, a grouped GEMM and a silu pass); the down projection as a
+// grouped GEMM on Hopper's TMA + wgmma (moe_grouped_gemm.h); and the weighted sum over
+// each token's experts.
 #pragma once
 #include <cuda_runtime.h>
 
