@@ -107,6 +107,12 @@ std::vector<cublasLtMatmulAlgo_t> query_algos(cublasLtHandle_t handle, Problem& 
   set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, static_cast<uint32_t>(key.align_input));
   set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, static_cast<uint32_t>(key.align_out));
   set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, static_cast<uint32_t>(key.align_out));
+  // Split-K only with fp32 partial sums: the in-place and output-type reductions add the
+  // partials in the output type (bf16 here), which the op's fp32 accumulation excludes. An
+  // oracle case of M = 17, K = 33 once came out -0.0703 against -0.0576, an error of that
+  // size; costs 2.7 us at M = 200, N = 1024, K = 4096 and nothing measurable on the
+  // engine's shapes (bench/results/h100/linear_splitk_fp32.json).
+  set_pref(CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, static_cast<uint32_t>(CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE));
 
   std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(count));
   int found = 0;
