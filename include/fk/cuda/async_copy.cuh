@@ -19,6 +19,14 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_b
                : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// The mbarrier at `bar` (shared memory) receives one arrival once every cp.async this
+// thread issued so far has landed; the arrival counts towards the barrier's expected
+// count (.noinc), so the barrier is initialised with one arrival per such thread.
+__device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+// Waits for every cp.async this thread issued, committed to a group or not.
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 // Waits until at most kPending committed groups are still in flight.
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {

@@ -19,6 +19,9 @@
 
 namespace fk::ops::moe_grouped {
 
+// The grouping's block size the kernel needs (moe_align_block_size with this block_size).
+inline constexpr int kGateUpBlockRows = 128;
+
 struct GateUpSilu {
   // The A rows, gathered by the kernel: row p of block b is hidden's row of the token of
   // slot sorted_ids[p]; sentinel rows read as zeros; slot_rows[slot] = p is recorded for

@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "fk/cuda/async_copy.cuh"
 #include "fk/cuda/check.h"
 #include "fk/cuda/sm_count.h"
 #include "fk/status.h"
@@ -43,7 +44,7 @@ namespace {
 
 using namespace cute;
 
-constexpr int kBlockRows = 128;  // the grouping's block: one expert per tile
+constexpr int kBlockRows = kGateUpBlockRows;  // the grouping's block: one expert per tile
 constexpr int kCols = 128;       // intermediate columns per tile (256 weight rows: gate and up)
 constexpr int kBlockK = 64;      // one 128-byte swizzle row of 16-bit elements
 constexpr int kStages = 4;       // 48 KB a stage
@@ -121,13 +122,6 @@ constexpr int kGatherThreads = 128;  // the producer warpgroup: 8 threads a 128-
 // Thread 0 also issues the B tile's TMA copy. (TMA loads of rows gathered beforehand make
 // the mainloop ~4% faster, but the separate gather pass costs more than that on every
 // shape this kernel runs: bench/results/h100/fused_experts_gate_up_silu.json.)
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-
-__device__ __forceinline__ void cp_async_arrive_noinc(uint64_t* bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(cast_smem_ptr_to_uint(bar)) : "memory");
-}
 
 template <class Element, class Act>
 __global__ void __launch_bounds__(kThreads, 1) gate_up_silu_kernel(const __grid_constant__ KernelParams p) {
@@ -174,22 +168,22 @@ __global__ void __launch_bounds__(kThreads, 1) gate_up_silu_kernel(const __grid_
                                  j, expert);
         }
         const int64_t col_bytes = (static_cast<int64_t>(k) * kBlockK + chunk * 8) * 2;
-        const uint32_t a_stage = cast_smem_ptr_to_uint(smem.a + stage * T::kStageA);
+        auto* a_stage = reinterpret_cast<char*>(smem.a + stage * T::kStageA);
         CUTE_UNROLL
         for (int i = 0; i < kBlockRows / 16; ++i) {
           const int r = row0 + 16 * i;
           const bool read = src[i] >= 0 && col_bytes < p.h_bytes;  // else zeros: a sentinel row, or past H
-          cp_async_16(a_stage + r * 128 + ((chunk ^ (r & 7)) * 16), p.hidden + (read ? src[i] + col_bytes : 0),
-                      read ? 16 : 0);
+          cuda::cp_async16(a_stage + r * 128 + ((chunk ^ (r & 7)) * 16), p.hidden + (read ? src[i] + col_bytes : 0),
+                           read ? 16 : 0);
         }
-        cp_async_arrive_noinc(&smem.full[stage]);
+        cuda::cp_async_mbarrier_arrive_noinc(&smem.full[stage]);
         if (++stage == kStages) {
           stage = 0;
           phase ^= 1;
         }
       }
     }
-    asm volatile("cp.async.wait_all;" ::: "memory");
+    cuda::cp_async_wait_all();
     return;
   }
 

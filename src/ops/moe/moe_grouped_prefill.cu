@@ -29,6 +29,7 @@ namespace fk::ops::moe_grouped {
 namespace {
 
 constexpr int kBlockRows = 128;  // the grouping's block size
+static_assert(kBlockRows == kGateUpBlockRows, "the fused gate_up kernel takes the grouping's blocks as its tiles");
 
 // The fused gate_up kernel (moe_gate_up.h) runs for experts up to this wide. It wins on
 // narrow experts, where the gather and silu passes it saves are a large part of the op
