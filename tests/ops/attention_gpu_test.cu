@@ -2,7 +2,8 @@
 // plan once and run many times gives identical results; a run captured in a CUDA graph
 // and replayed matches, also after a re-plan with new sequence lengths (cuda_graph = 1);
 // larger shapes against the oracle; the optional lse; runs without a matching plan fail
-// clearly; host-only tensors stay on the host; fk's opt-in split-KV decode.
+// clearly; host-only tensors stay on the host; fk's opt-in split-KV decode; the prefill's
+// contiguous-KV path.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -238,6 +239,74 @@ TEST(PagedAttentionGpu, LargerShapesMatchTheOracle) {
     c.run();
     EXPECT_EQ(c.compare(), "") << w.dump();
   }
+}
+
+// The prefill's contiguous-KV path (the pages copied out of the cache, then FlashInfer's
+// ragged kernel; contiguous_kv_policy.h): forced with FK_PREFILL_CONTIGUOUS_KV=1 on edge
+// layouts (pages of 1, 8 and 32 tokens, a sequence without tokens, NaN past the ends,
+// chunks over a prefix, no mask, window with soft-cap, f16), and taken by itself on a
+// prompt long enough. plan_info's path slot (1) says which path the plan took: 4 is this one.
+class ContiguousKvMode {
+ public:
+  explicit ContiguousKvMode(const char* v) { setenv("FK_PREFILL_CONTIGUOUS_KV", v, 1); }
+  ~ContiguousKvMode() { unsetenv("FK_PREFILL_CONTIGUOUS_KV"); }
+};
+
+constexpr int64_t kContiguousKvPath = 4;
+
+int64_t planned_path(GpuCase& c) { return static_cast<const int64_t*>(c.t("plan_info").data())[1]; }
+
+TEST(PagedAttentionGpu, ContiguousKvPrefillMatchesTheOracle) {
+  REQUIRE_HOPPER();
+  const ContiguousKvMode always("1");
+  const Json workloads[] = {
+      {{"qo_lens", {300, 129, 1}}, {"kv_lens", {700, 129, 1000}}},
+      {{"qo_lens", {37, 0, 100}}, {"kv_lens", {45, 0, 229}}, {"page_size", 8}, {"nan_past_end", true}},
+      {{"qo_lens", {70, 3}}, {"kv_lens", {201, 3}}, {"page_size", 1}, {"num_qo_heads", 8}, {"num_kv_heads", 2}},
+      {{"qo_lens", {20, 9}}, {"kv_lens", {77, 9}}, {"causal", false}, {"page_size", 32}, {"num_qo_heads", 4},
+       {"num_kv_heads", 4}, {"nan_past_end", true}},
+      {{"qo_lens", {250, 40}}, {"kv_lens", {400, 161}}, {"window_left", 20}, {"logits_soft_cap", 3.0},
+       {"dtype", "f16"}, {"nan_past_end", true}},
+  };
+  for (const Json& w : workloads) {
+    GpuCase c(kPrefill, w, test::seed_for("contiguous_kv" + w.dump()));
+    c.plan();
+    EXPECT_EQ(planned_path(c), kContiguousKvPath) << w.dump();
+    c.run();
+    EXPECT_EQ(c.compare(), "") << w.dump();
+    const std::vector<uint8_t> first = bytes_of(c.t("out"));
+    poison_out(c);
+    c.run();
+    rt::device_synchronize(0);
+    EXPECT_EQ(bytes_of(c.t("out")), first) << "a second run differs: " << w.dump();
+  }
+  // Never: the paged kernel, same results within tolerance.
+  {
+    const ContiguousKvMode never("0");
+    GpuCase c(kPrefill, workloads[0], 3);
+    c.plan();
+    EXPECT_NE(planned_path(c), kContiguousKvPath);
+    c.run();
+    EXPECT_EQ(c.compare(), "");
+  }
+}
+
+TEST(PagedAttentionGpu, ContiguousKvPrefillIsChosenForLongPrompts) {
+  REQUIRE_HOPPER();
+  unsetenv("FK_PREFILL_CONTIGUOUS_KV");
+  // 16 prompts of 600 tokens: ~296 query-key pairs per copied row and 640 work items (5
+  // query tiles x 16 x 8 heads), past both thresholds on up to 320 SMs; 8 heads keep the
+  // double-precision oracle quick.
+  const std::vector<int> prompts(16, 600);
+  GpuCase c(kPrefill, {{"qo_lens", prompts}, {"kv_lens", prompts}, {"num_qo_heads", 8}, {"num_kv_heads", 2}}, 11);
+  c.plan();
+  EXPECT_EQ(planned_path(c), kContiguousKvPath);
+  c.run();
+  EXPECT_EQ(c.compare(), "");
+  // Short prompts stay on the paged kernel.
+  GpuCase short_prompts(kPrefill, {{"qo_lens", {300, 200}}, {"kv_lens", {300, 200}}}, 12);
+  short_prompts.plan();
+  EXPECT_NE(planned_path(short_prompts), kContiguousKvPath);
 }
 
 // fk's split-KV decode (opt-in with FK_SPLIT_KV_DECODE=1, read at every plan): the

@@ -62,11 +62,22 @@ struct PagedAttentionWorkspaceBytes {
   int64_t int_bytes = 0;    // int_workspace (device) and host_int_workspace (host), each
 };
 
+// Bytes of float_workspace that the prefill's contiguous-KV path needs for `kv_rows` page
+// rows (the batch's pages times page_size): K and V of every KV head, 16-bit, plus
+// alignment. The path copies the pages out of the cache into head-major buffers so that
+// the kernel loads whole 128-row tiles by TMA instead of gathering 16-row pages; the plan
+// takes it only where the float_workspace holds that copy (else the paged kernels run).
+inline int64_t prefill_contiguous_kv_bytes(int64_t kv_rows, int64_t num_kv_heads, int64_t head_dim) {
+  return 2 * kv_rows * num_kv_heads * head_dim * 2 + 512;
+}
+
 // Conservative workspace sizes for a batch of `batch` sequences with `num_q_tokens` query
-// tokens in total (decode: num_q_tokens = batch).
+// tokens in total (decode: num_q_tokens = batch). `max_kv_rows` > 0 also sizes the float
+// workspace for the prefill's contiguous-KV path over up to that many page rows (a batch
+// without cached prefixes has at most num_q_tokens + batch * (page_size - 1)).
 inline PagedAttentionWorkspaceBytes paged_attention_workspace_bytes(int64_t batch, int64_t num_q_tokens,
                                                                    int64_t num_qo_heads, int64_t num_kv_heads,
-                                                                   int64_t head_dim) {
+                                                                   int64_t head_dim, int64_t max_kv_rows = 0) {
   // Decode splits long sequences into chunks so that every SM is busy: at most 16 CTAs of
   // >= 128 threads per SM, one CTA per (chunk, kv head); each chunk keeps a partial output
   // row (D floats + 1) per query head.
@@ -77,6 +88,8 @@ inline PagedAttentionWorkspaceBytes paged_attention_workspace_bytes(int64_t batc
   const int64_t works = num_qo_heads * ((num_q_tokens + 127) / 128 + batch);
   PagedAttentionWorkspaceBytes w;
   w.float_bytes = num_qo_heads * split_rows * (head_dim + 1) * 4 + 4096;
+  if (max_kv_rows > 0)
+    w.float_bytes = std::max(w.float_bytes, prefill_contiguous_kv_bytes(max_kv_rows, num_kv_heads, head_dim));
   w.int_bytes = std::max(8 * 4 * works + 4 * (kPagedAttentionMaxSms + 1), 16 * split_rows) + 4096;
   return w;
 }

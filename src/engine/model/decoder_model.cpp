@@ -59,10 +59,16 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
     }
     layer_plan_.push_back(static_cast<int>(it - variants.begin()));
   }
+  // The prefill plans' float workspace also holds the contiguous-KV copy of a step whose
+  // KV spans up to twice the token budget (a prompt and as long a cached prefix, or
+  // chunks of a long one); past that, prefill gathers from the pages (contiguous_kv_policy.h).
+  const int64_t kv_rows = D == 128 ? 2 * max_tokens : 0;
+  const auto prefill_ws = ops::paged_attention_workspace_bytes(max_seqs, max_tokens, c.num_attention_heads,
+                                                              c.num_key_value_heads, D, kv_rows);
   const auto ws = ops::paged_attention_workspace_bytes(max_seqs, max_tokens, c.num_attention_heads,
                                                       c.num_key_value_heads, D);
   const bool cpu = device.is_cpu();  // the CPU implementation has no plan and needs no scratch
-  auto make_plan = [&] {
+  auto make_plan = [&](const ops::PagedAttentionWorkspaceBytes& ws) {
     AttentionPlan p;
     p.float_workspace = Tensor::empty({cpu ? 16 : ws.float_bytes}, DType::u8, device, stream);
     p.int_workspace = Tensor::empty({cpu ? 16 : ws.int_bytes}, DType::u8, device, stream);
@@ -73,8 +79,8 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
     return p;
   };
   for (size_t i = 0; i < variants.size(); ++i) {
-    plans_.push_back(make_plan());
-    decode_part_plans_.push_back(make_plan());
+    plans_.push_back(make_plan(prefill_ws));
+    decode_part_plans_.push_back(make_plan(ws));
   }
 
   auto buffer = [&](int64_t rows, int64_t cols) { return Tensor::empty({rows, cols}, dtype_, device, stream); };

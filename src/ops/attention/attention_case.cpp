@@ -7,6 +7,7 @@
 #include "fk/element.h"
 #include "fk/philox.h"
 #include "fk/ops/attention.h"
+#include "ops/attention/visible_keys.h"
 #include "ops/common/case_builder.h"
 
 namespace fk::ops::attn {
@@ -14,10 +15,7 @@ namespace fk::ops::attn {
 int64_t PagedWorkload::num_q_tokens() const { return std::accumulate(qo_lens.begin(), qo_lens.end(), int64_t{0}); }
 
 int64_t PagedWorkload::visible(int64_t b, int64_t i) const {
-  const int64_t p = kv_lens[b] - qo_lens[b] + i;
-  const int64_t hi = causal ? p + 1 : kv_lens[b];
-  const int64_t lo = window_left >= 0 ? std::max<int64_t>(0, p - window_left) : 0;
-  return hi - lo;
+  return visible_keys(qo_lens[b], kv_lens[b], i, causal, window_left);
 }
 
 int64_t PagedWorkload::kv_tokens_read(int64_t b) const {
@@ -133,7 +131,7 @@ PagedCaseTensors make_paged_tensors(const PagedWorkload& pw, uint64_t seed) {
   t.kv_last_page_len = i32_vector(last_page_len);
   t.kv_indptr_host = i32_vector(kv_indptr);
   t.kv_last_page_len_host = i32_vector(last_page_len);
-  const PagedAttentionWorkspaceBytes ws = paged_attention_workspace_bytes(B, T, Hq, Hk, D);
+  const PagedAttentionWorkspaceBytes ws = paged_attention_workspace_bytes(B, T, Hq, Hk, D, used_pages * ps);
   t.float_workspace = Tensor::empty({ws.float_bytes}, DType::u8);
   t.int_workspace = Tensor::empty({ws.int_bytes}, DType::u8);
   t.host_int_workspace = Tensor::empty({ws.int_bytes}, DType::u8);

@@ -1,7 +1,8 @@
 // Building cases of the paged attention ops from workloads: the batch layout (per
 // sequence query and KV lengths), a KV cache whose pages are handed out in a random
 // order (plus pages nobody owns), Philox inputs, the metadata with its host mirrors, and
-// workspaces sized by paged_attention_workspace_bytes.
+// workspaces sized by paged_attention_workspace_bytes (with room for the prefill's
+// contiguous-KV copy of the case's pages).
 //
 // Workload fields (defaults in brackets):
 //   qo_lens   [prefill only] query tokens per sequence

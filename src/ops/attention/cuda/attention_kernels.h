@@ -62,6 +62,37 @@ cudaError_t prefill_sm90_hd64(const Sm90PrefillLaunch& l, cudaStream_t stream);
 cudaError_t prefill_sm90_hd128(const Sm90PrefillLaunch& l, cudaStream_t stream);
 cudaError_t prefill_sm90_hd256(const Sm90PrefillLaunch& l, cudaStream_t stream);
 
+// The contiguous-KV path (contiguous_kv_policy.h): the batch's pages copied out of the
+// caches by gather_kv_pages into head-major K and V [Hk, rows, D], rows = pages *
+// page_size, page entry s of kv_indices at rows [s * page_size, (s + 1) * page_size); then
+// FlashInfer's ragged Hopper kernel over them, its schedule's kv_indptr in rows
+// (kv_indptr[b] * page_size). Head dim 128 only.
+struct Sm90ContiguousKv {
+  const void* k;
+  const void* v;
+  int64_t rows;
+};
+
+cudaError_t prefill_sm90_contiguous_hd128(const Sm90PrefillLaunch& l, const Sm90ContiguousKv& kv,
+                                          cudaStream_t stream);
+
+struct GatherKvPages {
+  const void* k_cache;  // [P, page_size, Hk, D], 16-bit, contiguous
+  const void* v_cache;
+  const int32_t* kv_indptr;         // [batch + 1] (device), in pages
+  const int32_t* kv_indices;        // (device)
+  const int32_t* kv_last_page_len;  // [batch] (device)
+  int32_t batch, page_size, num_kv_heads, head_dim;
+  int64_t rows;  // kv_indptr[batch] * page_size, from the host mirror
+  void* k_out;   // [Hk, rows, D]
+  void* v_out;
+};
+
+// Rows past a sequence's last token (the tail of its last page) are written as zeros: the
+// kernel reads them inside its last tile, and a stale NaN there would reach the output
+// through a probability of 0 times V.
+cudaError_t gather_kv_pages(const GatherKvPages& g, cudaStream_t stream);
+
 // ---- CUDA-core decode -------------------------------------------------------------------
 // FlashInfer's DecodePlanInfo, as its ToVector() values.
 inline constexpr int kDecodePlanInfoLen = 10;

@@ -4,7 +4,9 @@
 // decode_hd*.cu (attention_kernels.h).
 //
 // Paths:
-//   prefill: FlashInfer Hopper (FA3-style) paged prefill, scheduled by PrefillSM90Plan.
+//   prefill: FlashInfer Hopper (FA3-style) paged prefill, scheduled by PrefillSM90Plan;
+//            or, where it pays (contiguous_kv_policy.h), a copy of the batch's pages into
+//            float_workspace and FlashInfer's ragged Hopper kernel over it.
 //   decode:  FlashInfer CUDA-core decode for the GQA group sizes it is built for
 //            (1, 2, 3, 4, 6, 8, 16), else the Hopper prefill kernels with one query token
 //            per sequence (correct, slower). With FK_SPLIT_KV_DECODE=1, fk's own split-KV
@@ -23,6 +25,7 @@
 #include "fk/op_registry.h"
 #include "fk/ops/attention.h"
 #include "ops/attention/attention_validate.h"
+#include "ops/attention/contiguous_kv_policy.h"
 #include "ops/attention/cuda/attention_kernels.h"
 #include "ops/attention/paged_batch.h"
 #include "ops/attention/split_kv_schedule.h"
@@ -33,7 +36,7 @@ namespace {
 // ---- plan_info: what a plan was made for, and FlashInfer's plan ------------------------
 constexpr int64_t kPlanMagic = 0x666b61746e310002;  // changes when the layout below changes
 
-enum class Path : int64_t { empty = 0, sm90_prefill = 1, fa2_decode = 2, split_kv_decode = 3 };
+enum class Path : int64_t { empty = 0, sm90_prefill = 1, fa2_decode = 2, split_kv_decode = 3, sm90_contiguous_kv = 4 };
 
 enum Slot : int {
   kSlotMagic = 0,
@@ -53,6 +56,8 @@ enum Slot : int {
   kSlotFlashInfer = 16,  // FlashInfer's plan info (ToVector), up to 16 values
 };
 static_assert(kSlotFlashInfer + 16 <= kAttentionPlanInfoLen);
+constexpr int kSm90InfoLen = 9;           // PrefillPlanSM90Info::ToVector()
+constexpr int kSm90InfoRows = kSm90InfoLen;  // contiguous-KV path: its copy's rows, after FlashInfer's info
 
 // The metadata a plan is valid for: run must present the same.
 struct PlanKey {
@@ -169,12 +174,57 @@ size_t int_workspace_bytes(const CommonArgs& c) {
   return static_cast<size_t>(std::min(c.int_workspace.nbytes(), c.host_int_workspace.nbytes()));
 }
 
+// ---- Hopper prefill over contiguous KV ---------------------------------------------------
+bool plan_contiguous_kv(const CommonArgs& c, const PagedBatch& pb, bool causal, bool cuda_graph) {
+  ContiguousKvRequest r;
+  r.head_dim = c.q.shape[2];
+  r.page_size = pb.page_size;
+  r.num_qo_heads = c.q.shape[1];
+  r.num_kv_heads = c.k_cache.shape[2];
+  r.sm_count = fk::cuda::current_sm_count();
+  r.dtype_bytes = dtype_size(c.q.dtype);
+  r.float_workspace_bytes = c.float_workspace.nbytes();
+  r.cuda_graph = cuda_graph;
+  r.causal = causal;
+  r.window_left = c.window_left;
+  return choose_contiguous_kv(pb, r, contiguous_kv_mode_from_env());
+}
+
+void run_sm90_contiguous(const CommonArgs& c, const Sm90PrefillLaunch& l, int64_t rows, cudaStream_t stream) {
+  const int64_t plane_bytes = rows * l.num_kv_heads * c.q.shape[2] * dtype_size(c.q.dtype);
+  FK_CHECK(prefill_contiguous_kv_bytes(rows, l.num_kv_heads, c.q.shape[2]) <= c.float_workspace.nbytes(), c.op,
+           ": float_workspace is smaller than the plan's contiguous KV copy; plan again with this workspace");
+  // 256-byte aligned planes (cudaMalloc's alignment, and what TMA needs: 16).
+  char* base = static_cast<char*>(c.float_workspace.data);
+  base += (256 - reinterpret_cast<uintptr_t>(base) % 256) % 256;
+  GatherKvPages g{};
+  g.k_cache = c.k_cache.data;
+  g.v_cache = c.v_cache.data;
+  g.kv_indptr = static_cast<const int32_t*>(c.kv_indptr.data);
+  g.kv_indices = static_cast<const int32_t*>(c.kv_indices.data);
+  g.kv_last_page_len = static_cast<const int32_t*>(c.kv_last_page_len.data);
+  g.batch = static_cast<int32_t>(c.kv_indptr.shape[0] - 1);
+  g.page_size = l.page_size;
+  g.num_kv_heads = l.num_kv_heads;
+  g.head_dim = static_cast<int32_t>(c.q.shape[2]);
+  g.rows = rows;
+  g.k_out = base;
+  g.v_out = base + plane_bytes;
+  cudaError_t status = gather_kv_pages(g, stream);
+  if (status != cudaSuccess) fk::cuda::throw_cuda_error(status, "KV page copy");
+  const Sm90ContiguousKv kv{g.k_out, g.v_out, rows};
+  flashinfer_call(c.op, "Hopper contiguous-KV prefill kernel", [&] { return prefill_sm90_contiguous_hd128(l, kv, stream); });
+}
+
 // ---- Hopper prefill path --------------------------------------------------------------
 // Schedules the batch on the host (PrefillSM90Plan) and copies the schedule to
-// int_workspace; writes FlashInfer's plan info (9 values) to `info_out`.
+// int_workspace; writes FlashInfer's plan info (kSm90InfoLen values) to `info_out`. The
+// schedule's kv_indptr is the page indptr times `kv_indptr_scale`: 1 for the paged
+// kernels, page_size for the contiguous-KV path (rows of the copy).
 void plan_sm90(const CommonArgs& c, const PagedBatch& pb, bool causal, bool cuda_graph, int64_t* info_out,
-               cudaStream_t stream) {
+               cudaStream_t stream, int32_t kv_indptr_scale = 1) {
   std::vector<int32_t> qo_indptr = pb.qo_indptr, kv_indptr = pb.kv_indptr, kv_len = pb.kv_len;
+  for (int32_t& x : kv_indptr) x *= kv_indptr_scale;
   const int64_t D = c.q.shape[2];
   flashinfer::PrefillPlanSM90Info info;
   flashinfer_call(c.op, "PrefillSM90Plan", [&] {
@@ -195,9 +245,12 @@ void plan_sm90(const CommonArgs& c, const PagedBatch& pb, bool causal, bool cuda
   std::copy(v.begin(), v.end(), info_out);
 }
 
-void run_sm90(const CommonArgs& c, bool causal, const int64_t* flashinfer_info, cudaStream_t stream) {
+// Runs the Hopper prefill on a plan_sm90 schedule: over the paged caches, or, with
+// contiguous_rows > 0, over the copy of the pages that it first makes into float_workspace.
+void run_sm90(const CommonArgs& c, bool causal, const int64_t* flashinfer_info, cudaStream_t stream,
+              int64_t contiguous_rows = 0) {
   flashinfer::PrefillPlanSM90Info info;
-  info.FromVector(std::vector<int64_t>(flashinfer_info, flashinfer_info + 9));
+  info.FromVector(std::vector<int64_t>(flashinfer_info, flashinfer_info + kSm90InfoLen));
   char* ws = static_cast<char*>(c.int_workspace.data);
   auto at = [&](int64_t offset) { return reinterpret_cast<int32_t*>(ws + offset); };
   Sm90PrefillLaunch l{};
@@ -228,6 +281,10 @@ void run_sm90(const CommonArgs& c, bool causal, const int64_t* flashinfer_info, 
   l.head_indices = at(info.head_indices_offset);
   l.work_indptr = at(info.work_indptr_offset);
   l.batch_indices = at(info.batch_indices_offset);
+  if (contiguous_rows > 0) {
+    run_sm90_contiguous(c, l, contiguous_rows, stream);
+    return;
+  }
   cudaError_t status = cudaErrorInvalidValue;
   flashinfer_call(c.op, "Hopper paged prefill kernel", [&] {
     switch (c.q.shape[2]) {
@@ -385,8 +442,16 @@ fk_status prefill_plan(const void* args, void* stream) {
       return;
     }
     int64_t info[16] = {};
-    plan_sm90(c, pb, a.causal != 0, a.cuda_graph != 0, info, static_cast<cudaStream_t>(stream));
-    write_plan(a.plan_info, Path::sm90_prefill, key, info, 9);
+    const auto s = static_cast<cudaStream_t>(stream);
+    if (plan_contiguous_kv(c, pb, a.causal != 0, a.cuda_graph != 0)) {
+      plan_sm90(c, pb, a.causal != 0, /*cuda_graph=*/false, info, s, static_cast<int32_t>(pb.page_size));
+      info[kSm90InfoRows] = contiguous_kv_rows(pb);
+      key.float_workspace = c.float_workspace.data;  // holds the copy
+      write_plan(a.plan_info, Path::sm90_contiguous_kv, key, info, kSm90InfoLen + 1);
+      return;
+    }
+    plan_sm90(c, pb, a.causal != 0, a.cuda_graph != 0, info, s);
+    write_plan(a.plan_info, Path::sm90_prefill, key, info, kSm90InfoLen);
   });
 }
 
@@ -398,7 +463,9 @@ fk_status prefill_run(const void* args, void* stream) {
     validate_cuda_support(c);
     const Path path = expect_plan(a.kName, a.plan_info, key_of(c, a.causal != 0, a.cuda_graph));
     if (path == Path::empty) return;
-    run_sm90(c, a.causal != 0, slots(a.plan_info) + kSlotFlashInfer, static_cast<cudaStream_t>(stream));
+    const int64_t* info = slots(a.plan_info) + kSlotFlashInfer;
+    const int64_t rows = path == Path::sm90_contiguous_kv ? info[kSm90InfoRows] : 0;
+    run_sm90(c, a.causal != 0, info, static_cast<cudaStream_t>(stream), rows);
   });
 }
 
@@ -428,7 +495,7 @@ fk_status decode_plan(const void* args, void* stream) {
       // The query is the sequence's last token: causal masking is a no-op.
       plan_sm90(c, pb, /*causal=*/true, a.cuda_graph != 0, info, s);
       key.float_workspace = nullptr;
-      write_plan(a.plan_info, Path::sm90_prefill, key, info, 9);
+      write_plan(a.plan_info, Path::sm90_prefill, key, info, kSm90InfoLen);
     }
   });
 }
