@@ -26,7 +26,6 @@
 #include <cute/arch/copy_sm90_tma.hpp>
 #include <cute/tensor.hpp>
 #include <cutlass/arch/reg_reconfig.h>
-#include <cutlass/cuda_host_adapter.hpp>
 #include <cutlass/arch/barrier.h>
 
 #include <algorithm>
@@ -35,6 +34,7 @@
 #include "fk/cuda/async_copy.cuh"
 #include "fk/cuda/check.h"
 #include "fk/cuda/sm_count.h"
+#include "fk/cuda/tensor_map.cuh"
 #include "fk/status.h"
 #include "ops/activation/act_kernels.cuh"
 #include "ops/moe/moe_gate_up.h"
@@ -254,11 +254,7 @@ __global__ void __launch_bounds__(kThreads, 1) gate_up_silu_kernel(const __grid_
 CUtensorMap encode_map(const void* base, int rank, const cuuint64_t* dims, const cuuint64_t* byte_strides,
                        const cuuint32_t* box, const char* what) {
   CUtensorMap map;
-  const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
-  const CUresult r = CUTLASS_CUDA_DRIVER_WRAPPER_CALL(cuTensorMapEncodeTiled)(
-      &map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 /* any 16-bit type: the copy moves bits */, rank, const_cast<void*>(base),
-      dims, byte_strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r = cuda::encode_tensor_map_16bit_sw128(map, base, rank, dims, byte_strides, box);
   FK_CHECK(r == CUDA_SUCCESS, "fused_experts gate_up: encoding the tensor map of ", what, " failed (CUresult ",
            static_cast<int>(r), ")");
   return map;

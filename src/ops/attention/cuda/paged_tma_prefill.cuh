@@ -3,7 +3,6 @@
 // and its persistent scheduler, fed by PrefillSM90Plan's schedule as before.
 // Included by prefill_sm90_launch.cuh only.
 #pragma once
-#include <cutlass/cuda_host_adapter.hpp>
 #include <flashinfer/attention/hopper/default_params.cuh>
 #include <flashinfer/attention/hopper/epilogue.cuh>
 #include <flashinfer/attention/hopper/kernel_traits.cuh>
@@ -11,6 +10,7 @@
 #include <flashinfer/attention/hopper/tile_scheduler.cuh>
 
 #include "fk/cuda/sm_count.h"
+#include "fk/cuda/tensor_map.cuh"
 #include "ops/attention/cuda/paged_tma_mainloop.cuh"
 
 namespace fk::ops::attn::sm90 {
@@ -32,11 +32,7 @@ inline cudaError_t make_paged_kv_map(CUtensorMap& out, const void* cache, int64_
   const cuuint64_t row_bytes = static_cast<cuuint64_t>(num_kv_heads) * head_dim * 2;
   const cuuint64_t strides[3] = {row_bytes, static_cast<cuuint64_t>(head_dim) * 2, row_bytes * page_size};
   const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(box_rows), 1, 1};
-  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
-  const CUresult r = CUTLASS_CUDA_DRIVER_WRAPPER_CALL(cuTensorMapEncodeTiled)(
-      &out, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 /* any 16-bit type: the copy moves bits */, 4,
-      const_cast<void*>(cache), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r = fk::cuda::encode_tensor_map_16bit_sw128(out, cache, 4, dims, strides, box);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
