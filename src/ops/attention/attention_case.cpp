@@ -131,7 +131,9 @@ PagedCaseTensors make_paged_tensors(const PagedWorkload& pw, uint64_t seed) {
   t.kv_last_page_len = i32_vector(last_page_len);
   t.kv_indptr_host = i32_vector(kv_indptr);
   t.kv_last_page_len_host = i32_vector(last_page_len);
-  const PagedAttentionWorkspaceBytes ws = paged_attention_workspace_bytes(B, T, Hq, Hk, D, used_pages * ps);
+  // Prefill cases leave room for the contiguous-KV copy of their pages (decode never takes it).
+  const int64_t copy_rows = pw.decode ? 0 : used_pages * ps;
+  const PagedAttentionWorkspaceBytes ws = paged_attention_workspace_bytes(B, T, Hq, Hk, D, copy_rows);
   t.float_workspace = Tensor::empty({ws.float_bytes}, DType::u8);
   t.int_workspace = Tensor::empty({ws.int_bytes}, DType::u8);
   t.host_int_workspace = Tensor::empty({ws.int_bytes}, DType::u8);
