@@ -24,12 +24,14 @@
 #include <vector>
 
 #include "fk/cuda/check.h"
+#include "fk/cuda/sm_count.h"
 #include "fk/op_registry.h"
 #include "ops/linear/cublas_status.h"
 #include "ops/linear/cublaslt_context.h"
 #include "ops/linear/linear_algo_cache.h"
 #include "ops/linear/linear_bias.h"
 #include "ops/linear/linear_validate.h"
+#include "ops/linear/decode_gemm_choice.h"
 #include "ops/linear/skinny_gemm.h"
 #include "ops/linear/small_m_gemm.h"
 #include "ops/linear/tuning_record.h"
@@ -153,7 +155,7 @@ bool skinny_enabled() {
 }
 
 // FK_LINEAR_SMALL_M=0 sends decode batches of kSkinnyMaxRows + 1 .. kSmallMMaxRows rows to
-// cuBLASLt (for comparing the two).
+// cuBLASLt, and keeps narrow weights at 3-4 rows on skinny_gemm (for comparing).
 bool small_m_enabled() {
   static const bool on = [] {
     const char* v = std::getenv("FK_LINEAR_SMALL_M");
@@ -336,7 +338,12 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
     g.ld_input = key.ld_input;
     g.ld_weight = key.ld_weight;
     g.dtype = a.input.dtype;
-    if (skinny_enabled() && g.M <= skinny_max_rows() && skinny_gemm_applies(g)) {
+    // A narrow weight at 3-4 rows goes to small_m_gemm (decode_gemm_choice.h); with
+    // FK_LINEAR_SMALL_M=0 it stays on skinny_gemm.
+    const bool narrow_to_small_m = small_m_enabled() && g.M <= kSkinnyMaxRows &&
+                                   small_m_for_narrow_weight(g.M, g.N, cuda::current_sm_count()) &&
+                                   small_m_gemm_applies(g);
+    if (skinny_enabled() && g.M <= skinny_max_rows() && !narrow_to_small_m && skinny_gemm_applies(g)) {
       cublaslt::DeviceGuard guard(device);
       skinny_gemm(g, stream);
       return;

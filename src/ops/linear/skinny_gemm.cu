@@ -9,6 +9,7 @@
 #include "fk/cuda/pdl.cuh"
 #include "fk/cuda/sm_count.h"
 #include "fk/cuda/vec.cuh"
+#include "ops/linear/decode_gemm_choice.h"
 #include "ops/linear/streaming_load.cuh"
 
 namespace fk::ops {
@@ -293,9 +294,6 @@ void launch_sliced(const SkinnyGemm& g, cudaStream_t s) {
                    static_cast<const T*>(g.bias), g.N, g.K, norm_prologue<T>(g));
 }
 
-// A weight row group narrower than this many warps per SM gets K slices at 2 rows.
-constexpr int64_t kNarrowWarpsPerSm = 16;
-
 template <class T, int M, int R, bool kNorm>
 void launch_with_slices(const SkinnyGemm& g, cudaStream_t s) {
   switch (slices_for((g.N + R - 1) / R, g.K / 8)) {
@@ -318,7 +316,7 @@ void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
     launch_with_slices<T, M, 1, kNorm>(g, s);
   } else {
     if constexpr (M == 2)
-      if ((g.N + 1) / 2 < kNarrowWarpsPerSm * cuda::current_sm_count())
+      if (narrow_weight(g.N, cuda::current_sm_count()))
         return launch_with_slices<T, M, 2, kNorm>(g, s);
     launch_sliced<T, M, 2, 1, kNorm>(g, s);
   }

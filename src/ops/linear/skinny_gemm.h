@@ -11,7 +11,8 @@
 // Measured on an H100 (bench/results/h100/linear_bench.json, engine decode steps): up to
 // 4 rows it beats cuBLASLt (Llama-3.1-8B batch-1 step 6.26 ms against 6.73 ms), at 8 rows
 // it lost (7.74 against 7.04 ms, ALU-bound), so from 5 rows on linear uses the
-// tensor-core kernel of small_m_gemm.h (up to kSmallMMaxRows rows), then cuBLASLt.
+// tensor-core kernel of small_m_gemm.h (up to kSmallMMaxRows rows), then cuBLASLt; narrow
+// weights take small_m_gemm from 3 rows on (decode_gemm_choice.h).
 #pragma once
 #include <cstdint>
 

@@ -6,7 +6,8 @@
 // This kernel puts the rows on tensor cores: mma.sync m16n8k16 with the (up to 16) input
 // rows as A and 8 weight rows as B, f32 accumulation, weight read with streaming 16-byte
 // loads (small_m_fragment.h: the operand layout; small_m_plan.h: the work split).
-// It is correct for any M in 1..kSmallMMaxRows; linear uses it above kSkinnyMaxRows.
+// It is correct for any M in 1..kSmallMMaxRows; linear uses it above kSkinnyMaxRows, and
+// for narrow weights from 3 rows on (decode_gemm_choice.h).
 #pragma once
 #include <cstdint>
 
