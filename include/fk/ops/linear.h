@@ -43,7 +43,8 @@ struct LinearArgs {
 // Dtypes: input, residual_in, norm_weight, weight, bias bf16 or f16 (one dtype); every
 // written tensor of that dtype (f64 where the CPU oracle writes). Written tensors must not
 // overlap each other or any input. Row strides are free (rows contiguous, 16-byte aligned
-// rows for the CUDA baseline's fused path; others take its unfused path).
+// rows for the CUDA baseline's fused path; others take its unfused path). The unfused
+// path's norm reads norm_weight before its PDL wait, as the norm ops do (fk/ops/norm.h).
 struct RmsNormLinearArgs {
   static constexpr const char* kName = "rms_norm_linear";
   TensorView out;           // [M, N] written

@@ -8,6 +8,11 @@
 //   a wider matrix is fine).
 // - weight and bias are contiguous [H].
 // - Updated (in place) tensors must not overlap any other tensor of the call.
+// - Programmatic dependent launch: the CUDA baselines read weight before they wait for the
+//   kernel launched right before them, to take a dependent load (from DRAM, at decode) off
+//   a decode layer's critical path; everything else waits. So weight must not be written by
+//   the kernel launched immediately before the op (a copy, or any kernel before that one,
+//   is fine: model weights are). FK_NORM_EARLY_WEIGHT=0 reads it after the wait.
 #pragma once
 #include "fk/op.h"
 
