@@ -34,5 +34,16 @@ TEST(DecodeGemmChoice, NarrowWeightsLeaveSkinnyFromThreeRows) {
   EXPECT_TRUE(small_m_for_narrow_weight(4, 4096, 256));
 }
 
+TEST(DecodeGemmChoice, WideWeightsTakeThreeRowsPerWarpAtFourRows) {
+  EXPECT_EQ(skinny_weight_rows_per_warp(1, 6144, kH100Sms), 1);
+  EXPECT_EQ(skinny_weight_rows_per_warp(2, 6144, kH100Sms), 2);
+  EXPECT_EQ(skinny_weight_rows_per_warp(3, 6144, kH100Sms), 2);
+  EXPECT_EQ(skinny_weight_rows_per_warp(4, 6144, kH100Sms), 3);    // Llama-3.1-8B qkv
+  EXPECT_EQ(skinny_weight_rows_per_warp(4, 28672, kH100Sms), 3);   // gate_up
+  EXPECT_EQ(skinny_weight_rows_per_warp(4, 128256, kH100Sms), 3);  // LM head
+  EXPECT_EQ(skinny_weight_rows_per_warp(4, 4096, kH100Sms), 2);    // narrow: o, down
+  EXPECT_EQ(skinny_weight_rows_per_warp(4, 4096, 16), 3);          // wide on a small GPU
+}
+
 }  // namespace
 }  // namespace fk::ops

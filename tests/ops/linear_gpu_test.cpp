@@ -31,13 +31,15 @@ TEST(LinearGpu, DecodeAndLayerShapesMatchOracle) {
       // 513-chunk K with a part-filled last row group; 2 slices of 125 chunks and an odd N;
       // a router-like 128 x 2048 with bias; 2 slices of a 64-chunk K (the smallest split);
       // 4 rows take no slices, nor do 2 rows of a wide weight (two weight rows per warp,
-      // here with an odd N: the last warp's second row is past N).
+      // here with an odd N: the last warp's second row is past N); 4 rows of a wide weight
+      // take three weight rows per warp (N = 4301: the last warp's third row is past N).
       {{"m", 1}, {"n", 45}, {"k", 4104}},
       {{"m", 2}, {"n", 4301}, {"k", 1032}, {"bias", true}},
       {{"m", 2}, {"n", 37}, {"k", 1000}, {"dtype", "f16"}},
       {{"m", 2}, {"n", 128}, {"k", 2048}, {"bias", true}},
       {{"m", 2}, {"n", 2048}, {"k", 512}},
       {{"m", 4}, {"n", 128}, {"k", 2048}, {"bias", true}},
+      {{"m", 4}, {"n", 4301}, {"k", 1032}, {"bias", true}},
   };
   for (const Json& w : workloads) {
     const auto r = bench::check_op(linear_def(), w, test::seed_for("LinearGpuDecode" + w.dump()), DeviceType::cuda);

@@ -26,4 +26,18 @@ inline bool small_m_for_narrow_weight(int64_t M, int64_t N, int64_t sm_count) {
   return M >= kNarrowSmallMMinRows && narrow_weight(N, sm_count);
 }
 
+// Weight rows per warp of skinny_gemm's unsliced kernel at M = 2..4 input rows. Each input
+// chunk a warp loads serves its R weight rows, so a larger R means fewer input loads and
+// conversions per weight byte; what limits R is registers (R x M accumulators, R weight
+// chunks per unrolled step) and, for narrow weights, warps. At 4 rows a wide weight takes
+// 3: the decode GEMMs of a Llama-3.1-8B step 5.382 -> 5.347 ms at 4 rows (probe of
+// bench/results/h100/decode_batch4_gap.json), while at 2 and 3 rows 3 was slower (5.318 ->
+// 5.391, 5.283 -> 5.303 ms). Narrow weights keep 2 (they run small_m_gemm from 3 rows).
+constexpr int kWideWeightRowsPerWarpAt4 = 3;
+
+inline int skinny_weight_rows_per_warp(int64_t M, int64_t N, int64_t sm_count) {
+  if (M <= 1) return 1;
+  return M == 4 && !narrow_weight(N, sm_count) ? kWideWeightRowsPerWarpAt4 : 2;
+}
+
 }  // namespace fk::ops

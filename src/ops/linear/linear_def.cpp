@@ -87,6 +87,7 @@ OpDef make_def() {
       // up to 16; cuBLASLt beyond): K tails shorter than a warp's sweep, N not a multiple of
       // the rows per warp, f16, bias, the two halves of the 16-row tensor-core operand.
       J{{"m", 2}, {"n", 37}, {"k", 1288}},
+      J{{"m", 4}, {"n", 4301}, {"k", 520}, {"bias", true}},  // three weight rows per warp (wide on an H100)
       J{{"m", 5}, {"n", 130}, {"k", 520}, {"dtype", "f16"}, {"bias", true}},
       J{{"m", 8}, {"n", 96}, {"k", 4104}, {"bias", true}},
       J{{"m", 7}, {"n", 33}, {"k", 8}},

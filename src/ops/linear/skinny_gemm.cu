@@ -304,7 +304,8 @@ void launch_with_slices(const SkinnyGemm& g, cudaStream_t s) {
   }
 }
 
-// One weight row per warp at 1 row; from 2 rows on, two (each input chunk serves both).
+// One weight row per warp at 1 row; from 2 rows on, two (each input chunk serves both), and
+// three for wide weights at 4 rows (skinny_weight_rows_per_warp).
 // Measured on an H100 at 2 rows (bench/results/h100/linear_decode_rows.json): two weight
 // rows per warp, unsliced, beat one row per warp with slices by 2-7% on Llama-3.1-8B's
 // decode GEMMs, reaching the 1-row times. Slices stay at 1 row, and at 2 rows for narrow
@@ -318,6 +319,9 @@ void launch_rows(const SkinnyGemm& g, cudaStream_t s) {
     if constexpr (M == 2)
       if (narrow_weight(g.N, cuda::current_sm_count()))
         return launch_with_slices<T, M, 2, kNorm>(g, s);
+    if constexpr (M == 4)  // three weight rows per warp for wide weights (decode_gemm_choice.h)
+      if (skinny_weight_rows_per_warp(M, g.N, cuda::current_sm_count()) == 3)
+        return launch_sliced<T, M, 3, 1, kNorm>(g, s);
     launch_sliced<T, M, 2, 1, kNorm>(g, s);
   }
 }

@@ -4,7 +4,8 @@
 // Hopper (bench/results: 48-68% of speed of light at M = 1). This kernel streams each
 // weight row through one warp with 16-byte loads, several in flight per thread; from 2
 // input rows on, a warp takes two weight rows and reuses every input chunk across them
-// (bench/results/h100/linear_decode_rows.json). At 1 row, and at 2 rows for a narrow
+// (bench/results/h100/linear_decode_rows.json), three for wide weights at 4 rows
+// (decode_gemm_choice.h). At 1 row, and at 2 rows for a narrow
 // weight, a row is split over up to 8 warps along K (summed in a fixed order), so that
 // enough loads are in flight: Qwen3-30B-A3B's batch-1 dense GEMVs 1,127 -> 949 us a step
 // (bench/results/h100/linear_decode_slices.json).
