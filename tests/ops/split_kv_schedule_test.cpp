@@ -35,13 +35,11 @@ Item item_at(const SplitKvSchedule& s, int64_t i) {
 }
 
 // Every token of every sequence's range in exactly one item, in order, each sequence's
-// chunks consecutive, at most chunk_tokens long, with the sequence's first page entry;
-// counters zero.
-void expect_covers(const SplitKvSchedule& s, const std::vector<int32_t>& kv_len, int32_t window_left,
-                   int64_t kv_heads) {
+// chunks consecutive, at most chunk_tokens long, with the sequence's first page entry.
+void expect_covers(const SplitKvSchedule& s, const std::vector<int32_t>& kv_len, int32_t window_left) {
   const auto batch = static_cast<int64_t>(kv_len.size());
   ASSERT_EQ(s.image[0], s.num_items);
-  ASSERT_EQ(static_cast<int64_t>(s.image.size()), s.counters_offset(batch) + batch * kv_heads);
+  ASSERT_EQ(static_cast<int64_t>(s.image.size()), s.seqs_offset() + 2 * batch);
   int64_t next = 0;
   for (int64_t b = 0; b < batch; ++b) {
     const int32_t first = s.image[s.seqs_offset() + 2 * b], chunks = s.image[s.seqs_offset() + 2 * b + 1];
@@ -61,7 +59,6 @@ void expect_covers(const SplitKvSchedule& s, const std::vector<int32_t>& kv_len,
     next += chunks;
   }
   EXPECT_EQ(next, s.num_items);
-  for (int64_t i = s.counters_offset(batch); i < static_cast<int64_t>(s.image.size()); ++i) EXPECT_EQ(s.image[i], 0);
 }
 
 TEST(SplitKvSchedule, ShortContextGetsMinimumChunks) {
@@ -70,7 +67,7 @@ TEST(SplitKvSchedule, ShortContextGetsMinimumChunks) {
   EXPECT_EQ(s.chunk_tokens, 16);
   EXPECT_EQ(s.num_items, 13);
   EXPECT_EQ(s.grid_items, 13);
-  expect_covers(s, {200}, -1, 4);
+  expect_covers(s, {200}, -1);
 }
 
 TEST(SplitKvSchedule, ChunksGrowUntilTheItemsFitTheBudget) {
@@ -80,7 +77,7 @@ TEST(SplitKvSchedule, ChunksGrowUntilTheItemsFitTheBudget) {
   EXPECT_EQ(s.chunk_tokens, 128);
   EXPECT_EQ(s.num_items, 32);
   EXPECT_EQ(s.grid_items, 33);  // padded: a graph's grid
-  expect_covers(s, lens, -1, 8);
+  expect_covers(s, lens, -1);
 }
 
 TEST(SplitKvSchedule, BudgetOfOneItemPerSequenceKeepsSequencesWhole) {
@@ -88,13 +85,13 @@ TEST(SplitKvSchedule, BudgetOfOneItemPerSequenceKeepsSequencesWhole) {
   const SplitKvSchedule s = plan(lens, -1, 8, 4, 16, false);
   EXPECT_EQ(s.num_items, 4);
   EXPECT_GE(s.chunk_tokens, 4096);
-  expect_covers(s, lens, -1, 8);
+  expect_covers(s, lens, -1);
 }
 
 TEST(SplitKvSchedule, WindowLimitsTheRange) {
   const std::vector<int32_t> lens = {3000, 5, 501, 502};
   const SplitKvSchedule s = plan(lens, 500, 2, 40, 16, false);
-  expect_covers(s, lens, 500, 2);
+  expect_covers(s, lens, 500);
   EXPECT_EQ(item_at(s, 0).begin, 3000 - 1 - 500);
 }
 
@@ -113,7 +110,7 @@ TEST(SplitKvSchedule, RandomBatchesAreCoveredWithinBudget) {
     EXPECT_LE(s.num_items, budget);
     EXPECT_EQ(s.grid_items, pad ? budget : s.num_items);
     EXPECT_EQ(s.chunk_tokens % kSplitKvChunkQuantum, 0);
-    expect_covers(s, lens, window, kv_heads);
+    expect_covers(s, lens, window);
     if (s.chunk_tokens > 16) {  // the chunk is the shortest that fits: one quantum less does not
       int64_t n = 0;
       for (int32_t l : lens) {
@@ -127,7 +124,7 @@ TEST(SplitKvSchedule, RandomBatchesAreCoveredWithinBudget) {
 
 TEST(SplitKvSchedule, WorkspaceBytesCoverTheImage) {
   const SplitKvSchedule s = plan({100, 2000, 7}, -1, 8, 50, 16, true);
-  EXPECT_EQ(split_kv_int_bytes(s.grid_items, 3, 8), static_cast<int64_t>(s.image.size() * 4));
+  EXPECT_EQ(split_kv_int_bytes(s.grid_items, 3), static_cast<int64_t>(s.image.size() * 4));
   EXPECT_EQ(split_kv_float_bytes(50, 32, 128), 4 * 50 * 32 * 129);
 }
 

@@ -58,7 +58,7 @@ SplitKvSchedule plan_split_kv(const std::vector<int32_t>& kv_len, const std::vec
   s.chunk_tokens = low * q;
   s.num_items = count_items(ranges, s.chunk_tokens);
   s.grid_items = pad ? item_budget : s.num_items;
-  s.image.assign(static_cast<size_t>(s.counters_offset(batch) + batch * kv_heads), 0);
+  s.image.assign(static_cast<size_t>(s.seqs_offset() + 2 * batch), 0);
   s.image[0] = static_cast<int32_t>(s.num_items);
   int32_t item = 0;
   for (int64_t b = 0; b < batch; ++b) {
@@ -78,8 +78,8 @@ SplitKvSchedule plan_split_kv(const std::vector<int32_t>& kv_len, const std::vec
   return s;
 }
 
-int64_t split_kv_int_bytes(int64_t grid_items, int64_t batch, int64_t kv_heads) {
-  return 4 * (SplitKvSchedule::kItemsOffset + 4 * grid_items + 2 * batch + batch * kv_heads);
+int64_t split_kv_int_bytes(int64_t grid_items, int64_t batch) {
+  return 4 * (SplitKvSchedule::kItemsOffset + 4 * grid_items + 2 * batch);
 }
 
 int64_t split_kv_float_bytes(int64_t grid_items, int64_t num_qo_heads, int64_t head_dim) {

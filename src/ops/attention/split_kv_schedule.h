@@ -8,8 +8,8 @@
 // of kSplitKvChunkQuantum, at least min_chunk_tokens, for which the items fit
 // item_budget: short contexts get many short chunks (every SM streams a little, which is
 // what a latency-bound batch-1 step needs), long ones the fewest chunks the budget allows.
-// A CTA whose sequence has more than one chunk writes a partial result; the last of them
-// to finish (a counter per sequence and KV head) merges them, in chunk order.
+// A CTA whose sequence has more than one chunk writes a partial result; a merge kernel
+// combines them, in chunk order.
 //
 // Image layout (int32, what the kernel reads):
 //   [0]                   number of items
@@ -17,7 +17,6 @@
 //   [4 .. 4 + 4 * slots)  items: {sequence, kv_begin, kv_end, first page entry}: the chunk's
 //                         token positions, and kv_indptr[sequence] (saves the kernel a load)
 //   then 2 * batch        per sequence: {first item, number of chunks}
-//   then batch * kv_heads counters, zero (the merging CTA puts its counter back to zero)
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -34,7 +33,6 @@ struct SplitKvSchedule {
 
   static constexpr int kItemsOffset = 4;
   int64_t seqs_offset() const { return kItemsOffset + 4 * grid_items; }
-  int64_t counters_offset(int64_t batch) const { return seqs_offset() + 2 * batch; }
 };
 
 // kv_len[b] >= 1 tokens per sequence, whose pages start at kv_indptr[b] (batch + 1
@@ -47,7 +45,7 @@ SplitKvSchedule plan_split_kv(const std::vector<int32_t>& kv_len, const std::vec
 
 // Bytes of int_workspace and float_workspace the kernel needs for a schedule of grid_items
 // item slots (partial outputs: one row of head_dim floats and one lse per item and query head).
-int64_t split_kv_int_bytes(int64_t grid_items, int64_t batch, int64_t kv_heads);
+int64_t split_kv_int_bytes(int64_t grid_items, int64_t batch);
 int64_t split_kv_float_bytes(int64_t grid_items, int64_t num_qo_heads, int64_t head_dim);
 
 }  // namespace fk::ops::attn

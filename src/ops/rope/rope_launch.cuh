@@ -61,6 +61,8 @@ inline KernelParams make_params(const LaunchInputs& in) {
   p.tokens = s.q.tokens;
   static const bool early_reads = env_switch_on("FK_ROPE_EARLY_READS");
   p.early_reads = early_reads ? 1 : 0;
+  static const bool early_trigger = env_switch_on("FK_ROPE_EARLY_TRIGGER", /*default_on=*/false);
+  p.early_trigger = early_trigger ? 1 : 0;
   if (in.value) {
     p.v = in.value->data;
     p.v_token_stride = in.value->strides[0];

@@ -10,8 +10,8 @@
 //     scheduled by PrefillSM90Plan;
 //   decode: FlashInfer's CUDA-core paged decode (flashinfer/attention/decode.cuh),
 //     scheduled by DecodePlan, with split-KV partial results merged by its cascade kernel;
-//     opt-in with FK_SPLIT_KV_DECODE=1: fk's own split-KV decode (split_kv_decode.cuh,
-//     scheduled by plan_split_kv) for GQA groups up to kSplitKvMaxGroup.
+//     opt-in with FK_SPLIT_KV_DECODE=1: fk's own split-KV tensor-core decode and merge
+//     (split_kv_decode.cuh, scheduled by plan_split_kv) for GQA groups up to kSplitKvMaxGroup.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -144,11 +144,11 @@ cudaError_t decode_run_hd128(const DecodeLaunch& l, cudaStream_t stream);
 cudaError_t decode_run_hd256(const DecodeLaunch& l, cudaStream_t stream);
 
 // ---- fk's split-KV decode ---------------------------------------------------------------
-// Query heads per KV head the kernel handles (4 warps of up to 4 heads each).
+// Query heads per KV head the kernel handles (the 16 rows of its MMA tiles).
 inline constexpr int64_t kSplitKvMaxGroup = 16;
-// CTAs per SM the schedule aims at outside graph grid classes 2 and 3 (the kernel keeps
-// 4 resident at head dim 128).
-inline constexpr int64_t kSplitKvCtasPerSm = 4;
+// CTAs per SM the schedule aims at (the kernel's deep pipeline takes 89 KB of shared
+// memory at head dim 128: two fit an SM), in CUDA graphs at most a grid class's cap.
+inline constexpr int64_t kSplitKvCtasPerSm = 2;
 
 struct SplitKvDecodeLaunch {
   KvDType dtype;
@@ -163,9 +163,11 @@ struct SplitKvDecodeLaunch {
   int32_t batch, num_qo_heads, num_kv_heads, page_size;
   int32_t grid_items;  // the schedule's item slots
   float sm_scale, logits_soft_cap;
-  int32_t* schedule;   // int_workspace: plan_split_kv's image (its counters are written)
+  const int32_t* schedule;  // int_workspace: plan_split_kv's image
   float* partial_o;    // float_workspace: [grid_items, Hq, D]
   float* partial_lse;  // float_workspace: [grid_items, Hq]
+  int32_t early_kv;    // 1: the first tiles' K/V (all but each sequence's last token) load before pdl_wait()
+  int32_t stages;      // pipeline stages at D <= 128: 5 (default) or 3 (FK_SPLIT_KV_STAGES=3); D = 256 takes 3
 };
 
 cudaError_t split_kv_decode_hd64(const SplitKvDecodeLaunch& l, cudaStream_t stream);

@@ -10,7 +10,7 @@
 //   decode:  FlashInfer CUDA-core decode for the GQA group sizes it is built for
 //            (1, 2, 3, 4, 6, 8, 16), else the Hopper prefill kernels with one query token
 //            per sequence (correct, slower). With FK_SPLIT_KV_DECODE=1, fk's own split-KV
-//            decode (split_kv_decode.cuh) for groups up to 16: opt-in, see below.
+//            tensor-core decode (split_kv_decode.cuh) for groups up to 16: opt-in, see below.
 #include "ops/attention/cuda/flashinfer_compat.cuh"  // first: before any FlashInfer header
 
 #include <flashinfer/attention/scheduler.cuh>
@@ -29,6 +29,7 @@
 #include "ops/attention/cuda/attention_kernels.h"
 #include "ops/attention/paged_batch.h"
 #include "ops/attention/split_kv_schedule.h"
+#include "ops/common/env_switch.h"
 
 namespace fk::ops::attn {
 namespace {
@@ -365,8 +366,11 @@ void run_fa2_decode(const CommonArgs& c, const int64_t* flashinfer_info, cudaStr
 }
 
 // ---- fk's split-KV decode path -----------------------------------------------------------
-// Opt-in (FK_SPLIT_KV_DECODE=1) until it beats FlashInfer's decode: on the H100 it is
-// correct but slower at every measured shape (bench/results/h100/split_kv_decode.json).
+// Opt-in (FK_SPLIT_KV_DECODE=1): the tensor-core kernel beats FlashInfer's decode in the
+// Llama-3.1-8B engine at batch 1 and 4 only together with FK_ROPE_EARLY_TRIGGER=1 (which
+// slows FlashInfer's path), and loses at batch 8; its pipeline depth trades the batch-8 KV
+// stream against the L1 the next GEMMs keep (bench/results/h100/split_kv_decode_tc.json).
+// A per-batch choice of both is the step before making it a default.
 // Read at every plan (a host-side call), so one process can compare both paths; the plan
 // records the path and run follows it.
 bool use_split_kv_decode(const CommonArgs& c) {
@@ -374,13 +378,13 @@ bool use_split_kv_decode(const CommonArgs& c) {
   return v != nullptr && std::strcmp(v, "1") == 0 && c.q.shape[1] / c.k_cache.shape[2] <= kSplitKvMaxGroup;
 }
 
-// The CTAs the schedule may use: a graph grid class's cap (classes 2 and 3, a grid fixed
-// per batch size), else kSplitKvCtasPerSm per SM; never fewer than one per sequence and
-// KV head.
+// The CTAs the schedule may use: kSplitKvCtasPerSm per SM, or a graph grid class's cap
+// when smaller (a grid fixed per batch size); never fewer than one per sequence and KV head.
 int64_t split_kv_ctas(int32_t cuda_graph, int64_t batch, int64_t kv_heads) {
   const int64_t sms = fk::cuda::current_sm_count();
-  if (cuda_graph >= 2) return decode_graph_grid_ctas(cuda_graph, sms, batch, kv_heads);
-  return std::max(kSplitKvCtasPerSm * sms, batch * kv_heads);
+  int64_t ctas = kSplitKvCtasPerSm * sms;
+  if (cuda_graph >= 2) ctas = std::min(ctas, decode_graph_grid_ctas(cuda_graph, sms, batch, kv_heads));
+  return std::max(ctas, batch * kv_heads);
 }
 
 constexpr int kSplitKvInfoLen = 3;  // grid_items, chunk_tokens, items
@@ -391,7 +395,7 @@ void plan_split_kv_decode(const CommonArgs& c, const PagedBatch& pb, int32_t cud
   const int64_t item_budget = std::max(batch, split_kv_ctas(cuda_graph, batch, kv_heads) / kv_heads);
   const SplitKvSchedule s =
       plan_split_kv(pb.kv_len, pb.kv_indptr, c.window_left, kv_heads, item_budget, kDecodeMinChunkTokens, cuda_graph != 0);
-  const int64_t int_bytes = split_kv_int_bytes(s.grid_items, batch, kv_heads);
+  const int64_t int_bytes = split_kv_int_bytes(s.grid_items, batch);
   const int64_t float_bytes = split_kv_float_bytes(s.grid_items, c.q.shape[1], c.q.shape[2]);
   FK_CHECK(int_bytes <= static_cast<int64_t>(int_workspace_bytes(c)), c.op, ": the split-KV decode schedule needs ",
            int_bytes, " bytes of int_workspace and host_int_workspace, got ", int_workspace_bytes(c),
@@ -414,6 +418,12 @@ void run_split_kv_decode(const CommonArgs& c, const int64_t* info, cudaStream_t 
   l.schedule = static_cast<int32_t*>(c.int_workspace.data);
   l.partial_o = static_cast<float*>(c.float_workspace.data);
   l.partial_lse = l.partial_o + info[0] * c.q.shape[1] * c.q.shape[2];
+  // FK_DECODE_EARLY_KV=0: every K/V load after the PDL wait. FK_SPLIT_KV_STAGES=3: the
+  // shallow pipeline (53 KB of shared memory at head dim 128 against 89 KB).
+  static const bool early_kv = env_switch_on("FK_DECODE_EARLY_KV");
+  static const bool shallow = std::getenv("FK_SPLIT_KV_STAGES") != nullptr && std::strcmp(std::getenv("FK_SPLIT_KV_STAGES"), "3") == 0;
+  l.early_kv = early_kv ? 1 : 0;
+  l.stages = shallow ? 3 : 5;
   cudaError_t status = cudaErrorInvalidValue;
   switch (c.q.shape[2]) {
     case 64: status = split_kv_decode_hd64(l, stream); break;
