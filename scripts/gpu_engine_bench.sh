@@ -8,7 +8,8 @@
 # Every step has a time limit and the script goes on after a failure, so one broken step
 # still leaves the others' results. Logs go to OUT_DIR/logs.tgz at the end, so that OUT_DIR
 # holds few files (the JSON results and one archive). FK_BENCH_MODEL, FK_BENCH_DEVICE and FK_BENCH_QUICK=1
-# (small counts) let the same script be tried on a CPU with a tiny model. FK_BENCH_STEPS
+# (small counts) let the same script be tried on a CPU with a tiny model, FK_BENCH_PORT
+# (default 18431) moves the server. FK_BENCH_STEPS
 # (space-separated step names, default all) runs only those steps, e.g.
 # FK_BENCH_STEPS="latency_target serve_rate1 serve_rate1_mixed" for the serving TPOT target.
 #
@@ -60,7 +61,7 @@ step throughput 240 "$BIN/fk" bench throughput --model "$MODEL" --device "$DEVIC
 # the batch-1 decode step of latency_target) and at saturation: the offline benchmark's
 # request count and lengths, all sent at once (output tokens/s vs the offline figure).
 if wanted serve_rate1 || wanted serve_rate1_mixed || wanted serve_saturation; then
-PORT=18431
+PORT=${FK_BENCH_PORT:-18431}
 "$BIN/fk" serve "$MODEL" --device "$DEVICE" --port "$PORT" > "$OUT/logs/serve_server.log" 2>&1 &
 SERVER=$!
 for _ in $(seq 1 300); do
