@@ -7,11 +7,11 @@
 # BIN_DIR holds `fk` and, optionally, engine_golden_gpu_test (a build's bin/ and tests/).
 # Every step has a time limit and the script goes on after a failure, so one broken step
 # still leaves the others' results. Logs go to OUT_DIR/logs.tgz at the end, so that OUT_DIR
-# holds few files (the JSON results and one archive). FK_BENCH_MODEL, FK_BENCH_DEVICE and FK_BENCH_QUICK=1
-# (small counts) let the same script be tried on a CPU with a tiny model, FK_BENCH_PORT
-# (default 18431) moves the server. FK_BENCH_STEPS
-# (space-separated step names, default all) runs only those steps, e.g.
-# FK_BENCH_STEPS="latency_target serve_rate1 serve_rate1_mixed" for the serving TPOT target.
+# holds few files (the JSON results and one archive). FK_BENCH_MODEL, FK_BENCH_DEVICE and
+# FK_BENCH_QUICK=1 (small counts) let the same script be tried on a CPU with a tiny model;
+# FK_BENCH_PORT (default 18431) moves the server; FK_BENCH_STEPS (space-separated step
+# names, default all) runs only those steps, e.g. "latency_target serve_rate1
+# serve_rate1_mixed" for the serving TPOT target.
 #
 # The serving TPOT target compares the median TPOT at 1 request/s with the batch-1 decode
 # step of `fk bench latency`, so both take the same requests: 1024 prompt tokens and 128
@@ -61,22 +61,22 @@ step throughput 240 "$BIN/fk" bench throughput --model "$MODEL" --device "$DEVIC
 # the batch-1 decode step of latency_target) and at saturation: the offline benchmark's
 # request count and lengths, all sent at once (output tokens/s vs the offline figure).
 if wanted serve_rate1 || wanted serve_rate1_mixed || wanted serve_saturation; then
-PORT=${FK_BENCH_PORT:-18431}
-"$BIN/fk" serve "$MODEL" --device "$DEVICE" --port "$PORT" > "$OUT/logs/serve_server.log" 2>&1 &
-SERVER=$!
-for _ in $(seq 1 300); do
-  curl -sf "http://127.0.0.1:$PORT/health" > /dev/null 2>&1 && break
-  sleep 1
-done
-step serve_rate1 200 "$BIN/fk" bench serve --port "$PORT" --num-prompts "$TARGET_N" --request-rate 1 \
-  --input-range "$TARGET_IN:$TARGET_IN" --output-range "$TARGET_OUT:$TARGET_OUT" --vocab "$VOCAB" \
-  --json-out "$OUT/serve_rate1.json"
-step serve_rate1_mixed 200 "$BIN/fk" bench serve --port "$PORT" --num-prompts "$SERVE_N" --request-rate 1 \
-  --input-range "$THR_RANGE" --output-range "$THR_RANGE" --vocab "$VOCAB" --json-out "$OUT/serve_rate1_mixed.json"
-step serve_saturation 240 "$BIN/fk" bench serve --port "$PORT" --num-prompts "$SERVE_SAT" \
-  --input-range "$THR_RANGE" --output-range "$THR_RANGE" --vocab "$VOCAB" --json-out "$OUT/serve_saturation.json"
-kill "$SERVER" 2>/dev/null
-wait "$SERVER" 2>/dev/null
-tail -n 5 "$OUT/logs/serve_server.log"
+  PORT=${FK_BENCH_PORT:-18431}
+  "$BIN/fk" serve "$MODEL" --device "$DEVICE" --port "$PORT" > "$OUT/logs/serve_server.log" 2>&1 &
+  SERVER=$!
+  for _ in $(seq 1 300); do
+    curl -sf "http://127.0.0.1:$PORT/health" > /dev/null 2>&1 && break
+    sleep 1
+  done
+  step serve_rate1 200 "$BIN/fk" bench serve --port "$PORT" --num-prompts "$TARGET_N" --request-rate 1 \
+    --input-range "$TARGET_IN:$TARGET_IN" --output-range "$TARGET_OUT:$TARGET_OUT" --vocab "$VOCAB" \
+    --json-out "$OUT/serve_rate1.json"
+  step serve_rate1_mixed 200 "$BIN/fk" bench serve --port "$PORT" --num-prompts "$SERVE_N" --request-rate 1 \
+    --input-range "$THR_RANGE" --output-range "$THR_RANGE" --vocab "$VOCAB" --json-out "$OUT/serve_rate1_mixed.json"
+  step serve_saturation 240 "$BIN/fk" bench serve --port "$PORT" --num-prompts "$SERVE_SAT" \
+    --input-range "$THR_RANGE" --output-range "$THR_RANGE" --vocab "$VOCAB" --json-out "$OUT/serve_saturation.json"
+  kill "$SERVER" 2>/dev/null
+  wait "$SERVER" 2>/dev/null
+  tail -n 5 "$OUT/logs/serve_server.log"
 fi
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"
