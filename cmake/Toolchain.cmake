@@ -1,6 +1,6 @@
 # Records the compilers, flags and include paths of the engine's own kernels in a
 # generated header, so that the harness compiles candidates with exactly the same
-# toolchain (src/bench/compile.cpp).
+# toolchain (src/harness/sandbox/compile.cpp).
 set(FK_GENERATED_DIR ${PROJECT_BINARY_DIR}/generated)
 string(TOUPPER "${CMAKE_BUILD_TYPE}" _fk_cfg)
 set(_fk_includes "${PROJECT_SOURCE_DIR}/include")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On a GPU machine: the end-to-end evaluation of Llama-3.1-8B shapes with the CUDA
-# candidates of tests/e2e/candidates_cuda: the honest faster fused_add_rms_norm and its
+# candidates of tests/harness/e2e/candidates_cuda: the honest faster fused_add_rms_norm and its
 # control (the same kernel without the weight prefetch) on latency-1, latency-32 and mixed
 # (each evaluation: 3 alternating pairs of engine runs), and the degrading one on
 # latency-1 and mixed. One report JSON per evaluation in OUT.
@@ -8,7 +8,7 @@
 set -u
 BIN=${1:?BIN_DIR}
 OUT=${2:?OUT}
-C="$(dirname "$0")/../tests/e2e/candidates_cuda"
+C="$(dirname "$0")/../tests/harness/e2e/candidates_cuda"
 mkdir -p "$OUT"
 status=0
 ev() {  # ev NAME CANDIDATES WORKLOAD

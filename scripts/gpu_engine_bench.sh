@@ -4,7 +4,7 @@
 #
 #   scripts/gpu_engine_bench.sh BIN_DIR OUT_DIR
 #
-# BIN_DIR holds `fk` and, optionally, engine_golden_gpu_test (a build's bin/ and tests/).
+# BIN_DIR holds `fk` and, optionally, models_llm_golden_gpu_test (a build's bin/ and tests/).
 # Every step has a time limit and the script goes on after a failure, so one broken step
 # still leaves the others' results. Logs go to OUT_DIR/logs.tgz at the end, so that OUT_DIR
 # holds few files (the JSON results and one archive). FK_BENCH_MODEL, FK_BENCH_DEVICE and
@@ -47,7 +47,7 @@ step() {  # step NAME SECONDS CMD...
   tail -n 25 "$OUT/logs/$name.log"
 }
 [ "$DEVICE" = cuda ] && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-if [ -x "$BIN/engine_golden_gpu_test" ]; then step golden_gpu 120 "$BIN/engine_golden_gpu_test"; fi
+if [ -x "$BIN/models_llm_golden_gpu_test" ]; then step golden_gpu 120 "$BIN/models_llm_golden_gpu_test"; fi
 step latency_bs1 150 "$BIN/fk" bench latency --model "$MODEL" --device "$DEVICE" --batch-size 1 --input-len "$LAT_IN" \
   --output-len "$LAT_OUT" --warmup 1 --iters 3 --json-out "$OUT/latency_bs1.json"
 step latency_target 150 "$BIN/fk" bench latency --model "$MODEL" --device "$DEVICE" --batch-size 1 \

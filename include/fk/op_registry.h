@@ -3,7 +3,9 @@
 // for a backend is the engine's own implementation (the baseline); installing a
 // candidate replaces it by name, and the engine follows without any other change.
 #pragma once
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -33,7 +35,7 @@ std::string_view role_name(ArgRole r);
 // view such as a slice of a wider buffer (q/k/v of a packed qkv, the first rows of a
 // persistent buffer). The dims after the first stay packed. What every implementation of
 // the op must accept (its validation's promise, on every backend); the op tests check
-// each declared argument with padded rows (bench/op_check_strided.h).
+// each declared argument with padded rows (harness/check/op_check_strided.h).
 enum class RowStride : uint8_t {
   packed,     // contiguous only
   aligned16,  // any row stride whose rows start 16-byte aligned (data and stride in bytes)
@@ -111,6 +113,29 @@ struct OpDef {
   // benchmarks (production shapes).
   std::vector<Json> test_workloads;
   std::vector<Json> bench_workloads;
+
+  // A fused (L2) or layer (L3) op: the smaller ops it computes in one. When a candidate
+  // replaces any of them, the registry calls `composed` instead of the fused baseline, so
+  // the candidate still runs (see OpRegistry::call).
+  std::vector<std::string> covers;
+  // The fused op's computation as calls of the covered ops through the registry, per
+  // backend (cpu, cuda); required when `covers` is not empty.
+  fk_op_fn composed[2] = {nullptr, nullptr};
+  // The registered architectures whose runs call this op ("llama", "qwen3_moe", ...):
+  // what `fk ops list --json` and the tasks report.
+  std::vector<std::string> architectures;
+  // Rebuilds a task workload (the fields make_case reads) from the args of a captured
+  // engine call; null when the op cannot be captured. Used by `fk capture`.
+  std::function<Json(const void* args)> workload_from_call;
+};
+
+// A kernel variant: a named alternative path of an op's baseline, for A/B comparison.
+// Selected per op (`--variant op=name`, several joined by '+'; FK_VARIANTS for processes
+// without a command line); none selected is the default path.
+struct OpVariantInfo {
+  std::string op;
+  std::string name;
+  std::string summary;
 };
 
 class OpRegistry {
@@ -149,11 +174,26 @@ class OpRegistry {
   using CallObserver = std::function<void(const OpDef& def, DeviceType backend, const void* args, double seconds)>;
   void set_call_observer(CallObserver observer);
 
+  // Kernel variants. define_variant registers one (from the op's files); select_variants
+  // sets the op's active set (empty: the default path) and throws fk::Error naming an
+  // unknown op or variant; variant_on is what a baseline asks on its launch path.
+  void define_variant(std::string_view op, std::string name, std::string summary);
+  void select_variants(std::string_view op, const std::vector<std::string>& names);
+  bool variant_on(std::string_view op, std::string_view name) const;
+  std::vector<OpVariantInfo> variants() const;  // sorted by op, then name
+  // The non-default selections as "op=a+b,op2=c" (sorted; "" when every op runs its
+  // default): recorded with every result.
+  std::string active_variants() const;
+  // Parses "op=a+b,op2=c" and selects each (the format of --variant and FK_VARIANTS).
+  void select_variants_from_string(std::string_view spec);
+  // Bumped on every selection change, so a launch path may cache variant_on answers.
+  uint64_t variant_epoch() const;
+
   // The op's high-precision GPU reference (CUDA builds): what the harness checks against
   // when a workload is too large for the CPU oracle. It computes the CPU reference's
   // outputs on the GPU with double-precision arithmetic, from device inputs into f64
   // output tensors (integer outputs keep their dtype), exactly like the oracle case of
-  // bench/op_check.h. It is not an implementation slot: install() and reset() never touch
+  // harness/check/op_check.h. It is not an implementation slot: install() and reset() never touch
   // it, and it can be registered once per op (a second registration is an error).
   // It may allocate, copy and synchronise; it reads the inputs and writes only the outputs.
   void set_gpu_reference(std::string_view name, fk_op_fn fn);
@@ -173,6 +213,16 @@ class OpRegistry {
   std::map<std::string, OpDef, std::less<>> defs_;
   std::map<std::string, Impls, std::less<>> impls_;
   std::map<std::string, fk_op_fn, std::less<>> gpu_references_;
+  std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>> variant_defs_;  // op -> name -> summary
+  std::map<std::string, std::vector<std::string>, std::less<>> variant_selection_;  // op -> active names
+  std::atomic<uint64_t> variant_epoch_{0};
+};
+
+// FK_REGISTER_VARIANT("linear", "no_autotune", "cuBLASLt's first algorithm, untimed")
+struct OpVariantRegistrar {
+  OpVariantRegistrar(const char* op, const char* name, const char* summary) {
+    OpRegistry::global().define_variant(op, name, summary);
+  }
 };
 
 // Static registration from each op family's files.
@@ -213,6 +263,9 @@ void call_op(const Args& args, DeviceType backend, void* stream) {
 // FK_REGISTER_PLAN("batch_decode_attention", cuda, fn)
 #define FK_REGISTER_PLAN(NAME, BACKEND, FN) \
   static ::fk::OpPlanRegistrar FK_CONCAT(fk_opplan_, __COUNTER__)(NAME, ::fk::DeviceType::BACKEND, FN)
+// FK_REGISTER_VARIANT("linear", "no_autotune", "one line of what the path does differently")
+#define FK_REGISTER_VARIANT(OP, NAME, SUMMARY) \
+  static ::fk::OpVariantRegistrar FK_CONCAT(fk_opvariant_, __COUNTER__)(OP, NAME, SUMMARY)
 // FK_REGISTER_GPU_REFERENCE("linear", fn): from a CUDA-only file (*.cu or *_cuda.cpp).
 #define FK_REGISTER_GPU_REFERENCE(NAME, FN) \
   static ::fk::OpGpuReferenceRegistrar FK_CONCAT(fk_opgpuref_, __COUNTER__)(NAME, FN)

@@ -8,10 +8,10 @@
 #include "agent/session.h"
 #include "agent/task_contract.h"
 #include "agent/trajectory.h"
-#include "bench/compile.h"
-#include "bench/device_info.h"
-#include "bench/result_store.h"
-#include "bench/score.h"
+#include "harness/sandbox/compile.h"
+#include "harness/device/device_info.h"
+#include "harness/store/result_store.h"
+#include "harness/judge/score.h"
 
 namespace fk::agent {
 

@@ -22,7 +22,7 @@
 #include "agent/endpoint_client.h"
 #include "agent/profiler.h"
 #include "agent/strategy.h"
-#include "bench/eval_pipeline.h"
+#include "harness/judge/eval_pipeline.h"
 
 namespace fk::agent {
 

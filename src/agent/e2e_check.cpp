@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-#include "bench/subprocess.h"
+#include "harness/sandbox/subprocess.h"
 #include "fk/status.h"
 
 namespace fk::agent {

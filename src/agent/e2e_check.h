@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/task.h"
+#include "harness/judge/task.h"
 
 namespace fk::agent {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "agent/code_extract.h"
-#include "bench/eval_pipeline.h"
+#include "harness/judge/eval_pipeline.h"
 
 namespace fk::agent {
 

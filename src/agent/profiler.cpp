@@ -10,9 +10,9 @@
 #include <map>
 #include <sstream>
 
-#include "bench/kernel_profile.h"
-#include "bench/subprocess.h"
-#include "bench/worker.h"
+#include "harness/time/kernel_profile.h"
+#include "harness/sandbox/subprocess.h"
+#include "harness/sandbox/worker.h"
 
 namespace fk::agent {
 

@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "bench/eval_pipeline.h"
+#include "harness/judge/eval_pipeline.h"
 
 namespace fk::agent {
 

@@ -8,8 +8,8 @@
 #include "agent/code_extract.h"
 #include "agent/feedback.h"
 #include "agent/task_contract.h"
-#include "bench/compile.h"
-#include "bench/device_info.h"
+#include "harness/sandbox/compile.h"
+#include "harness/device/device_info.h"
 
 namespace fk::agent {
 

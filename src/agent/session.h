@@ -14,7 +14,7 @@
 #include "agent/budget.h"
 #include "agent/endpoint_client.h"
 #include "agent/trajectory.h"
-#include "bench/eval_pipeline.h"
+#include "harness/judge/eval_pipeline.h"
 
 namespace fk::agent {
 

@@ -7,10 +7,10 @@
 #include <set>
 #include <sstream>
 
-#include "bench/ceilings.h"
-#include "bench/compile.h"
-#include "bench/device_info.h"
-#include "bench/op_source.h"
+#include "harness/device/ceilings.h"
+#include "harness/sandbox/compile.h"
+#include "harness/device/device_info.h"
+#include "harness/judge/op_source.h"
 #include "fk/op.h"
 
 namespace fk::agent {

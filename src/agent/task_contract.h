@@ -6,8 +6,8 @@
 #pragma once
 #include <string>
 
-#include "bench/task.h"
-#include "bench/verdict.h"
+#include "harness/judge/task.h"
+#include "harness/judge/verdict.h"
 
 namespace fk::agent {
 

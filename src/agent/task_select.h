@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/task.h"
+#include "harness/judge/task.h"
 
 namespace fk::agent {
 

@@ -6,7 +6,7 @@
 #include "agent/agent_run.h"
 #include "agent/budget.h"
 #include "agent/task_select.h"
-#include "bench/result_store.h"
+#include "harness/store/result_store.h"
 #include "cli/command.h"
 #include "fk/runtime.h"
 

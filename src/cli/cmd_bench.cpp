@@ -13,13 +13,13 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "bench/device_info.h"
-#include "bench/kernel_profile.h"
+#include "harness/device/device_info.h"
+#include "harness/time/kernel_profile.h"
 #include "cli/command.h"
 #include "cli/engine_options.h"
 #include "fk/status.h"
-#include "serve/serving_bench.h"
-#include "serve/sharegpt_dataset.h"
+#include "serving/bench/serving_bench.h"
+#include "serving/bench/sharegpt_dataset.h"
 
 namespace fk::cli {
 namespace {

@@ -1,12 +1,12 @@
 // `fk capture`: run the engine on a workload and record every op call as a task workload
-// (src/e2e/capture.h): task files per op, plus a JSON summary of calls and time shares.
+// (src/harness/capture/capture.h): task files per op, plus a JSON summary of calls and time shares.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "cli/command.h"
 #include "cli/engine_options.h"
-#include "e2e/capture.h"
+#include "harness/capture/capture.h"
 
 namespace fk::cli {
 namespace {

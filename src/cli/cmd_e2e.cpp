@@ -10,19 +10,19 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "bench/compile.h"
-#include "bench/result_store.h"
-#include "bench/subprocess.h"
-#include "bench/task.h"
+#include "harness/sandbox/compile.h"
+#include "harness/store/result_store.h"
+#include "harness/sandbox/subprocess.h"
+#include "harness/judge/task.h"
 #include "cli/command.h"
 #include "cli/engine_options.h"
-#include "e2e/e2e_compare.h"
-#include "e2e/e2e_html.h"
-#include "e2e/e2e_rollup.h"
-#include "e2e/e2e_run.h"
-#include "e2e/e2e_store.h"
-#include "e2e/model_identity.h"
-#include "e2e/repeat_runs.h"
+#include "harness/e2e/e2e_compare.h"
+#include "harness/e2e/e2e_html.h"
+#include "harness/e2e/e2e_rollup.h"
+#include "harness/e2e/e2e_run.h"
+#include "harness/e2e/e2e_store.h"
+#include "harness/e2e/model_identity.h"
+#include "harness/e2e/repeat_runs.h"
 #include "fk/op_registry.h"
 #include "fk/status.h"
 
@@ -180,7 +180,7 @@ int run_eval(const EvalCli& o) {
       return bench::run_process(argv, po);
     };
     // Pairs alternate their order (baseline first, then candidate first, ...) so that run
-    // order does not pass for a speedup (e2e/repeat_runs.h).
+    // order does not pass for a speedup (harness/e2e/repeat_runs.h).
     std::vector<json> base_runs, cand_runs;
     for (int pair = 0; pair < o.repeats && verdict.empty(); ++pair) {
       for (const bool candidate_side : {!e2e::baseline_first(pair), e2e::baseline_first(pair)}) {

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "bench/ceilings.h"
-#include "bench/device_info.h"
+#include "harness/device/ceilings.h"
+#include "harness/device/device_info.h"
 #include "cli/command.h"
 
 namespace fk::cli {

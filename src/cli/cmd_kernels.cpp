@@ -3,10 +3,10 @@
 #include <fstream>
 #include <iostream>
 
-#include "bench/eval_pipeline.h"
-#include "bench/op_source.h"
-#include "bench/report.h"
-#include "bench/result_store.h"
+#include "harness/judge/eval_pipeline.h"
+#include "harness/judge/op_source.h"
+#include "harness/judge/report.h"
+#include "harness/store/result_store.h"
 #include "cli/command.h"
 #include "fk/runtime.h"
 

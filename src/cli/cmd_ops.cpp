@@ -6,9 +6,9 @@
 #include <fstream>
 #include <random>
 
-#include "bench/device_info.h"
-#include "bench/op_check.h"
-#include "bench/op_timer.h"
+#include "harness/device/device_info.h"
+#include "harness/check/op_check.h"
+#include "harness/time/op_timer.h"
 #include "cli/command.h"
 #include "fk/op_registry.h"
 #include "fk/runtime.h"

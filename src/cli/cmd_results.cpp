@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <map>
 
-#include "bench/result_store.h"
+#include "harness/store/result_store.h"
 #include "cli/command.h"
 
 namespace fk::cli {

@@ -1,10 +1,10 @@
-// `fk serve`: an OpenAI-compatible server for a model (src/serve/http_server.h).
+// `fk serve`: an OpenAI-compatible server for a model (src/serving/http/http_server.h).
 #include <csignal>
 #include <cstdio>
 
 #include "cli/command.h"
 #include "cli/engine_options.h"
-#include "serve/http_server.h"
+#include "serving/http/http_server.h"
 
 namespace fk::cli {
 namespace {

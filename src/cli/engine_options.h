@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "serving/generate/engine.h"
 
 namespace fk::cli {
 

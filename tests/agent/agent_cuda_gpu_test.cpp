@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "agent/replay_endpoint.h"
-#include "bench/subprocess.h"
+#include "harness/sandbox/subprocess.h"
 #include "fk/status.h"
 #include "support/test_seed.h"
 

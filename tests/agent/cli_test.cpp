@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "agent/replay_endpoint.h"
-#include "bench/subprocess.h"
+#include "harness/sandbox/subprocess.h"
 
 namespace fk::agent {
 namespace {

@@ -18,8 +18,8 @@
 
 #include "agent/agent_run.h"
 #include "agent/replay_endpoint.h"
-#include "bench/result_store.h"
-#include "bench/worker.h"
+#include "harness/store/result_store.h"
+#include "harness/sandbox/worker.h"
 
 namespace fk::agent {
 namespace {

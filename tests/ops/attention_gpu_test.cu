@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/op_check.h"
+#include "harness/check/op_check.h"
 #include "fk/ops/attention.h"
 #include "fk/runtime.h"
 #include "support/test_seed.h"

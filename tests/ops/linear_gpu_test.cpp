@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "bench/op_check.h"
+#include "harness/check/op_check.h"
 #include "fk/op_registry.h"
 #include "fk/ops/linear.h"
 #include "fk/runtime.h"

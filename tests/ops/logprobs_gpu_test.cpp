@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "bench/op_check.h"
+#include "harness/check/op_check.h"
 #include "fk/element.h"
 #include "fk/op_registry.h"
 #include "fk/ops/logprobs.h"

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "bench/op_check.h"
-#include "engine/device.h"
+#include "harness/check/op_check.h"
+#include "runtime/device.h"
 #include "fk/op_registry.h"
 #include "fk/ops/moe.h"
 #include "fk/runtime.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/op_check.h"
+#include "harness/check/op_check.h"
 #include "fk/element.h"
 #include "fk/op_registry.h"
 #include "fk/ops/moe.h"

@@ -1,6 +1,6 @@
 // Helpers shared by the norm, activation and embedding op tests: row-strided and
 // misaligned views over a flat buffer (the generic oracle tests cover padded rows of the
-// test workloads, bench/op_check_strided.h; these reach other geometries, e.g. long rows
+// test workloads, harness/check/op_check_strided.h; these reach other geometries, e.g. long rows
 // over many blocks), calling an implementation directly and checking its error, comparing
 // views, and checking a big device case against the oracle on a sample of its rows.
 #pragma once
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/op_check.h"
+#include "harness/check/op_check.h"
 #include "fk/element.h"
 #include "fk/op_registry.h"
 #include "fk/random.h"

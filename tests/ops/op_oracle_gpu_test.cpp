@@ -1,8 +1,8 @@
 // Every op's CUDA baseline against the f64 oracle, on every test workload (GPU label).
 #include <gtest/gtest.h>
 
-#include "bench/op_check.h"
-#include "bench/op_check_strided.h"
+#include "harness/check/op_check.h"
+#include "harness/check/op_check_strided.h"
 #include "ops/op_cases.h"
 #include "support/test_seed.h"
 
@@ -26,7 +26,7 @@ TEST_P(OpOracleCuda, MatchesOracle) {
 INSTANTIATE_TEST_SUITE_P(AllOps, OpOracleCuda, testing::ValuesIn(test::all_op_workloads()),
                          [](const auto& info) { return test::op_workload_name(info.param); });
 
-// Row-strided views of the arguments that accept them (bench/op_check_strided.h): the
+// Row-strided views of the arguments that accept them (harness/check/op_check_strided.h): the
 // kernels' vector paths on padded aligned rows, their scalar paths on misaligned ones, and
 // no write past a row's end.
 class OpOracleCudaStrided : public testing::TestWithParam<test::OpWorkload> {};

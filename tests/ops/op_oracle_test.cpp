@@ -2,8 +2,8 @@
 // fresh seeds (ggml test-backend-ops style: one driver, every op).
 #include <gtest/gtest.h>
 
-#include "bench/op_check.h"
-#include "bench/op_check_strided.h"
+#include "harness/check/op_check.h"
+#include "harness/check/op_check_strided.h"
 #include "ops/op_cases.h"
 #include "support/test_seed.h"
 
@@ -28,7 +28,7 @@ INSTANTIATE_TEST_SUITE_P(AllOps, OpOracleCpu, testing::ValuesIn(test::all_op_wor
 
 // The same with row-strided views of the arguments that accept them: padded rows (16-byte
 // aligned, and the misaligned variants where the op takes any row stride), the padding
-// poisoned and checked untouched (bench/op_check_strided.h).
+// poisoned and checked untouched (harness/check/op_check_strided.h).
 class OpOracleCpuStrided : public testing::TestWithParam<test::OpWorkload> {};
 
 TEST_P(OpOracleCpuStrided, RowStridedViewsMatchOracle) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the chat-template goldens of tests/template/: the chat templates of the model
+"""Writes the chat-template goldens of tests/text/template/: the chat templates of the model
 families the engine supports (written here after the public structure of those models'
 templates), each rendered over a set of conversations, and small expression/statement
 cases. Rendering uses Jinja2 configured as Hugging Face's apply_chat_template configures it

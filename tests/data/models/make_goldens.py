@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden logits and greedy tokens from HF transformers for small random-weight models of
 every family the engine runs (dense and mixture-of-experts). The engine's tests
-(tests/engine/golden_test.cpp, and the GPU variant) load each model folder written here and
+(tests/models/llm/golden_test.cpp, and the GPU variant) load each model folder written here and
 compare.
 
 For each family: a config (head_dim 64, so the CUDA attention kernels run it too), weights

@@ -1,0 +1,121 @@
+#include "harness/capture/capture.h"
+
+#include <algorithm>
+#include <fstream>
+#include <optional>
+
+#include "harness/capture/call_gpu_time.h"
+#include "fk/op_registry.h"
+#include "fk/status.h"
+
+namespace fk::e2e {
+
+using nlohmann::json;
+
+CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& workload) {
+  config.cuda_graphs = false;  // a replayed graph calls no op: nothing could be observed
+  const bool on_gpu = config.backend == DeviceType::cuda;
+  engine::Engine e(config);
+  std::map<std::string, CapturedOp> by_op;
+  std::optional<CallGpuTimer> gpu;
+  if (on_gpu) gpu.emplace();
+  const bool traced = gpu && gpu->available();
+  OpRegistry::global().set_call_observer([&](const OpDef& def, DeviceType, const void* args, double seconds) {
+    CapturedOp& c = by_op[def.name];
+    c.op = def.name;
+    c.calls++;
+    const auto w = workload_of_call(def.name, args);
+    const json shape = w ? *w : json{{"untranslated", true}};
+    auto [it, fresh] = c.workloads.try_emplace(shape.dump(), shape, 0);
+    const std::string& key = it->first;  // map keys are stable: the sink may keep it
+    it->second.second++;
+    c.wall_seconds[key] += seconds;
+    c.total_wall_seconds += seconds;
+    if (!traced) {
+      c.seconds[key] += seconds;
+      c.total_seconds += seconds;
+      return;
+    }
+    c.seconds.try_emplace(key, 0.0);
+    gpu->call_ended([&c, &key](double kernel_seconds) {
+      c.seconds[key] += kernel_seconds;
+      c.total_seconds += kernel_seconds;
+    });
+  });
+  struct Reset {
+    ~Reset() { OpRegistry::global().set_call_observer(nullptr); }
+  } reset;
+  engine::SamplingParams sp;
+  sp.temperature = 0;
+  sp.ignore_eos = true;
+  for (const WorkloadRequest& r : make_requests(workload, e.spec().config.vocab_size, e.max_model_len())) {
+    sp.max_tokens = r.max_tokens;
+    e.add_request(r.prompt, sp);
+  }
+  while (e.has_unfinished()) e.step();
+  if (traced) gpu->flush();
+  CaptureResult out;
+  out.time_source = traced ? "kernel trace" : "wall clock";
+  for (auto& [name, c] : by_op) {
+    out.total_seconds += c.total_seconds;
+    out.ops.push_back(std::move(c));
+  }
+  std::sort(out.ops.begin(), out.ops.end(),
+            [](const CapturedOp& a, const CapturedOp& b) { return a.total_seconds > b.total_seconds; });
+  return out;
+}
+
+json CaptureResult::to_json() const {
+  json ops_json = json::array();
+  for (const CapturedOp& c : ops) {
+    json ws = json::array();
+    for (const auto& [key, wc] : c.workloads)
+      ws.push_back({{"shape", wc.first},
+                    {"calls", wc.second},
+                    {"seconds", c.seconds.at(key)},
+                    {"wall_seconds", c.wall_seconds.at(key)}});
+    ops_json.push_back({{"op", c.op},
+                        {"calls", c.calls},
+                        {"seconds", c.total_seconds},
+                        {"wall_seconds", c.total_wall_seconds},
+                        {"time_share", total_seconds > 0 ? c.total_seconds / total_seconds : 0.0},
+                        {"workloads", ws}});
+  }
+  return {{"total_op_seconds", total_seconds}, {"time_source", time_source}, {"ops", ops_json}};
+}
+
+std::vector<std::filesystem::path> write_task_files(const CaptureResult& r, const std::string& model,
+                                                    const std::string& workload, const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  std::vector<std::filesystem::path> written;
+  for (const CapturedOp& c : r.ops) {
+    json workloads = json::array();
+    // Most time first: the shapes that matter most lead the task.
+    std::vector<std::pair<double, std::string>> keys;
+    for (const auto& [key, s] : c.seconds) keys.push_back({s, key});
+    std::sort(keys.rbegin(), keys.rend());
+    for (const auto& [seconds, key] : keys) {
+      const auto& [shape, calls] = c.workloads.at(key);
+      if (shape.contains("untranslated")) continue;
+      workloads.push_back({{"shape", shape},
+                           {"calls", calls},
+                           {"label", concat(model, " ", workload, ": ", calls, " calls, ",
+                                            r.total_seconds > 0 ? 100.0 * seconds / r.total_seconds : 0.0,
+                                            "% of op time")}});
+    }
+    if (workloads.empty()) continue;
+    const json task = {{"id", c.op},
+                       {"op", c.op},
+                       {"level", "L1"},
+                       {"category", "dense-llm"},
+                       {"architectures", {model}},
+                       {"description", concat("Captured by fk capture from ", model, " on workload ", workload, ".")},
+                       {"workloads", workloads}};
+    const std::filesystem::path p = dir / (c.op + ".json");
+    std::ofstream(p) << task.dump(2) << "\n";
+    written.push_back(p);
+  }
+  return written;
+}
+
+}  // namespace fk::e2e

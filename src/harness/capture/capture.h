@@ -1,0 +1,49 @@
+// Workload capture (`fk capture`): run the engine on a workload with an observer on the op
+// registry, and turn every op call into the task workload it corresponds to (the op's own
+// workload fields: the shapes, dtypes and attributes its make_case takes), counted and
+// timed. The result is written as task files, so tasks get their shapes from the engine
+// rather than from hand-written tables.
+#pragma once
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/e2e/workload.h"
+#include "serving/generate/engine.h"
+
+namespace fk::e2e {
+
+// The task workload (an op's make_case fields) of one call, or nullopt for an op whose
+// calls capture does not translate (it is still counted and timed, under "untranslated").
+std::optional<nlohmann::json> workload_of_call(const std::string& op, const void* args);
+
+struct CapturedOp {
+  std::string op;
+  std::map<std::string, std::pair<nlohmann::json, int64_t>> workloads;  // shape.dump() -> (shape, calls)
+  std::map<std::string, double> seconds;       // shape.dump() -> time in the op (GPU time when traced)
+  std::map<std::string, double> wall_seconds;  // shape.dump() -> wall time of the synchronised calls
+  int64_t calls = 0;
+  double total_seconds = 0, total_wall_seconds = 0;
+};
+
+struct CaptureResult {
+  std::vector<CapturedOp> ops;  // by time, largest first
+  double total_seconds = 0;     // time in ops
+  // "kernel trace": `seconds` are the kernels' GPU time; "wall clock": the calls' wall time
+  // (CPU runs, or a CUDA build without CUPTI).
+  std::string time_source = "wall clock";
+  nlohmann::json to_json() const;
+};
+
+// Runs `workload` on an engine made from `config` (forced eager: graphs cannot be observed).
+CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& workload);
+
+// One task file per translated op (<dir>/<op>.json): its captured workloads with call counts,
+// labelled with the model, the workload and the share of op time.
+std::vector<std::filesystem::path> write_task_files(const CaptureResult& r, const std::string& model,
+                                                    const std::string& workload, const std::filesystem::path& dir);
+
+}  // namespace fk::e2e

@@ -1,0 +1,46 @@
+#include "harness/e2e/repeat_runs.h"
+
+#include <algorithm>
+
+#include "fk/status.h"
+
+namespace fk::e2e {
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+nlohmann::json fold_runs(const std::vector<nlohmann::json>& runs) {
+  FK_CHECK(!runs.empty(), "e2e: no runs to fold");
+  nlohmann::json out = runs.front();
+  std::vector<double> elapsed;
+  bool reproducible = true;
+  for (const auto& r : runs) {
+    elapsed.push_back(r.at("elapsed_s").get<double>());
+    reproducible = reproducible && r.at("outputs") == runs.front().at("outputs");
+  }
+  const double e = median(elapsed);
+  out["elapsed_s"] = e;
+  out["elapsed_s_runs"] = elapsed;
+  out["output_tokens_per_s"] = static_cast<double>(out.at("output_tokens").get<int64_t>()) / e;
+  // Per request: the median over runs of its end-to-end latency.
+  const size_t requests = out.at("e2e_s").size();
+  std::vector<double> per_request(requests);
+  for (size_t i = 0; i < requests; ++i) {
+    std::vector<double> v;
+    for (const auto& r : runs) v.push_back(r.at("e2e_s").at(i).get<double>());
+    per_request[i] = median(v);
+  }
+  out["e2e_s"] = per_request;
+  out["reproducible"] = reproducible;
+  out["runs"] = static_cast<int64_t>(runs.size());
+  return out;
+}
+
+}  // namespace fk::e2e

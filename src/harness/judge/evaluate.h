@@ -1,0 +1,41 @@
+// The in-worker evaluation of one candidate on one task: correctness rounds against the
+// f64 oracle, CPU or GPU (fresh seeds + one secret seed, poisoned outputs, fingerprinted inputs, a bound
+// relative to the baseline's own error, buffer reuse to catch pointer caching, outputs
+// re-read after the call to catch work left running), then baseline and candidate timed
+// interleaved with every timed output re-checked. Runs in the worker process only: a
+// candidate may crash it.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "harness/judge/task.h"
+#include "harness/judge/verdict.h"
+
+namespace fk::bench {
+
+struct EvalConfig {
+  DeviceType backend = DeviceType::cuda;
+  std::vector<uint64_t> seeds;  // public seeds, one per round (>= 3)
+  uint64_t secret_seed = 0;     // one more round, never revealed to the candidate
+  int warmup_calls = 3;
+  int min_timed_calls = 50;
+  int max_timed_calls = 1000;
+  double min_timed_ms = 100;    // per implementation: short kernels get more calls
+  // The CPU f64 oracle's budgets. Above either, a workload is checked against the op's GPU
+  // reference (CUDA backend, ops that have one: linear, paged attention, fused_experts),
+  // else against the baseline's outputs (reference_choice.h). The memory-bound ops' task
+  // workloads fit: the largest, silu_and_mul at 16384 x 14336, moves 1.4e9 bytes.
+  double oracle_flop_budget = 4e9;
+  double oracle_byte_budget = 2e9;
+  double relative_error_factor = 1.5;  // candidate rel. L2 error <= this x baseline's (+ floor)
+  bool time = true;
+};
+
+struct Implementation {
+  fk_op_fn run = nullptr;
+  fk_op_fn plan = nullptr;  // may be null
+};
+
+EvalResult evaluate(const Task& task, const Implementation& candidate, const EvalConfig& cfg);
+
+}  // namespace fk::bench

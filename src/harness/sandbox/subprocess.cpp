@@ -1,0 +1,111 @@
+#include "harness/sandbox/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "fk/status.h"
+
+extern char** environ;
+
+namespace fk::bench {
+
+std::string ProcessResult::describe() const {
+  if (timed_out) return concat("timed out after ", seconds, " s");
+  if (term_signal) return concat("killed by signal ", term_signal, " (", strsignal(term_signal), ")");
+  return concat("exit ", exit_code);
+}
+
+std::string self_executable() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  FK_CHECK(n > 0, "cannot read /proc/self/exe");
+  buf[n] = 0;
+  return buf;
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& opts) {
+  FK_CHECK(!argv.empty(), "run_process: empty command");
+  int pipefd[2];
+  FK_CHECK(pipe2(pipefd, O_CLOEXEC) == 0, "pipe: ", strerror(errno));
+
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<std::string> env_store;
+  for (char** e = environ; *e; ++e) env_store.emplace_back(*e);
+  for (const auto& e : opts.extra_env) env_store.push_back(e);
+  std::vector<char*> envp;
+  for (auto& e : env_store) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  FK_CHECK(pid >= 0, "fork: ", strerror(errno));
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(pipefd[1], STDOUT_FILENO);
+    dup2(pipefd[1], STDERR_FILENO);
+    const int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+    if (!opts.working_dir.empty() && chdir(opts.working_dir.c_str()) != 0) _exit(126);
+    execvpe(args[0], args.data(), envp.data());
+    const char msg[] = "exec failed\n";
+    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(pipefd[1]);
+
+  ProcessResult r;
+  const auto deadline = t0 + std::chrono::duration<double>(opts.timeout_s);
+  char buf[65536];
+  bool open_pipe = true, reaped = false;
+  int status = 0;
+  auto append = [&](ssize_t n) {
+    if (r.output.size() < opts.max_output)
+      r.output.append(buf, static_cast<size_t>(std::min<ssize_t>(n, opts.max_output - r.output.size())));
+  };
+  while (open_pipe) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      r.timed_out = true;
+      break;
+    }
+    const int wait_ms = static_cast<int>(std::chrono::duration<double, std::milli>(deadline - now).count()) + 1;
+    pollfd pfd{pipefd[0], POLLIN, 0};
+    const int pr = poll(&pfd, 1, std::min(wait_ms, 100));
+    if (pr < 0 && errno != EINTR) break;
+    if (pr > 0) {
+      const ssize_t n = read(pipefd[0], buf, sizeof(buf));
+      if (n <= 0) open_pipe = false;
+      else append(n);
+    } else if (pr == 0 && waitpid(pid, &status, WNOHANG) == pid) {
+      // The child is gone; a grandchild may still hold the pipe: end the group, drain.
+      reaped = true;
+      kill(-pid, SIGKILL);
+      fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+      ssize_t n;
+      while ((n = read(pipefd[0], buf, sizeof(buf))) > 0) append(n);
+      break;
+    }
+  }
+  kill(-pid, SIGKILL);  // on timeout the whole group; otherwise leftover grandchildren
+  close(pipefd[0]);
+  if (!reaped)
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!r.timed_out) {
+    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) r.term_signal = WTERMSIG(status);
+  }
+  return r;
+}
+
+}  // namespace fk::bench

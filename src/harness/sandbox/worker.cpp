@@ -1,0 +1,133 @@
+#include "harness/sandbox/worker.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+
+#include "harness/sandbox/candidate.h"
+#include "harness/sandbox/subprocess.h"
+
+namespace fk::bench {
+
+namespace fs = std::filesystem;
+
+Json request_to_json(const WorkerRequest& r) {
+  const EvalConfig& c = r.config;
+  Json task = task_to_json(r.task);
+  task["source"] = r.task.source.string();
+  return {{"task", task},
+          {"library", r.library.string()},
+          {"config",
+           {{"backend", c.backend == DeviceType::cpu ? "cpu" : "cuda"},
+            {"seeds", c.seeds},
+            {"secret_seed", c.secret_seed},
+            {"warmup_calls", c.warmup_calls},
+            {"min_timed_calls", c.min_timed_calls},
+            {"max_timed_calls", c.max_timed_calls},
+            {"min_timed_ms", c.min_timed_ms},
+            {"oracle_flop_budget", c.oracle_flop_budget},
+            {"oracle_byte_budget", c.oracle_byte_budget},
+            {"relative_error_factor", c.relative_error_factor},
+            {"time", c.time}}}};
+}
+
+WorkerRequest request_from_json(const Json& j) {
+  WorkerRequest r;
+  Json task = j.at("task");
+  const fs::path source = task.value("source", "");
+  task.erase("source");
+  r.task = parse_task(task, source);
+  r.library = j.at("library").get<std::string>();
+  const Json& c = j.at("config");
+  r.config.backend = c.at("backend") == "cpu" ? DeviceType::cpu : DeviceType::cuda;
+  r.config.seeds = c.at("seeds").get<std::vector<uint64_t>>();
+  r.config.secret_seed = c.at("secret_seed").get<uint64_t>();
+  r.config.warmup_calls = c.at("warmup_calls");
+  r.config.min_timed_calls = c.at("min_timed_calls");
+  r.config.max_timed_calls = c.at("max_timed_calls");
+  r.config.min_timed_ms = c.at("min_timed_ms");
+  r.config.oracle_flop_budget = c.at("oracle_flop_budget");
+  r.config.oracle_byte_budget = c.at("oracle_byte_budget");
+  r.config.relative_error_factor = c.at("relative_error_factor");
+  r.config.time = c.at("time");
+  return r;
+}
+
+int worker_main(const fs::path& request_file, const fs::path& result_file) {
+  EvalResult res;
+  try {
+    std::ifstream in(request_file);
+    FK_CHECK(in.good(), "worker: cannot read request ", request_file.string());
+    const WorkerRequest req = request_from_json(Json::parse(in));
+    res.task = req.task.id;
+    Implementation impl;
+    std::unique_ptr<LoadedCandidate> cand;
+    if (req.library.empty() || req.library == "baseline") {
+      impl.run = OpRegistry::global().baseline(req.task.op, req.config.backend);
+      impl.plan = OpRegistry::global().active_plan(req.task.op, req.config.backend);
+      FK_CHECK(impl.run != nullptr, "op ", req.task.op, " has no baseline for this backend");
+    } else {
+      const std::string banned = forbidden_import(imported_symbols(req.library), req.task.forbid);
+      if (!banned.empty()) {
+        res.verdict = Verdict::REWARD_HACK;
+        res.message = concat("the candidate calls ", banned, ", which task ", req.task.id, " forbids");
+      } else {
+        try {
+          cand = LoadedCandidate::load(req.library, req.task.op);
+        } catch (const Error& e) {
+          res.verdict = Verdict::COMPILE_ERROR;  // links but cannot load: undefined symbols, ABI mismatch
+          res.message = e.what();
+        }
+        if (cand) impl = {cand->run(), cand->plan()};
+      }
+    }
+    if (impl.run) res = evaluate(req.task, impl, req.config);
+  } catch (const std::exception& e) {
+    res.verdict = Verdict::RUNTIME_ERROR;
+    res.message = e.what();
+  }
+  std::ofstream out(result_file);
+  out << to_json(res).dump(1);
+  out.close();
+  // Skip static destructors and driver teardown: a candidate may have left the context broken.
+  std::fflush(nullptr);
+  _exit(out ? 0 : 3);
+}
+
+EvalResult run_in_worker(const WorkerRequest& req, double timeout_s) {
+  // One folder per evaluation: a process may run several at once (fk agent evaluates in parallel).
+  static std::atomic<int> serial{0};
+  const fs::path dir = fs::temp_directory_path() / concat("fk-worker-", getpid(), "-", serial++, "-", req.task.id);
+  fs::create_directories(dir);
+  const fs::path request = dir / "request.json", result = dir / "result.json";
+  std::ofstream(request) << request_to_json(req).dump(1);
+  fs::remove(result);
+  ProcessOptions po;
+  po.timeout_s = timeout_s;
+  const ProcessResult pr = run_process({self_executable(), "kernels", "worker", "--request", request.string(),
+                                        "--result", result.string()},
+                                       po);
+  EvalResult res;
+  res.task = req.task.id;
+  res.seeds = req.config.seeds;
+  res.secret_seed = req.config.secret_seed;
+  res.backend = req.config.backend == DeviceType::cpu ? "cpu" : "cuda";
+  res.seconds = pr.seconds;
+  auto tail = [&] { return pr.output.size() > 4000 ? pr.output.substr(pr.output.size() - 4000) : pr.output; };
+  if (pr.timed_out) {
+    res.verdict = Verdict::TIMEOUT;
+    res.message = concat("the evaluation did not finish within ", timeout_s, " s");
+  } else if (fs::exists(result) && fs::file_size(result) > 0 && pr.exited() && pr.exit_code == 0) {
+    std::ifstream in(result);
+    res = eval_result_from_json(Json::parse(in));
+  } else {
+    res.verdict = Verdict::RUNTIME_ERROR;
+    res.message = concat("the worker process died (", pr.describe(), "): ", tail());
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return res;
+}
+
+}  // namespace fk::bench

@@ -1,0 +1,27 @@
+// Each evaluation runs in a worker process (`fk kernels worker`) with its own CUDA
+// context and a wall-clock limit: a crash, hang, illegal memory access or out-of-memory
+// becomes a verdict, and the harness goes on with the next candidate.
+#pragma once
+#include <filesystem>
+
+#include "harness/judge/evaluate.h"
+
+namespace fk::bench {
+
+struct WorkerRequest {
+  Task task;
+  std::filesystem::path library;  // empty or "baseline": evaluate the baseline against itself
+  EvalConfig config;
+};
+
+// Parent side: runs the request in a fresh worker process, limited to timeout_s.
+EvalResult run_in_worker(const WorkerRequest& req, double timeout_s);
+
+// Child side: reads the request file, evaluates, writes the result file. Returns the
+// process exit code.
+int worker_main(const std::filesystem::path& request_file, const std::filesystem::path& result_file);
+
+Json request_to_json(const WorkerRequest& r);
+WorkerRequest request_from_json(const Json& j);
+
+}  // namespace fk::bench

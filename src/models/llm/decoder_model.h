@@ -1,0 +1,105 @@
+// A decoder LLM (dense or mixture-of-experts) as a sequence of registry ops (every call
+// goes through the op registry, so an installed candidate kernel runs inside the engine).
+// One forward pass
+// serves prefill, chunked prefill, decode and mixed batches: packed tokens in, logits of
+// the requested rows out. Activations live in buffers allocated once for the largest step.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "serving/generate/forward_batch.h"
+#include "runtime/state/kv_cache.h"
+#include "models/llm/model_spec.h"
+#include "models/llm/weights.h"
+#include "fk/tensor.h"
+
+namespace fk::engine {
+
+class DecoderModel {
+ public:
+  // max_tokens / max_seqs / max_logits: the largest step (token budget, batch, logit rows).
+  DecoderModel(ModelSpec spec, ModelWeights weights, Device device, int64_t max_tokens, int64_t max_seqs,
+               int64_t max_logits, int64_t max_position, void* stream = nullptr);
+
+  const ModelSpec& spec() const { return spec_; }
+  Device device() const { return device_; }
+  DType dtype() const { return dtype_; }
+  const ModelWeights& weights() const { return weights_; }
+  int64_t activation_bytes() const;
+  // The buffer forward writes logits into (a graph replay leaves them here too).
+  const Tensor& logits_buffer() const { return logits_; }
+
+  // Host-side attention scheduling for this batch's metadata (no device reads, no sync):
+  // call before forward, outside graph capture. graph_grid = 0: eager; k >= 1 (decode-only
+  // batches): the decode attention's graph grid class k (fk/ops/attention.h), which keeps
+  // launch shapes fixed per (batch size, k) so that a graph captured after one plan
+  // replays correctly after the next plan of the same class.
+  void plan(const ForwardBatch& batch, const KvCache& kv, int32_t graph_grid, void* stream);
+  // Launches the whole step (capturable when the batch is decode_only and planned with a
+  // graph_grid): returns the [R, V] logits (model dtype), valid once the stream reaches them.
+  TensorView forward(const ForwardBatch& batch, const KvCache& kv, void* stream);
+
+ private:
+  // One set of attention workspaces per distinct (window, soft-cap) kernel variant:
+  // layers of one variant share a plan (Gemma 2 alternates two).
+  struct AttentionPlan {
+    Tensor float_workspace, int_workspace, host_int_workspace, plan_info;
+  };
+  // Runs (or, with plan_only, plans) layer `layer`'s attention op.
+  void attention(const ForwardBatch& b, int64_t layer, const TensorView& q, const KvCache& kv, const TensorView& out,
+                 bool plan_only, void* stream);
+  TensorView query_view(int64_t tokens) const;  // q heads inside the fused QKV buffer
+  void norm(const TensorView& out, const TensorView& in, const Tensor& w, void* stream) const;
+  void add_norm(const TensorView& x, const TensorView& residual, const Tensor& w, void* stream) const;
+  void linear(const TensorView& out, const TensorView& in, const Tensor& w, const Tensor& bias, void* stream) const;
+  // out = linear(normed = norm(input (+ residual_in)), w, bias) in one op; the residual sum
+  // goes to residual_out (absent views: the first layer's norm, no add).
+  void norm_linear(const TensorView& out, const TensorView& normed, const TensorView& residual_out,
+                   const TensorView& input, const TensorView& residual_in, const Tensor& norm_w, const Tensor& w,
+                   const Tensor& bias, void* stream) const;
+  // The sparse MLP of an MoE layer: router (unless its logits are already in
+  // router_logits_), top-k routing, routed experts (out = experts(in)), then the shared
+  // expert where the model has one.
+  void moe_mlp(const TensorView& out, const TensorView& in, const LayerWeights& w, bool router_done,
+               void* stream) const;
+  // One decoder layer with each norm fused into the linear layer after it (rms_norm_linear);
+  // the residual alternates between residual_ and residual_alt_. See forward.
+  void fused_norm_layer(const ForwardBatch& b, int64_t layer, const KvCache& kv, TensorView& residual,
+                        TensorView& residual_next, void* stream);
+  // The MLP's activation (act = act_fn(gate) * up) for the model's activation function.
+  void activation(const TensorView& act, const TensorView& gate_up, void* stream) const;
+  // The attention block from the QKV projection on: rope (with q/k norms), cache write,
+  // attention; its output in attn_out_.
+  void attention_block(const ForwardBatch& b, int64_t layer, const KvCache& kv, void* stream);
+  // out += sigmoid(in . shared_gate) * shared_expert(in) (Qwen2-MoE).
+  void shared_expert(const TensorView& out, const TensorView& in, const LayerWeights& w, void* stream) const;
+  TensorView rows(const Tensor& buffer, int64_t n) const;
+
+  ModelSpec spec_;
+  ModelWeights weights_;
+  Device device_;
+  DType dtype_;
+  DeviceType backend_;
+  std::vector<Tensor> rope_caches_;  // one per spec_.ropes
+  std::vector<AttentionPlan> plans_;
+  std::vector<AttentionPlan> decode_part_plans_;  // a split mixed step's decode part (ForwardBatch)
+  std::vector<int> layer_plan_;      // which of plans_ each layer uses
+  int32_t graph_grid_ = 0;           // what the last plan was made with
+  // Activations, sized for the largest step.
+  Tensor residual_, a_, b_, qkv_, attn_out_, gate_up_, act_, head_in_, logits_;
+  // Models with plain RMSNorm and no sandwich norms fuse every norm into the next linear
+  // layer (unless a candidate is installed for rms_norm, fused_add_rms_norm or linear);
+  // their residual stream then ping-pongs between residual_ and this buffer.
+  bool fuse_norm_linear_ = false;
+  Tensor residual_alt_;
+  // MoE layers: router logits [T, E], routing [T, k] (f32 weights, i32 ids), the experts'
+  // workspace; OLMoE: the normalised q and k [T, q_size], [T, kv_size]. A shared expert
+  // (Qwen2-MoE) runs its gate_up and activation in gate_up_ and act_ (sized for both it and
+  // the dense MLP, which never run in one layer), its output into shared_out_ [T, H] and
+  // its gate logit into shared_gate_ [T, 1].
+  Tensor router_logits_, topk_weights_, topk_ids_, moe_workspace_, q_normed_, k_normed_, shared_out_, shared_gate_;
+};
+
+}  // namespace fk::engine

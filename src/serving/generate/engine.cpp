@@ -1,0 +1,343 @@
+#include "serving/generate/engine.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "models/llm/weights.h"
+#include "models/llm/model_config.h"
+#include "fk/ops/attention.h"
+#include "fk/philox.h"
+#include "fk/runtime.h"
+#include "fk/safetensors.h"
+#include "fk/status.h"
+
+namespace fk::engine {
+
+namespace {
+
+constexpr int64_t kDefaultMaxModelLen = 32768;
+constexpr int64_t kCpuDefaultPages = 2048;
+
+bool is_folder_model(const std::string& model) { return std::filesystem::is_directory(model); }
+
+}  // namespace
+
+ModelConfig model_config_of(const std::string& model) {
+  return is_folder_model(model) ? load_model_config(model) : model_config_by_name(model);
+}
+
+void EngineConfig::validate() const {
+  FK_CHECK(!model.empty(), "engine: no model given (a built-in config name or a checkpoint folder)");
+  FK_CHECK(dtype == DType::bf16 || dtype == DType::f16, "engine: dtype must be bf16 or f16, got ", dtype_name(dtype));
+  FK_CHECK(quantization.empty() || quantization == "fp8", "engine: quantization must be \"fp8\" or none, got '",
+           quantization, "'");
+  FK_CHECK(max_num_batched_tokens > 0, "engine: max_num_batched_tokens must be positive, got ", max_num_batched_tokens);
+  FK_CHECK(max_num_seqs > 0, "engine: max_num_seqs must be positive, got ", max_num_seqs);
+  FK_CHECK(max_model_len >= 0, "engine: max_model_len must be >= 0 (0 = the model's), got ", max_model_len);
+  FK_CHECK(page_size > 0 && page_size <= 256, "engine: page_size must be in [1, 256], got ", page_size);
+  FK_CHECK(num_pages >= 0, "engine: num_pages must be >= 0 (0 = from free memory), got ", num_pages);
+  FK_CHECK(gpu_memory_utilization > 0 && gpu_memory_utilization <= 1,
+           "engine: gpu_memory_utilization must be in (0, 1], got ", gpu_memory_utilization);
+  FK_CHECK(decode_graph_grid >= 0 && decode_graph_grid <= ops::kDecodeGraphGrids,
+           "engine: decode_graph_grid must be 0 (per step) or a class in [1, ", ops::kDecodeGraphGrids, "], got ",
+           decode_graph_grid);
+}
+
+Engine::Engine(EngineConfig config) : config_(std::move(config)), start_(std::chrono::steady_clock::now()) {
+  config_.validate();
+  const bool cuda = config_.backend == DeviceType::cuda;
+  if (cuda) FK_CHECK(rt::cuda_available(), "engine: the CUDA backend needs a CUDA device, and none is visible");
+  stream_ = std::make_unique<EngineStream>(cuda);
+  void* s = stream_->get();
+  const Device dev = cuda ? Device::cuda(0) : Device::cpu();
+
+  const bool folder = is_folder_model(config_.model);
+  const ModelConfig mc = model_config_of(config_.model);
+  ModelSpec spec = model_spec_for(mc);
+  apply_quantization(spec, config_.quantization);
+  max_model_len_ = config_.max_model_len > 0 ? config_.max_model_len
+                                             : std::min(mc.max_position_embeddings, kDefaultMaxModelLen);
+  FK_CHECK(max_model_len_ <= mc.max_position_embeddings || mc.max_position_embeddings <= 0, "engine: max_model_len ",
+           max_model_len_, " exceeds the model's max_position_embeddings ", mc.max_position_embeddings);
+  ModelWeights weights = (folder && !config_.dummy_weights)
+                             ? load_checkpoint_weights(spec, safetensors::Checkpoint::open(config_.model), config_.dtype,
+                                                       dev, s)
+                             : dummy_weights(spec, config_.dtype, dev, config_.weight_seed, s);
+  // A decode step of max_num_seqs requests is max_num_seqs tokens: the buffers hold either.
+  const int64_t max_tokens = std::max(config_.max_num_batched_tokens, config_.max_num_seqs);
+  model_ = std::make_unique<DecoderModel>(std::move(spec), std::move(weights), dev, max_tokens, config_.max_num_seqs,
+                                          config_.max_num_seqs, max_model_len_, s);
+  const ModelConfig& c = model_->spec().config;
+  const int64_t bytes_per_page = KvCache::bytes_per_page(model_->spec().num_layers(), config_.page_size,
+                                                         c.num_key_value_heads, c.head_dim, config_.dtype);
+  size_kv_cache(bytes_per_page);
+
+  const int64_t pages = stats_.num_pages;
+  // One page more than the pool hands out: the padding sequences of captured graphs use it.
+  kv_ = std::make_unique<KvCache>(model_->spec().num_layers(), pages + 1, config_.page_size, c.num_key_value_heads,
+                                  c.head_dim, config_.dtype, dev, s);
+  blocks_ = std::make_unique<KvCacheManager>(pages, config_.page_size, config_.prefix_caching);
+  SchedulerConfig sc;
+  sc.max_num_batched_tokens = config_.max_num_batched_tokens;
+  sc.max_num_seqs = config_.max_num_seqs;
+  sc.chunked_prefill = config_.chunked_prefill;
+  sc.max_steps_in_flight = config_.async_scheduling ? 2 : 1;
+  scheduler_ = std::make_unique<Scheduler>(sc, *blocks_);
+  RunnerConfig rc;
+  rc.max_tokens = max_tokens;
+  rc.max_seqs = config_.max_num_seqs;
+  rc.max_pages_per_seq = (max_model_len_ + config_.page_size - 1) / config_.page_size;
+  rc.cuda_graphs = config_.cuda_graphs && cuda;
+  rc.decode_graph_grid = config_.decode_graph_grid;
+  runner_ = std::make_unique<ModelRunner>(*model_, *kv_, rc, s);
+  runner_->capture_graphs();
+  stats_.page_size = config_.page_size;
+  stats_.weight_bytes = model_->weights().bytes;
+  stats_.kv_bytes = kv_->bytes();
+  stats_.activation_bytes = model_->activation_bytes();
+}
+
+Engine::~Engine() {
+  // A step still in flight writes into buffers about to be freed: let it finish first.
+  if (in_flight_ && config_.backend == DeviceType::cuda) {
+    try {
+      rt::stream_synchronize(stream_->get());
+    } catch (const std::exception&) {  // a faulted device: nothing left to protect
+    }
+  }
+}
+
+// Pages the cache gets: as configured, or what fits in the device memory left after the
+// weights, the activation buffers and a profiling step of the largest size.
+void Engine::size_kv_cache(int64_t bytes_per_page) {
+  if (config_.num_pages > 0) {
+    stats_.num_pages = config_.num_pages;
+    return;
+  }
+  if (config_.backend == DeviceType::cpu) {
+    stats_.num_pages = kCpuDefaultPages;
+    return;
+  }
+  void* s = stream_->get();
+  const ModelConfig& c = model_->spec().config;
+  const int64_t S = config_.page_size;
+  {
+    // Profiling pass: one prefill of the full token budget (every GEMM at its largest M,
+    // library workspaces created), through the same runner the engine uses.
+    const int64_t tokens = std::min(std::max(config_.max_num_batched_tokens, config_.max_num_seqs), max_model_len_);
+    const int64_t pages = (tokens + S - 1) / S;
+    KvCache probe_kv(model_->spec().num_layers(), pages + 1, S, c.num_key_value_heads, c.head_dim, config_.dtype,
+                     model_->device(), s);
+    RunnerConfig rc;
+    rc.max_tokens = std::max(config_.max_num_batched_tokens, config_.max_num_seqs);
+    rc.max_seqs = config_.max_num_seqs;
+    rc.max_pages_per_seq = pages;
+    rc.cuda_graphs = false;
+    ModelRunner probe(*model_, probe_kv, rc, s);
+    Request r;
+    r.id = "profile";
+    r.prompt_tokens.assign(static_cast<size_t>(tokens), 0);
+    r.params.temperature = 0;
+    for (int64_t p = 0; p < pages; ++p) r.block_ids.push_back(static_cast<int32_t>(p));
+    const StepRequest step{&r, 0, tokens, true};
+    probe.execute({&step, 1});
+    rt::stream_synchronize(s);
+  }
+  const MemoryInfo mem = device_memory(0);
+  const int64_t allowed_used = static_cast<int64_t>(static_cast<double>(mem.total_bytes) * config_.gpu_memory_utilization);
+  const int64_t used = mem.total_bytes - mem.free_bytes;
+  const int64_t budget = allowed_used - used;
+  const int64_t pages = budget / bytes_per_page - 1;  // minus the padding page
+  FK_CHECK(pages * S >= max_model_len_ || pages >= (config_.max_num_batched_tokens + S - 1) / S,
+           "engine: the KV cache would get ", std::max<int64_t>(pages, 0), " pages (", budget / (1 << 20),
+           " MiB free within gpu_memory_utilization ", config_.gpu_memory_utilization,
+           "); raise gpu_memory_utilization or lower max_num_batched_tokens / max_model_len");
+  stats_.num_pages = pages;
+}
+
+double Engine::now_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+std::string Engine::add_request(std::vector<int64_t> prompt, SamplingParams params, std::string id) {
+  params.validate();
+  const int64_t V = model_->spec().config.vocab_size;
+  FK_CHECK(!prompt.empty(), "engine: request ", id, " has an empty prompt");
+  for (size_t i = 0; i < prompt.size(); ++i)
+    FK_CHECK(prompt[i] >= 0 && prompt[i] < V, "engine: prompt token ", i, " is ", prompt[i],
+             ", outside the vocabulary [0, ", V, ")");
+  FK_CHECK(static_cast<int64_t>(prompt.size()) < max_model_len_, "engine: a prompt of ", prompt.size(),
+           " tokens leaves no room for output within max_model_len ", max_model_len_);
+  const int64_t number = next_request_++;
+  auto r = std::make_unique<Request>();
+  r->id = id.empty() ? concat("req-", number) : std::move(id);
+  r->prompt_tokens = std::move(prompt);
+  r->params = std::move(params);
+  // Requests without a seed get one from the engine's seed and their number: runs repeat.
+  r->seed = r->params.seed ? *r->params.seed : philox_block(config_.seed, 0, static_cast<uint64_t>(number)).v[0];
+  r->eos_token_ids = model_->spec().config.eos_token_ids;
+  r->max_model_len = max_model_len_;
+  std::string rid = r->id;
+  scheduler_->add(std::move(r));
+  times_[rid] = {now_s(), 0.0};
+  return rid;
+}
+
+bool Engine::abort(const std::string& id) { return scheduler_->abort(id); }
+
+bool Engine::has_unfinished() const { return scheduler_->has_unfinished(); }
+
+Engine::StepInFlight Engine::launch(SchedulerOutput out) {
+  StepInFlight step{std::move(out), std::nullopt};
+  if (step.out.scheduled.empty()) return step;
+  step_buffer_.clear();
+  for (const ScheduledRequest& sr : step.out.scheduled) {
+    step_buffer_.push_back({sr.request, sr.start_position, sr.num_new_tokens, sr.needs_logits});
+    (sr.num_new_tokens == 1 ? stats_.decode_tokens : stats_.prefill_tokens) += sr.num_new_tokens;
+  }
+  step.ticket = runner_->launch(step_buffer_);
+  ++stats_.steps;
+  return step;
+}
+
+void Engine::complete(StepInFlight& step, std::vector<StepToken>* tokens, std::vector<GenerationResult>& results) {
+  using Clock = std::chrono::steady_clock;
+  const SchedulerOutput& out = step.out;
+  std::vector<int64_t> sampled;
+  std::vector<std::optional<TokenLogprobs>> logprobs;
+  if (step.ticket) {
+    sampled = runner_->collect(*step.ticket);
+    logprobs = std::move(step.ticket->logprobs);  // parallel to sampled
+  }
+  // The sampled entries in update()'s order, with each request's outputs before the update:
+  // a token the update kept (not dropped by an abort, nor computed for a request that
+  // finished while the step ran) is the one output it adds.
+  struct Sampled {
+    Request* request;
+    size_t outputs_before;
+  };
+  std::vector<Sampled> entries;
+  for (const ScheduledRequest& sr : out.scheduled)
+    if (sr.needs_logits) entries.push_back({sr.request, sr.request->output_tokens.size()});
+  const auto t1 = Clock::now();
+  std::vector<std::unique_ptr<Request>> finished = scheduler_->update(out, sampled);
+  stats_.update_s += std::chrono::duration<double>(Clock::now() - t1).count();
+  const double t = now_s();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    Request& r = *entries[i].request;  // alive: update hands back only requests no step names
+    if (r.output_tokens.size() != entries[i].outputs_before + 1) continue;
+    if (logprobs[i]) r.output_logprobs.push_back(*logprobs[i]);
+    auto it = times_.find(r.id);
+    if (it != times_.end() && it->second.second == 0.0) it->second.second = t;
+    if (tokens) tokens->push_back({r.id, sampled[i], false, logprobs[i]});
+  }
+  for (auto& r : finished) {
+    GenerationResult g;
+    g.id = r->id;
+    g.prompt_tokens = std::move(r->prompt_tokens);
+    g.output_tokens = std::move(r->output_tokens);
+    g.output_logprobs = std::move(r->output_logprobs);
+    g.finish_reason = r->finish_reason;
+    g.num_cached_tokens = r->num_cached_tokens;
+    g.num_preemptions = r->num_preemptions;
+    auto it = times_.find(g.id);
+    if (it != times_.end()) {
+      g.arrival_s = it->second.first;
+      g.first_token_s = it->second.second;
+      times_.erase(it);
+    }
+    g.finished_s = t;
+    if (tokens)
+      for (StepToken& st : *tokens)
+        if (st.id == g.id) st.finished = true;
+    results.push_back(std::move(g));
+  }
+}
+
+std::vector<GenerationResult> Engine::step(std::vector<StepToken>* tokens) {
+  using Clock = std::chrono::steady_clock;
+  auto schedule = [&] {
+    const auto t0 = Clock::now();
+    SchedulerOutput out = scheduler_->schedule();
+    stats_.schedule_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    return out;
+  };
+  std::vector<GenerationResult> results;
+  if (tokens) tokens->clear();
+  if (!in_flight_) {
+    SchedulerOutput out = schedule();
+    if (out.scheduled.empty()) {
+      // Nothing to run (and nothing in flight): aborted waiting requests still come back
+      // through update.
+      StepInFlight idle{std::move(out), std::nullopt};
+      complete(idle, tokens, results);
+      FK_CHECK(!results.empty() || !scheduler_->has_unfinished(), "engine: no request could be scheduled (KV cache of ",
+               stats_.num_pages, " pages too small for the next request?)");
+      return results;
+    }
+    in_flight_ = launch(std::move(out));
+  }
+  // Asynchronous: the next step is scheduled and launched before this one's tokens are
+  // read, so the device goes on from one to the other. It may schedule nobody (its
+  // requests all finish by length when the tokens arrive): it is applied after this one.
+  std::optional<StepInFlight> next;
+  if (config_.async_scheduling) next = launch(schedule());
+  complete(*in_flight_, tokens, results);
+  in_flight_.reset();
+  if (next && next->ticket)
+    in_flight_ = std::move(next);
+  else if (next)
+    complete(*next, tokens, results);  // nothing ran: it only hands back what finished
+  return results;
+}
+
+std::vector<GenerationResult> Engine::generate(const std::vector<std::vector<int64_t>>& prompts,
+                                               const SamplingParams& params) {
+  std::map<std::string, size_t> order;
+  for (size_t i = 0; i < prompts.size(); ++i)
+    order[add_request(prompts[i], params, concat("generate-", next_request_))] = i;
+  std::vector<GenerationResult> results(prompts.size());
+  while (has_unfinished())
+    for (GenerationResult& g : step()) {
+      auto it = order.find(g.id);
+      if (it != order.end()) results[it->second] = std::move(g);
+    }
+  return results;
+}
+
+std::vector<float> Engine::prefill_logits(const std::vector<int64_t>& tokens, int64_t last_n) {
+  FK_CHECK(!has_unfinished(), "engine: prefill_logits needs an idle engine (requests are running)");
+  FK_CHECK(!tokens.empty() && static_cast<int64_t>(tokens.size()) <= std::min(max_model_len_, config_.max_num_batched_tokens),
+           "engine: prefill_logits takes 1 to min(max_model_len, max_num_batched_tokens) tokens, got ", tokens.size());
+  Request r;
+  r.id = "teacher-forced";
+  r.prompt_tokens = tokens;
+  FK_CHECK(blocks_->allocate(r, static_cast<int64_t>(tokens.size())), "engine: the KV cache has no room for ",
+           tokens.size(), " tokens");
+  std::vector<float> logits;
+  try {
+    logits = runner_->prefill_logits({&r, 0, static_cast<int64_t>(tokens.size()), true}, last_n);
+  } catch (...) {
+    blocks_->free(r);
+    throw;
+  }
+  blocks_->free(r);
+  return logits;
+}
+
+EngineStats Engine::stats() const {
+  EngineStats s = stats_;
+  s.graph_replays = runner_->graph_replays();
+  s.preemptions = scheduler_->num_preemptions();
+  s.free_pages = blocks_->num_free_blocks();
+  const ModelRunner::Counters& c = runner_->counters();
+  s.decode_steps = c.decode_steps;
+  s.mixed_steps = c.mixed_steps;
+  s.prefill_steps = c.prefill_steps;
+  s.prepare_s = c.prepare_s;
+  s.run_s = c.run_s;
+  return s;
+}
+
+}  // namespace fk::engine

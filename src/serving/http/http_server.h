@@ -1,0 +1,47 @@
+// `fk serve`: the OpenAI-compatible HTTP front of an engine (cpp-httplib). Routes:
+//   POST /v1/completions   text or token-id prompts, n, stream (server-sent events),
+//                          sampling, seed, stop strings and token ids, logprobs
+//   POST /v1/chat/completions (with tokenizer.json and the chat_template of
+//                          tokenizer_config.json in the model folder), streamed or not,
+//                          logprobs / top_logprobs
+//   POST /tokenize, /detokenize (with the model's tokenizer.json)
+//   GET  /v1/models, /health, /metrics (Prometheus text)
+// HTTP threads only parse, submit and wait; the engine runs on its own thread (EngineLoop).
+// A request whose client hangs up is aborted while it computes (connection_watch.h).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "serving/generate/engine.h"
+
+namespace fk::serve {
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";
+  int port = 8000;                 // 0: any free port (see HttpServer::port)
+  std::string served_model_name;   // what /v1/models lists and requests must name
+  int64_t max_pending = 4096;      // requests in the server at once; more get 503
+  // HTTP worker threads; 0: twice the engine's max_num_seqs plus 16 (at least 64). A
+  // streamed request holds its thread until its last token, so fewer threads than running
+  // requests would cap the engine's batch below max_num_seqs.
+  int threads = 0;
+  std::string tokenizer;           // tokenizer.json or its folder; empty: the model folder's, if any
+};
+
+class HttpServer {
+ public:
+  HttpServer(ServerConfig config, std::unique_ptr<engine::Engine> engine);
+  ~HttpServer();
+  // Binds the socket (throws naming host:port when it cannot); returns the port.
+  int bind();
+  void serve();  // blocks until stop()
+  void stop();
+  int port() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fk::serve

@@ -1,0 +1,78 @@
+// The OpenAI completions API as fk serve speaks it: request parsing with OpenAI-style
+// errors (type, message, param, HTTP status), and response / stream-chunk bodies.
+// Prompts are text (a string or a list of strings) when the model has a tokenizer, or token
+// ids (a list of ints, or a list of such lists) always.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "serving/generate/request.h"
+#include "text/tokenizer.h"
+
+namespace fk::serve {
+
+// An error a client caused (or overload): becomes the HTTP status and an OpenAI error body.
+struct ApiError : std::runtime_error {
+  ApiError(int status, std::string type, const std::string& message, std::string param = {})
+      : std::runtime_error(message), status(status), type(std::move(type)), param(std::move(param)) {}
+  int status;
+  std::string type;   // "invalid_request_error", "not_found_error", "server_error", ...
+  std::string param;  // the offending field, when there is one
+};
+nlohmann::json error_body(const ApiError& e);
+
+struct CompletionRequest {
+  std::vector<std::vector<int64_t>> prompts;
+  int64_t n = 1;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  std::vector<std::string> stop;  // stop strings (need a tokenizer): the text ends before them
+  engine::SamplingParams params;  // params.logprobs: completions' `logprobs`, chat's `top_logprobs`
+};
+
+// `served_model`: the name the server answers to (a request naming another model is a 404).
+// `tokenizer`: the model's, or null (then only token-id prompts and no stop strings).
+CompletionRequest parse_completion_request(const std::string& body, const std::string& served_model,
+                                           const tokenizer::Tokenizer* tokenizer = nullptr);
+
+// The parts of a request body every endpoint checks the same way.
+nlohmann::json parse_body(const std::string& text);
+void check_model(const nlohmann::json& body, const std::string& served_model);
+// Fills sampling parameters, n, stream and stop from a completions or chat body (not logprobs).
+void parse_sampling(const nlohmann::json& body, CompletionRequest& r, const tokenizer::Tokenizer* tokenizer);
+// Logprobs: completions take `logprobs` (an integer in [0, 20]: that many alternatives);
+// chat takes `logprobs` (a boolean) and `top_logprobs` (an integer in [0, 20], needs logprobs).
+void parse_completion_logprobs(const nlohmann::json& body, CompletionRequest& r);
+void parse_chat_logprobs(const nlohmann::json& body, CompletionRequest& r);
+
+struct ChoiceResult {
+  int64_t index = 0;
+  std::vector<int64_t> tokens;
+  std::string text;
+  engine::FinishReason finish_reason = engine::FinishReason::none;
+  nlohmann::json logprobs;  // the choice's logprobs object (logprobs_json.h), null when not asked for
+};
+nlohmann::json usage_json(int64_t prompt_tokens, int64_t completion_tokens);
+nlohmann::json completion_response(const std::string& id, const std::string& model, int64_t created,
+                                   const std::vector<ChoiceResult>& choices, int64_t prompt_tokens);
+// One server-sent event's JSON: new tokens of one choice, and its finish reason once finished.
+nlohmann::json completion_chunk(const std::string& id, const std::string& model, int64_t created, int64_t index,
+                                const std::vector<int64_t>& tokens, const std::string& text,
+                                engine::FinishReason finish, const nlohmann::json& logprobs = nullptr);
+
+// Chat: the messages rendered by the model's chat template (tokenizer_config.json) into a
+// prompt, encoded without adding special tokens again (the template writes them).
+CompletionRequest parse_chat_request(const std::string& body, const std::string& served_model,
+                                     const tokenizer::Tokenizer* tokenizer, const nlohmann::ordered_json* tokenizer_config);
+
+nlohmann::json chat_response(const std::string& id, const std::string& model, int64_t created,
+                             const std::vector<ChoiceResult>& choices, int64_t prompt_tokens);
+// A chat stream chunk: `first` adds the assistant role to the delta.
+nlohmann::json chat_chunk(const std::string& id, const std::string& model, int64_t created, int64_t index,
+                          const std::string& text, bool first, engine::FinishReason finish,
+                          const nlohmann::json& logprobs = nullptr);
+
+}  // namespace fk::serve

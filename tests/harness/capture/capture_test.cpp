@@ -1,0 +1,108 @@
+// fk capture on the CPU backend: every op call of an engine run becomes a task workload
+// that the task loader accepts and the op's make_case can instantiate, with call counts
+// that add up to what the engine ran.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "harness/judge/task.h"
+#include "harness/capture/capture.h"
+#include "fk/op_registry.h"
+#include "support/test_seed.h"
+
+namespace fk::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Capture, EveryCallBecomesATaskWorkloadThatInstantiates) {
+  for (const char* family : {"llama", "gemma2", "qwen3"}) {
+    engine::EngineConfig c;
+    c.model = std::string(FK_SOURCE_DIR) + "/tests/data/models/" + family;
+    c.backend = DeviceType::cpu;
+    c.num_pages = 128;
+    c.max_num_batched_tokens = 64;  // chunked prefill: mixed prefill/decode steps
+    const WorkloadSpec w = workload_spec("tiny");
+    const CaptureResult r = capture_workload(c, w);
+    ASSERT_FALSE(r.ops.empty()) << family;
+    int64_t linear_calls = 0, norm_linear_calls = 0, embedding_calls = 0;
+    for (const CapturedOp& op : r.ops) {
+      for (const auto& [key, wc] : op.workloads)
+        EXPECT_FALSE(wc.first.contains("untranslated")) << family << ": " << op.op << " was not translated";
+      if (op.op == "linear") linear_calls = op.calls;
+      if (op.op == "rms_norm_linear") norm_linear_calls = op.calls;
+      if (op.op == "embedding") embedding_calls = op.calls;
+    }
+    // Each step: 4 projections per layer and the head; 2 embedding lookups (tokens and the
+    // gather of the rows that need logits). Without sandwich norms, the qkv and gate_up
+    // projections take their norm with them (rms_norm_linear).
+    const int64_t steps = embedding_calls / 2;
+    EXPECT_EQ(linear_calls + norm_linear_calls, steps * (4 * 2 + 1)) << family;
+    EXPECT_EQ(norm_linear_calls, std::string(family) == "gemma2" ? 0 : steps * 2 * 2) << family;
+
+    const fs::path dir = fs::temp_directory_path() / ("fk-capture-" + std::string(family));
+    fs::remove_all(dir);
+    const auto files = write_task_files(r, family, w.name, dir);
+    EXPECT_FALSE(files.empty());
+    const auto tasks = bench::load_tasks(dir);
+    EXPECT_EQ(tasks.size(), files.size());
+    for (const bench::Task& t : tasks) {
+      const OpDef& def = OpRegistry::global().def(t.op);
+      for (const bench::TaskWorkload& tw : t.workloads) {
+        EXPECT_GT(tw.calls, 0);
+        EXPECT_NO_THROW(def.make_case(tw.shape, test::seed_for("Capture") + 1)) << t.op << " " << tw.shape.dump();
+      }
+    }
+    fs::remove_all(dir);
+  }
+}
+
+// MoE models (built-in tiny configs, random weights): routing and experts are captured too,
+// and Qwen2-MoE's shared expert.
+TEST(Capture, MoeCallsBecomeTaskWorkloadsThatInstantiate) {
+  struct MoeModel {
+    const char* name;
+    int64_t moe_layers;        // of the 2
+    int64_t linears_per_step;  // qkv and output per layer, a router per MoE layer, the shared
+                               // expert's gate_up, down and gate, a dense MLP's gate_up and down, the head
+                               // (linear or, with the norm before them, rms_norm_linear)
+  };
+  for (const MoeModel& m : {MoeModel{"tiny-qwen3-moe", 2, 3 * 2 + 1}, MoeModel{"tiny-olmoe", 2, 3 * 2 + 1},
+                            MoeModel{"tiny-qwen2-moe", 1, 2 * 2 + 1 + 3 + 2 + 1}}) {
+    const char* model = m.name;
+    engine::EngineConfig c;
+    c.model = model;
+    c.backend = DeviceType::cpu;
+    c.num_pages = 128;
+    c.max_num_batched_tokens = 64;
+    const WorkloadSpec w = workload_spec("tiny");
+    const CaptureResult r = capture_workload(c, w);
+    int64_t experts_calls = 0, linear_calls = 0, norm_linear_calls = 0, embedding_calls = 0, gated_add_calls = 0;
+    for (const CapturedOp& op : r.ops) {
+      for (const auto& [key, wc] : op.workloads)
+        EXPECT_FALSE(wc.first.contains("untranslated")) << model << ": " << op.op << " was not translated";
+      if (op.op == "fused_moe") experts_calls = op.calls;
+      if (op.op == "linear") linear_calls = op.calls;
+      if (op.op == "rms_norm_linear") norm_linear_calls = op.calls;
+      if (op.op == "embedding") embedding_calls = op.calls;
+      if (op.op == "sigmoid_gated_add") gated_add_calls = op.calls;
+    }
+    // Each step: one experts call per MoE layer (and one gated add where there is a shared
+    // expert), the linears counted above.
+    const int64_t steps = embedding_calls / 2;
+    EXPECT_EQ(experts_calls, steps * m.moe_layers) << model;
+    EXPECT_EQ(gated_add_calls, std::string(model) == "tiny-qwen2-moe" ? steps * m.moe_layers : 0) << model;
+    EXPECT_EQ(linear_calls + norm_linear_calls, steps * m.linears_per_step) << model;
+    EXPECT_EQ(norm_linear_calls, steps * 2 * 2) << model;  // both norms of both layers
+    const fs::path dir = fs::temp_directory_path() / ("fk-capture-" + std::string(model));
+    fs::remove_all(dir);
+    write_task_files(r, model, w.name, dir);
+    for (const bench::Task& t : bench::load_tasks(dir))
+      for (const bench::TaskWorkload& tw : t.workloads)
+        EXPECT_NO_THROW(OpRegistry::global().def(t.op).make_case(tw.shape, 3)) << t.op << " " << tw.shape.dump();
+    fs::remove_all(dir);
+  }
+}
+
+}  // namespace
+}  // namespace fk::e2e

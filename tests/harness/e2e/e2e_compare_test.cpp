@@ -1,0 +1,65 @@
+// The end-to-end judgement on synthetic runs: token agreement and first divergence, the
+// logit distance (max relative error, mean absolute error, KL), and the verdict bounds.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "harness/e2e/e2e_compare.h"
+#include "harness/e2e/e2e_run.h"
+
+namespace fk::e2e {
+namespace {
+
+using nlohmann::json;
+
+json run(const std::vector<std::vector<int64_t>>& outputs, double tok_per_s, double max_rel, double mean_kl) {
+  return {{"outputs", outputs},
+          {"elapsed_s", 10.0 / tok_per_s},
+          {"e2e_s", std::vector<double>(outputs.size(), 1.0 / tok_per_s)},
+          {"output_tokens_per_s", tok_per_s},
+          {"teacher_forced", {{"positions", 16}, {"max_rel_err", max_rel}, {"mean_abs_err", 0.0}, {"mean_kl", mean_kl}}}};
+}
+
+TEST(E2eCompare, AgreementDivergenceAndSpeedup) {
+  const json base = run({{1, 2, 3}, {4, 5}, {6}}, 100, 0, 0);
+  const json cand = run({{1, 2, 3}, {4, 9}, {7}}, 150, 0.001, 1e-5);
+  const json c = compare_runs(base, cand);
+  EXPECT_EQ(c["token_agreement"]["exact_match"], 1);
+  EXPECT_NEAR(c["token_agreement"]["exact_match_rate"].get<double>(), 1.0 / 3, 1e-12);
+  EXPECT_EQ(c["token_agreement"]["first_divergence_min"], 0);
+  EXPECT_EQ(c["token_agreement"]["first_divergence"], json({-1, 1, 0}));
+  EXPECT_NEAR(c["speedup"]["throughput"].get<double>(), 1.5, 1e-12);
+  EXPECT_NEAR(c["speedup"]["latency"].get<double>(), 1.5, 1e-12);
+  // Token flips alone do not fail a candidate whose logits are within bounds (near ties).
+  EXPECT_EQ(c["verdict"], "PASSED");
+}
+
+TEST(E2eCompare, LogitErrorOrKlBeyondBoundsIsIncorrect) {
+  const json base = run({{1}}, 100, 0, 0);
+  EXPECT_EQ(compare_runs(base, run({{1}}, 500, kMaxRelLogitErr * 2, 0))["verdict"], "INCORRECT");
+  EXPECT_EQ(compare_runs(base, run({{1}}, 500, 0, kMaxMeanKl * 2))["verdict"], "INCORRECT");
+  json no_positions = run({{1}}, 500, 0, 0);
+  no_positions["teacher_forced"]["positions"] = 0;
+  EXPECT_EQ(compare_runs(base, no_positions)["verdict"], "INCORRECT");
+  EXPECT_THROW(compare_runs(base, run({{1}, {2}}, 100, 0, 0)), Error);  // different request counts
+}
+
+TEST(E2eCompare, LogitDistance) {
+  const float a[4] = {1, 2, 3, 4};
+  LogitDistance same = logit_distance(a, a, 4);
+  EXPECT_EQ(same.max_rel_err, 0);
+  EXPECT_NEAR(same.kl, 0, 1e-12);
+  const float b[4] = {1, 2, 3, 5};
+  const LogitDistance d = logit_distance(a, b, 4);
+  EXPECT_NEAR(d.max_rel_err, 0.25, 1e-12);  // |4 - 5| / max|a|
+  EXPECT_NEAR(d.mean_abs_err, 0.25, 1e-12);
+  // KL(softmax(a) || softmax(b)) by hand.
+  double za = 0, zb = 0;
+  for (int i = 0; i < 4; ++i) za += std::exp(double{a[i]}), zb += std::exp(double{b[i]});
+  double kl = 0;
+  for (int i = 0; i < 4; ++i) kl += std::exp(double{a[i]}) / za * ((a[i] - std::log(za)) - (b[i] - std::log(zb)));
+  EXPECT_NEAR(d.kl, kl, 1e-9);
+}
+
+}  // namespace
+}  // namespace fk::e2e

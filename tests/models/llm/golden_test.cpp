@@ -1,0 +1,16 @@
+// The engine on the CPU backend against HF transformers goldens of every family.
+#include "models/llm/golden_check.h"  // tests/models/llm/
+
+namespace fk::engine::test {
+namespace {
+
+class GoldenCpu : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenCpu, LogitsAndGreedyTokensMatchTransformers) { check_family(GetParam(), DeviceType::cpu); }
+
+INSTANTIATE_TEST_SUITE_P(Families, GoldenCpu,
+                         ::testing::Values("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "mixtral",
+                                           "qwen3_moe", "olmoe", "qwen2_moe"));
+
+}  // namespace
+}  // namespace fk::engine::test
