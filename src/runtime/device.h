@@ -4,8 +4,22 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
+
+namespace fk::cuda {
+class Stream;
+class Event;
+}  // namespace fk::cuda
 
 namespace fk::engine {
+
+// Deleters defined where the CUDA types are complete (device_cuda.cpp).
+struct CudaStreamDeleter {
+  void operator()(cuda::Stream* s) const;
+};
+struct CudaEventDeleter {
+  void operator()(cuda::Event* e) const;
+};
 
 struct MemoryInfo {
   int64_t free_bytes = 0;
@@ -16,21 +30,24 @@ MemoryInfo device_memory(int device);
 // The device's multiprocessor count (decode graphs choose their attention grid by it).
 int64_t device_sm_count(int device);
 
-// A non-blocking CUDA stream for the engine's work (none on the CPU backend).
+// A non-blocking CUDA stream for the engine's work (none on the CPU backend). A facade
+// over fk::cuda::Stream (fk/cuda/stream.h), the project's one stream wrapper, that this
+// CUDA-free header can name.
 class EngineStream {
  public:
   explicit EngineStream(bool cuda);
   EngineStream(const EngineStream&) = delete;
   EngineStream& operator=(const EngineStream&) = delete;
   ~EngineStream();
-  void* get() const { return stream_; }
+  void* get() const;
 
  private:
-  void* stream_ = nullptr;
+  std::unique_ptr<cuda::Stream, CudaStreamDeleter> stream_;
 };
 
-// A point in a stream's work that the host can wait for (a CUDA event without timing).
-// On the CPU backend (no stream) work is done when it is issued: both calls do nothing.
+// A point in a stream's work that the host can wait for (a CUDA event without timing,
+// fk::cuda::Event). On the CPU backend (no stream) work is done when it is issued: both
+// calls do nothing.
 class StreamEvent {
  public:
   explicit StreamEvent(bool cuda);
@@ -41,7 +58,7 @@ class StreamEvent {
   void wait() const;          // blocks the host until that work is done (at once if never recorded)
 
  private:
-  void* event_ = nullptr;
+  std::unique_ptr<cuda::Event, CudaEventDeleter> event_;
   bool recorded_ = false;
 };
 

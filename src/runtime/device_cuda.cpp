@@ -3,6 +3,7 @@
 #include "runtime/device.h"
 #include "fk/allocator.h"
 #include "fk/cuda/check.h"
+#include "fk/cuda/stream.h"
 #include "fk/status.h"
 
 namespace fk::engine {
@@ -21,36 +22,31 @@ int64_t device_sm_count(int device) {
   return sms;
 }
 
+void CudaStreamDeleter::operator()(cuda::Stream* s) const { delete s; }
+void CudaEventDeleter::operator()(cuda::Event* e) const { delete e; }
+
 EngineStream::EngineStream(bool cuda) {
-  if (!cuda) return;
-  cudaStream_t s = nullptr;
-  FK_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  stream_ = s;
+  if (cuda) stream_.reset(new cuda::Stream(cuda::StreamOptions{.non_blocking = true}));
 }
 
-EngineStream::~EngineStream() {
-  if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
-}
+EngineStream::~EngineStream() = default;
+
+void* EngineStream::get() const { return stream_ ? static_cast<void*>(stream_->get()) : nullptr; }
 
 StreamEvent::StreamEvent(bool cuda) {
-  if (!cuda) return;
-  cudaEvent_t e = nullptr;
-  FK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  event_ = e;
+  if (cuda) event_.reset(new cuda::Event(/*timing=*/false));
 }
 
-StreamEvent::~StreamEvent() {
-  if (event_) cudaEventDestroy(static_cast<cudaEvent_t>(event_));
-}
+StreamEvent::~StreamEvent() = default;
 
 void StreamEvent::record(void* stream) {
   if (!event_) return;
-  FK_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(stream)));
+  event_->record(static_cast<cudaStream_t>(stream));
   recorded_ = true;
 }
 
 void StreamEvent::wait() const {
-  if (event_ && recorded_) FK_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
+  if (event_ && recorded_) event_->synchronize();
 }
 
 CudaGraph& CudaGraph::operator=(CudaGraph&& o) noexcept {

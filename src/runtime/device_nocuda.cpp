@@ -9,10 +9,15 @@ namespace {
 }
 }  // namespace
 
+// Never given a pointer: the constructors below refuse the CUDA backend.
+void CudaStreamDeleter::operator()(cuda::Stream*) const {}
+void CudaEventDeleter::operator()(cuda::Event*) const {}
+
 EngineStream::EngineStream(bool cuda) {
   if (cuda) no_cuda("EngineStream");
 }
 EngineStream::~EngineStream() = default;
+void* EngineStream::get() const { return nullptr; }
 MemoryInfo device_memory(int) { no_cuda("device_memory"); }
 int64_t device_sm_count(int) { no_cuda("device_sm_count"); }
 StreamEvent::StreamEvent(bool cuda) {
