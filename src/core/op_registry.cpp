@@ -3,10 +3,12 @@
 #include "fk/runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace fk {
 
@@ -237,6 +239,157 @@ void OpRegistry::call_unobserved(std::string_view name, DeviceType backend, cons
       FK_FAIL(FK_ERR_CUDA, "op '", name, "' (", active_origin(name, backend),
               ") returned success but left a CUDA error: ", left);
   }
+}
+
+}  // namespace fk
+namespace {
+
+// FK_VARIANTS is applied to the global registry on the first use of the variant API rather
+// than at static initialisation, so that every FK_REGISTER_VARIANT has run whatever the
+// order of the translation units. A selection made later (--variant) overrides it.
+std::mutex env_variants_mu;
+std::atomic<bool> env_variants_applied{false};
+thread_local bool applying_env_variants = false;
+
+void apply_env_variants(OpRegistry& r) {
+  if (env_variants_applied.load(std::memory_order_acquire) || applying_env_variants) return;
+  if (&r != &OpRegistry::global()) return;
+  std::lock_guard lk(env_variants_mu);
+  if (env_variants_applied.load(std::memory_order_relaxed)) return;
+  applying_env_variants = true;
+  try {
+    if (const char* spec = std::getenv("FK_VARIANTS"); spec != nullptr && *spec != '\0')
+      r.select_variants_from_string(spec);
+  } catch (const Error& e) {
+    applying_env_variants = false;
+    FK_FAIL(FK_ERR_INVALID_ARGUMENT, "FK_VARIANTS: ", e.what());  // not marked applied: every use fails alike
+  }
+  applying_env_variants = false;
+  env_variants_applied.store(true, std::memory_order_release);
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split_on(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  for (size_t start = 0;;) {
+    const size_t end = s.find(sep, start);
+    parts.push_back(trim(s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start)));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+using VariantDefs = std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>;
+
+// Throws naming an unknown op or variant, with what could have been meant.
+void check_variant_names(const VariantDefs& defs, bool op_defined, std::string_view op,
+                         const std::vector<std::string>& names) {
+  auto it = defs.find(op);
+  if (it == defs.end()) {
+    std::string with_variants;
+    for (const auto& [o, v] : defs) with_variants += (with_variants.empty() ? "" : ", ") + o;
+    if (op_defined)
+      FK_FAIL(FK_ERR_INVALID_ARGUMENT, "op '", op, "' has no variants (ops with variants: ", with_variants, ")");
+    FK_FAIL(FK_ERR_INVALID_ARGUMENT, "unknown op '", op, "' in a variant selection (ops with variants: ",
+            with_variants, ")");
+  }
+  for (const std::string& n : names) {
+    if (it->second.contains(n)) continue;
+    std::string known;
+    for (const auto& [v, summary] : it->second) known += (known.empty() ? "" : ", ") + v;
+    FK_FAIL(FK_ERR_INVALID_ARGUMENT, "op '", op, "' has no variant '", n, "' (its variants: ", known, ")");
+  }
+}
+
+}  // namespace
+
+void OpRegistry::define_variant(std::string_view op, std::string name, std::string summary) {
+  std::lock_guard lk(mu_);
+  FK_CHECK(!op.empty() && !name.empty(), "a variant needs an op and a name (op '", op, "', name '", name, "')");
+  FK_CHECK(name.find_first_of("=+, ") == std::string::npos, "variant name '", name, "' of op ", op,
+           " may not contain '=', '+', ',' or spaces");
+  auto& names = variant_defs_[std::string(op)];
+  FK_CHECK(!names.contains(name), "variant ", name, " of op ", op, " defined twice");
+  names.emplace(std::move(name), std::move(summary));
+}
+
+void OpRegistry::select_variants(std::string_view op, const std::vector<std::string>& names) {
+  apply_env_variants(*this);
+  std::lock_guard lk(mu_);
+  check_variant_names(variant_defs_, defs_.find(op) != defs_.end(), op, names);
+  std::vector<std::string> chosen;
+  for (const std::string& n : names)
+    if (std::find(chosen.begin(), chosen.end(), n) == chosen.end()) chosen.push_back(n);
+  std::sort(chosen.begin(), chosen.end());
+  if (chosen.empty())
+    variant_selection_.erase(std::string(op));
+  else
+    variant_selection_[std::string(op)] = std::move(chosen);
+  variant_epoch_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+bool OpRegistry::variant_on(std::string_view op, std::string_view name) const {
+  apply_env_variants(const_cast<OpRegistry&>(*this));
+  std::lock_guard lk(mu_);
+  auto d = variant_defs_.find(op);
+  // A launch path asking for a variant nobody registered is a typo that would silently
+  // keep the default path.
+  FK_CHECK(d != variant_defs_.end() && d->second.contains(name), "op '", op, "' has no variant '", name,
+           "' registered");
+  auto it = variant_selection_.find(op);
+  return it != variant_selection_.end() && std::find(it->second.begin(), it->second.end(), name) != it->second.end();
+}
+
+std::vector<OpVariantInfo> OpRegistry::variants() const {
+  std::lock_guard lk(mu_);
+  std::vector<OpVariantInfo> out;
+  for (const auto& [op, names] : variant_defs_)
+    for (const auto& [name, summary] : names) out.push_back({op, name, summary});
+  return out;
+}
+
+std::string OpRegistry::active_variants() const {
+  apply_env_variants(const_cast<OpRegistry&>(*this));
+  std::lock_guard lk(mu_);
+  std::string out;
+  for (const auto& [op, names] : variant_selection_) {
+    if (names.empty()) continue;
+    out += concat(out.empty() ? "" : ",", op, "=");
+    for (size_t i = 0; i < names.size(); ++i) out += concat(i ? "+" : "", names[i]);
+  }
+  return out;
+}
+
+void OpRegistry::select_variants_from_string(std::string_view spec) {
+  // Parsed whole before anything is selected, so that a bad entry selects nothing.
+  std::vector<std::pair<std::string, std::vector<std::string>>> selections;
+  for (std::string_view entry : split_on(spec, ',')) {
+    if (entry.empty()) continue;
+    const size_t eq = entry.find('=');
+    FK_CHECK(eq != std::string_view::npos, "variant selection '", entry, "' is not op=name (several names: op=a+b)");
+    const std::string_view op = trim(entry.substr(0, eq));
+    FK_CHECK(!op.empty(), "variant selection '", entry, "' names no op");
+    std::vector<std::string> names;
+    for (std::string_view n : split_on(entry.substr(eq + 1), '+'))
+      if (!n.empty()) names.emplace_back(n);
+    selections.emplace_back(std::string(op), std::move(names));
+  }
+  {
+    std::lock_guard lk(mu_);
+    for (const auto& [op, names] : selections)
+      check_variant_names(variant_defs_, defs_.find(op) != defs_.end(), op, names);
+  }
+  for (const auto& [op, names] : selections) select_variants(op, names);
+}
+
+uint64_t OpRegistry::variant_epoch() const {
+  apply_env_variants(const_cast<OpRegistry&>(*this));
+  return variant_epoch_.load(std::memory_order_acquire);
 }
 
 }  // namespace fk
