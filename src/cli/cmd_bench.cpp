@@ -17,6 +17,7 @@
 #include "harness/time/kernel_profile.h"
 #include "cli/command.h"
 #include "cli/engine_options.h"
+#include "fk/op_registry.h"
 #include "fk/status.h"
 #include "serving/bench/serving_bench.h"
 #include "serving/bench/sharegpt_dataset.h"
@@ -46,6 +47,7 @@ json environment(const engine::Engine& e, const EngineOptions& o) {
   if (e.spec().moe.fp8) j["quantization"] = "fp8";  // the experts' (--quantization, or an fp8 checkpoint)
   j["backend"] = e.config().backend == DeviceType::cuda ? "cuda" : "cpu";
   if (e.config().backend == DeviceType::cuda) j["device"] = bench::to_json(bench::query_gpu(0));
+  j["variants"] = OpRegistry::global().active_variants();  // "": every op on its default path
   else j["host"] = bench::to_json(bench::query_host());
   j["timestamp"] = bench::utc_timestamp();
   j["command"] = invoked_command();

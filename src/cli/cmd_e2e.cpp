@@ -125,7 +125,9 @@ int run_eval(const EvalCli& o) {
                  {"model", e2e::model_id(o.engine.model)},
                  {"category", e2e::model_category(o.engine.model)},
                  {"workload", o.workload},
-                 {"backend", engine_config.backend == DeviceType::cuda ? "cuda" : "cpu"}};
+                 {"backend", engine_config.backend == DeviceType::cuda ? "cuda" : "cpu"},
+                 // Both sides' runs take these kernel variants (EngineOptions::to_args).
+                 {"variants", OpRegistry::global().active_variants()}};
   report["workload_spec"] = e2e::to_json(e2e::workload_spec(o.workload));
   const auto found = find_candidates(o.candidates);
   const auto levels = task_levels(o.tasks_dir);

@@ -9,6 +9,8 @@
 #include "harness/store/result_store.h"
 #include "cli/command.h"
 #include "fk/runtime.h"
+#include "cli/variant_option.h"
+#include "fk/op_registry.h"
 
 namespace fk::cli {
 namespace {
@@ -24,6 +26,7 @@ struct KernelsOptions {
   int timed_calls = 50;
   double timeout = 600;
   bool cpu_stub = false, expect = false;
+  std::vector<std::string> variants;  // --variant: the baselines' kernel variants (each worker runs them too)
 };
 KernelsOptions g;
 
@@ -154,6 +157,9 @@ void cmd_eval() {
     for (const auto& t : tasks) work.emplace_back(t, "baseline");
   } else {
     FK_CHECK(!g.task.empty() && !g.candidate.empty(), "give --task and --candidate, or --dir");
+  select_variants(g.variants);
+  const std::string variants = OpRegistry::global().active_variants();
+  if (!variants.empty()) std::fprintf(stderr, "[fk] variants %s\n", variants.c_str());
     work.emplace_back(find_task(tasks, g.task), g.candidate);
   }
   PipelineOptions opts;
@@ -199,7 +205,7 @@ void cmd_eval() {
     std::printf("%-24s tasks %3d  correct %3d  geomean speedup %.3f\n", k.c_str(), a["tasks"].get<int>(),
                 a["correct"].get<int>(), a["geomean_speedup"].get<double>());
   if (!g.json_out.empty()) {
-    std::ofstream(g.json_out) << Json{{"batch", batch}, {"runs", runs}, {"summary", summary}}.dump(1);
+    std::ofstream(g.json_out) << Json{{"batch", batch}, {"variants", variants}, {"runs", runs}, {"summary", summary}}.dump(1);
     std::printf("wrote %s\n", g.json_out.c_str());
   }
   if (!g.report_dir.empty()) {
@@ -266,3 +272,4 @@ FK_CLI_COMMAND(setup);
 
 }  // namespace
 }  // namespace fk::cli
+  add_variant_option(ev, g.variants);

@@ -1,6 +1,7 @@
-// `fk ops list | check | bench`: the op catalog, every op on every backend against the
-// double-precision oracle, and the timing of every op's CUDA implementation on its
-// benchmark workloads (as a fraction of the device's speed of light).
+// `fk ops list | variants | check | bench`: the op catalog, the ops' kernel variants, every
+// op on every backend against the double-precision oracle, and the timing of every op's
+// CUDA implementation on its benchmark workloads (as a fraction of the device's speed of
+// light).
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "harness/check/op_check.h"
 #include "harness/time/op_timer.h"
 #include "cli/command.h"
+#include "cli/variant_option.h"
 #include "fk/op_registry.h"
 #include "fk/runtime.h"
 
@@ -63,6 +65,7 @@ struct BenchCli {
   uint64_t seed = 1;
   bool no_flush = false;
   bench::TimerOptions timer;
+  std::vector<std::string> variants;
 };
 
 int run_bench(const BenchCli& o) {
@@ -123,7 +126,9 @@ int run_bench(const BenchCli& o) {
   if (!o.json_file.empty()) {
     std::ofstream out(o.json_file);
     FK_CHECK(out.good(), "cannot write ", o.json_file);
-    out << bench::to_json(report).dump(2) << "\n";
+    Json j = bench::to_json(report);
+    j["variants"] = OpRegistry::global().active_variants();  // the baselines timed ran these paths
+    out << j.dump(2) << "\n";
     FK_CHECK(out.good(), "writing ", o.json_file, " failed");
     std::printf("wrote %s\n", o.json_file.c_str());
   }
@@ -144,9 +149,40 @@ void setup_bench(CLI::App* ops) {
   cmd->add_option("--max-calls", o.timer.max_calls, "Timed calls at most (default 1000)");
   cmd->add_option("--min-time-ms", o.timer.min_time_ms, "Keep timing short calls until this much device time (default 100)");
   cmd->add_flag("--no-flush", o.no_flush, "Do not flush L2 before each call (warm-cache timing)");
+  add_variant_option(cmd, o.variants);
   cmd->callback([] {
+    select_variants(o.variants);
+    const std::string variants = OpRegistry::global().active_variants();
+    if (!variants.empty()) std::printf("variants %s\n", variants.c_str());
     const int rc = run_bench(o);
     if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+// `fk ops variants [OP] [--json]`: each kernel variant with its summary and whether it is
+// selected (by FK_VARIANTS in this process).
+void setup_variants(CLI::App* ops) {
+  auto* cmd = ops->add_subcommand("variants", "List the ops' kernel variants (alternative paths: --variant op=name)");
+  static std::string op;
+  static bool json = false;
+  cmd->add_option("op", op, "Only this op's");
+  cmd->add_flag("--json", json, "Print them as JSON: op, name, summary, selected");
+  cmd->callback([] {
+    const OpRegistry& reg = OpRegistry::global();
+    if (!op.empty()) reg.def(op);  // an unknown op is an error naming the known ones
+    Json out = Json::array();
+    for (const OpVariantInfo& v : reg.variants()) {
+      if (!op.empty() && v.op != op) continue;
+      out.push_back({{"op", v.op}, {"name", v.name}, {"summary", v.summary}, {"selected", reg.variant_on(v.op, v.name)}});
+    }
+    if (json) {
+      std::printf("%s\n", out.dump(2).c_str());
+      return;
+    }
+    std::printf("%-30s %-18s %-3s %s\n", "op", "variant", "on", "summary");
+    for (const Json& v : out)
+      std::printf("%-30s %-18s %-3s %s\n", v["op"].get<std::string>().c_str(), v["name"].get<std::string>().c_str(),
+                  v["selected"].get<bool>() ? "*" : "", v["summary"].get<std::string>().c_str());
   });
 }
 
@@ -184,3 +220,9 @@ FK_CLI_COMMAND(setup);
 
 }  // namespace
 }  // namespace fk::cli
+  static std::vector<std::string> check_variants;
+  add_variant_option(check, check_variants);
+    select_variants(check_variants);
+    const std::string variants = OpRegistry::global().active_variants();
+    if (!variants.empty()) std::printf("variants %s\n", variants.c_str());
+  setup_variants(ops);

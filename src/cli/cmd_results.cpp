@@ -29,7 +29,9 @@ void cmd_list() {
 void cmd_show() {
   ResultStore store = open_store();
   const StoredRun r = store.get(g.id);
-  std::printf("%s\n", r.result.dump(2).c_str());
+  Json shown = r.result;
+  shown["variants"] = r.variants;  // beside the toolchain: what the baseline ran (a column of its own)
+  std::printf("%s\n", shown.dump(2).c_str());
 }
 
 // A batch id, or a run id (then its batch).
@@ -46,6 +48,15 @@ void cmd_compare() {
   ResultStore store = open_store();
   auto a = resolve(store, g.a), b = resolve(store, g.b);
   std::map<std::string, std::pair<const StoredRun*, const StoredRun*>> by_task;
+  // Kernel variants change the baseline: say so when the sides ran different ones.
+  auto variants_of = [](const std::vector<StoredRun>& runs) {
+    std::string v = runs.empty() ? "" : runs.front().variants;
+    for (const auto& r : runs)
+      if (r.variants != v) return std::string("(mixed)");
+    return v.empty() ? std::string("(defaults)") : v;
+  };
+  if (variants_of(a) != variants_of(b))
+    std::printf("variants: A %s, B %s\n", variants_of(a).c_str(), variants_of(b).c_str());
   for (const auto& r : a) by_task[r.task].first = &r;
   for (const auto& r : b) by_task[r.task].second = &r;
   std::printf("%-26s %-14s %8s   %-14s %8s   %s\n", "task", "A verdict", "A", "B verdict", "B", "B/A");

@@ -1,5 +1,6 @@
 #include "cli/engine_options.h"
 
+#include "cli/variant_option.h"
 #include "fk/runtime.h"
 #include "fk/status.h"
 
@@ -31,9 +32,11 @@ void EngineOptions::add_to(CLI::App* cmd) {
   cmd->add_flag("--no-async-scheduling", no_async_scheduling,
                 "Schedule each step after the previous one finished (default: while it runs)");
   cmd->add_option("--seed", seed, "Engine seed (weights and requests without their own seed)")->capture_default_str();
+  add_variant_option(cmd, variants);
 }
 
 engine::EngineConfig EngineOptions::to_config() const {
+  select_variants(variants);
   engine::EngineConfig c;
   c.model = model;
   c.dummy_weights = dummy_weights;
@@ -82,6 +85,8 @@ std::vector<std::string> EngineOptions::to_args() const {
   if (no_chunked_prefill) a.push_back("--no-chunked-prefill");
   if (enforce_eager) a.push_back("--enforce-eager");
   if (no_async_scheduling) a.push_back("--no-async-scheduling");
+  select_variants(variants);
+  for (std::string& v : variant_args()) a.push_back(std::move(v));
   return a;
 }
 

@@ -1,5 +1,6 @@
 // The engine's options, shared by every command that starts an engine (generate, bench,
-// serve): the model, its device and dtype, and the scheduler's and cache's limits.
+// serve, e2e, capture): the model, its device and dtype, the scheduler's and cache's
+// limits, and the ops' kernel variants.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
@@ -27,10 +28,14 @@ struct EngineOptions {
   bool no_async_scheduling = false;
   int32_t decode_graph_grid = 0;
   uint64_t seed = 0;
+  std::vector<std::string> variants;  // --variant specs (cli/variant_option.h)
 
   void add_to(CLI::App* cmd);
-  engine::EngineConfig to_config() const;  // throws naming the bad option
-  // The options as command-line arguments (to start a worker process with the same engine).
+  // Throws naming the bad option. Also selects the --variant specs in the op registry
+  // (process-wide: the engine's ops read them on their launch paths).
+  engine::EngineConfig to_config() const;
+  // The options as command-line arguments (to start a worker process with the same engine
+  // and the same kernel variants).
   std::vector<std::string> to_args() const;
 };
 

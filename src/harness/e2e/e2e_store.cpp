@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* kColumns =
     "id, batch, created, model, category, workload, backend, candidates, verdict, reason, throughput_speedup,"
-    " latency_speedup, exact_match_rate, first_divergence, max_logit_err, kl, report";
+    " latency_speedup, exact_match_rate, first_divergence, max_logit_err, kl, report, variants";
 
 E2eRecord read_row(bench::SqlStatement& s) {
   E2eRecord r;
@@ -36,6 +36,7 @@ E2eRecord read_row(bench::SqlStatement& s) {
   r.max_logit_err = s.optional_real(14);
   r.kl = s.optional_real(15);
   r.report = json::parse(s.text(16), nullptr, /*allow_exceptions=*/false);
+  r.variants = s.text(17);  // NULL in rows stored before the column existed: ""
   return r;
 }
 
@@ -66,6 +67,7 @@ E2eRecord record_of_report(const json& report) {
   r.category = report["category"].get<std::string>();
   r.workload = report["workload"].get<std::string>();
   r.backend = report.value("backend", "");
+  r.variants = report.value("variants", "");
   for (const json& c : report["candidates"]) r.candidates.push_back({c.at("op").get<std::string>(), c.value("level", "")});
   std::sort(r.candidates.begin(), r.candidates.end(), [](const auto& a, const auto& b) { return a.op < b.op; });
   r.verdict = report["verdict"].get<std::string>();
@@ -91,6 +93,7 @@ json to_json(const E2eRecord& r, bool with_report) {
             {"category", r.category},
             {"workload", r.workload},
             {"backend", r.backend},
+            {"variants", r.variants},
             {"candidates", cands},
             {"candidate_set", r.candidate_set()},
             {"verdict", r.verdict},
@@ -117,13 +120,15 @@ E2eStore::E2eStore(const std::filesystem::path& path) : db_(path) {
       " report TEXT NOT NULL);"
       "CREATE INDEX IF NOT EXISTS e2e_runs_model ON e2e_runs(model);"
       "CREATE INDEX IF NOT EXISTS e2e_runs_batch ON e2e_runs(batch);");
+  db_.add_column_if_missing("e2e_runs", "variants", "TEXT");
 }
 
 int64_t E2eStore::add(const std::string& batch, const E2eRecord& r) {
   bench::SqlStatement s(db_,
                         "INSERT INTO e2e_runs (batch, created, model, category, workload, backend, candidate_set,"
                         " candidates, verdict, reason, throughput_speedup, latency_speedup, exact_match_rate,"
-                        " first_divergence, max_logit_err, kl, report) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                        " first_divergence, max_logit_err, kl, report, variants)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(1, batch);
   s.bind(2, bench::utc_timestamp());
   s.bind(3, r.model);
@@ -141,6 +146,7 @@ int64_t E2eStore::add(const std::string& batch, const E2eRecord& r) {
   s.bind(15, r.max_logit_err);
   s.bind(16, r.kl);
   s.bind(17, r.report.dump());
+  s.bind(18, r.variants);
   s.step();
   return db_.last_insert_id();
 }

@@ -23,6 +23,7 @@ struct E2eRecord {
   int64_t id = 0;
   std::string batch, created;  // created: UTC, ISO 8601
   std::string model, category, workload, backend;
+  std::string variants;  // the kernel variants both runs used (the report's "variants"; "" = defaults)
   std::vector<E2eCandidate> candidates;  // sorted by op
   std::string verdict, reason;
   // Figures of the comparison; absent when the candidate run never finished (compile or

@@ -54,13 +54,26 @@ WorkerRequest request_from_json(const Json& j) {
   return r;
 }
 
+namespace {
+
+// Every op with variants back to its default, then the parent's selection.
+void select_exactly(const std::string& spec) {
+  OpRegistry& reg = OpRegistry::global();
+  for (const OpVariantInfo& v : reg.variants()) reg.select_variants(v.op, {});
+  reg.select_variants_from_string(spec);
+}
+
+}  // namespace
+
 int worker_main(const fs::path& request_file, const fs::path& result_file) {
   EvalResult res;
   try {
     std::ifstream in(request_file);
     FK_CHECK(in.good(), "worker: cannot read request ", request_file.string());
-    const WorkerRequest req = request_from_json(Json::parse(in));
+    const Json sent = Json::parse(in);
+    const WorkerRequest req = request_from_json(sent);
     res.task = req.task.id;
+    select_exactly(sent.value("variants", ""));
     Implementation impl;
     std::unique_ptr<LoadedCandidate> cand;
     if (req.library.empty() || req.library == "baseline") {
@@ -101,7 +114,11 @@ EvalResult run_in_worker(const WorkerRequest& req, double timeout_s) {
   const fs::path dir = fs::temp_directory_path() / concat("fk-worker-", getpid(), "-", serial++, "-", req.task.id);
   fs::create_directories(dir);
   const fs::path request = dir / "request.json", result = dir / "result.json";
-  std::ofstream(request) << request_to_json(req).dump(1);
+  Json sent = request_to_json(req);
+  // The worker runs the baseline (and whatever a candidate calls) on this process's kernel
+  // variants, whatever its inherited FK_VARIANTS says.
+  sent["variants"] = OpRegistry::global().active_variants();
+  std::ofstream(request) << sent.dump(1);
   fs::remove(result);
   ProcessOptions po;
   po.timeout_s = timeout_s;

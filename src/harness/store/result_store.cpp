@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "fk/op_registry.h"
 #include "harness/device/device_info.h"
 
 namespace fk::bench {
@@ -13,7 +14,7 @@ namespace {
 
 constexpr const char* kColumns =
     "id, batch, created, task, candidate, candidate_hash, verdict, backend, device, toolchain, message, speedup, "
-    "sol, result";
+    "sol, result, variants";
 
 StoredRun read_row(SqlStatement& s) {
   StoredRun r;
@@ -31,6 +32,7 @@ StoredRun read_row(SqlStatement& s) {
   r.speedup = s.real(11);
   r.sol = s.real(12);
   r.result = Json::parse(s.text(13), nullptr, /*allow_exceptions=*/false);
+  r.variants = s.text(14);  // NULL in rows stored before the column existed: ""
   return r;
 }
 
@@ -56,12 +58,13 @@ ResultStore::ResultStore(const fs::path& path) : db_(path) {
       " message TEXT, speedup REAL, sol REAL, seeds TEXT, secret_seed TEXT, result TEXT NOT NULL);"
       "CREATE INDEX IF NOT EXISTS runs_task ON runs(task);"
       "CREATE INDEX IF NOT EXISTS runs_batch ON runs(batch);");
+  db_.add_column_if_missing("runs", "variants", "TEXT");
 }
 
 int64_t ResultStore::add(const std::string& batch, const CandidateRun& run) {
   SqlStatement s(db_,
                  "INSERT INTO runs (batch, created, task, candidate, candidate_hash, verdict, backend, device, toolchain,"
-                 " message, speedup, sol, seeds, secret_seed, result) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                 " message, speedup, sol, seeds, secret_seed, result, variants) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   const EvalResult& r = run.result;
   s.bind(1, batch);
   s.bind(2, utc_timestamp());
@@ -78,6 +81,7 @@ int64_t ResultStore::add(const std::string& batch, const CandidateRun& run) {
   s.bind(13, Json(r.seeds).dump());
   s.bind(14, std::to_string(r.secret_seed));
   s.bind(15, run_to_json(run).dump());
+  s.bind(16, OpRegistry::global().active_variants());
   s.step();
   return db_.last_insert_id();
 }

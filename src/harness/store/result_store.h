@@ -1,6 +1,6 @@
 // Every evaluation result in a SQLite database: the candidate's source hash, toolchain,
-// device and seeds with the verdict and timings, so results can be listed, shown and
-// compared across runs (`fk results ...`).
+// device, kernel variants and seeds with the verdict and timings, so results can be
+// listed, shown and compared across runs (`fk results ...`).
 #pragma once
 #include <filesystem>
 #include <memory>
@@ -17,6 +17,7 @@ struct StoredRun {
   std::string batch;       // one `fk kernels eval` invocation
   std::string created;     // UTC, ISO 8601
   std::string task, candidate, candidate_hash, verdict, backend, device, toolchain, message;
+  std::string variants;    // the kernel variants selected (OpRegistry::active_variants(); "" = defaults)
   double speedup = 0, sol = 0;
   Json result;             // the full run JSON
 };
@@ -26,6 +27,8 @@ class ResultStore {
   // Opens (creating if needed) the database; the schema is created on first use.
   explicit ResultStore(const std::filesystem::path& path);
 
+  // Records the run with the kernel variants selected in this process now (the
+  // evaluation's worker ran with the same selection).
   int64_t add(const std::string& batch, const CandidateRun& run);
   std::vector<StoredRun> list(const std::string& task_filter = "", int limit = 100);
   std::vector<StoredRun> batch(const std::string& batch_id);

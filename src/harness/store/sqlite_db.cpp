@@ -30,6 +30,13 @@ void SqliteDb::exec(const char* sql) {
   }
 }
 
+void SqliteDb::add_column_if_missing(const std::string& table, const std::string& column, const std::string& type) {
+  SqlStatement columns(*this, "PRAGMA table_info(" + table + ")");
+  while (columns.step())
+    if (columns.text(1) == column) return;  // table_info rows: cid, name, type, ...
+  exec(("ALTER TABLE " + table + " ADD COLUMN " + column + " " + type).c_str());
+}
+
 int64_t SqliteDb::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
 
 SqlStatement::SqlStatement(const SqliteDb& db, const std::string& sql) : db_(db) {

@@ -21,6 +21,9 @@ class SqliteDb {
   SqliteDb& operator=(const SqliteDb&) = delete;
 
   void exec(const char* sql);  // statements without results (schema)
+  // Adds a column to a table that an older schema made without it (nothing when it is
+  // there): how a store migrates an existing database file.
+  void add_column_if_missing(const std::string& table, const std::string& column, const std::string& type);
   int64_t last_insert_id() const;
   const std::filesystem::path& path() const { return path_; }
   sqlite3* handle() const { return db_; }

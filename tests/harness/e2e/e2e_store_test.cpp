@@ -105,6 +105,48 @@ TEST(E2eStore, OpensADatabaseFromBeforeTheTable) {
   EXPECT_EQ(E2eStore(db.path).list().size(), 1u);  // and reopening keeps the e2e run
 }
 
+// The kernel variants both runs took (the report's "variants") are stored with the run; a
+// report without them ran the defaults.
+TEST(E2eStore, StoresTheReportsVariants) {
+  test::TempDb db("fk-e2e-store-variants");
+  E2eStore store(db.path);
+  auto rep = test::report("tiny-llama", "dense-llm", "PASSED", 1.5, 1.25);
+  rep["variants"] = "linear=no_autotune,rms_norm=late_weight";
+  store.add("a", record_of_report(rep));
+  store.add("b", record_of_report(test::report("tiny-llama", "dense-llm", "PASSED", 1.5, 1.25)));
+  const auto runs = store.list();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].variants, "linear=no_autotune,rms_norm=late_weight");
+  EXPECT_EQ(to_json(runs[0])["variants"], "linear=no_autotune,rms_norm=late_weight");
+  EXPECT_EQ(runs[1].variants, "");
+}
+
+// An e2e_runs table from before the variants column gains it on open.
+TEST(E2eStore, MigratesATableWithoutTheVariantsColumn) {
+  test::TempDb db("fk-e2e-store-migrate");
+  {
+    bench::SqliteDb old(db.path);
+    old.exec(
+        "CREATE TABLE e2e_runs ("
+        " id INTEGER PRIMARY KEY AUTOINCREMENT, batch TEXT NOT NULL, created TEXT NOT NULL, model TEXT NOT NULL,"
+        " category TEXT NOT NULL, workload TEXT NOT NULL, backend TEXT, candidate_set TEXT NOT NULL,"
+        " candidates TEXT NOT NULL, verdict TEXT NOT NULL, reason TEXT, throughput_speedup REAL,"
+        " latency_speedup REAL, exact_match_rate REAL, first_divergence INTEGER, max_logit_err REAL, kl REAL,"
+        " report TEXT NOT NULL);"
+        "INSERT INTO e2e_runs (batch, created, model, category, workload, candidate_set, candidates, verdict, report)"
+        " VALUES ('old', '2025-01-01T00:00:00Z', 'tiny-llama', 'dense-llm', 'tiny', 'rms_norm', '[]', 'PASSED', '{}');");
+  }
+  E2eStore store(db.path);
+  auto rep = test::report("tiny-llama", "dense-llm", "PASSED", 2, 2);
+  rep["variants"] = "sample=max_cluster_1";
+  store.add("new", record_of_report(rep));
+  const auto runs = store.list();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].batch, "old");
+  EXPECT_EQ(runs[0].variants, "");
+  EXPECT_EQ(runs[1].variants, "sample=max_cluster_1");
+}
+
 TEST(E2eStore, UnopenablePathNamesIt) {
   const std::string bad = "/proc/fk-no-such-dir/results.db";
   try {

@@ -6,6 +6,9 @@
 
 #include <filesystem>
 
+#include "fk/op_registry.h"
+#include "harness/store/sqlite_db.h"
+
 namespace fk::bench {
 namespace {
 
@@ -34,6 +37,69 @@ TEST(ResultStore, AddListGetAndBatch) {
     EXPECT_EQ(store.batches().front(), "batch-b");
     EXPECT_THROW(store.get(12345), Error);
   }
+  std::filesystem::remove(path);
+}
+
+std::filesystem::path fresh_db(const std::string& name) {
+  const auto path = std::filesystem::temp_directory_path() / (name + "-" + std::to_string(getpid()) + ".db");
+  std::filesystem::remove(path);
+  return path;
+}
+
+CandidateRun passed_run() {
+  CandidateRun run;
+  run.task = "linear";
+  run.candidate = "baseline";
+  run.result.task = "linear";
+  run.result.verdict = Verdict::PASSED;
+  run.result.speedup = 1.0;
+  return run;
+}
+
+// Each run records the kernel variants selected when it was stored: they change the
+// baseline it was timed against.
+TEST(ResultStore, RecordsTheSelectedVariants) {
+  const auto path = fresh_db("fk-store-variants");
+  {
+    ResultStore store(path);
+    OpRegistry::global().select_variants("linear", {});
+    const int64_t plain = store.add("b", passed_run());
+    OpRegistry::global().select_variants("linear", {"no_skinny", "no_autotune"});
+    const int64_t varied = store.add("b", passed_run());
+    OpRegistry::global().select_variants("linear", {});
+    EXPECT_EQ(store.get(plain).variants, "");
+    EXPECT_EQ(store.get(varied).variants, "linear=no_autotune+no_skinny");
+    EXPECT_EQ(store.list().front().variants, "linear=no_autotune+no_skinny");
+  }
+  std::filesystem::remove(path);
+}
+
+// A database whose runs table predates the variants column gains it on open; its rows read
+// as run on the defaults, and new rows record theirs.
+TEST(ResultStore, MigratesARunsTableWithoutTheVariantsColumn) {
+  const auto path = fresh_db("fk-store-migrate");
+  {
+    SqliteDb old(path);
+    old.exec(
+        "CREATE TABLE runs ("
+        " id INTEGER PRIMARY KEY AUTOINCREMENT, batch TEXT NOT NULL, created TEXT NOT NULL, task TEXT NOT NULL,"
+        " candidate TEXT, candidate_hash TEXT, verdict TEXT NOT NULL, backend TEXT, device TEXT, toolchain TEXT,"
+        " message TEXT, speedup REAL, sol REAL, seeds TEXT, secret_seed TEXT, result TEXT NOT NULL);"
+        "INSERT INTO runs (batch, created, task, verdict, speedup, result) VALUES"
+        " ('old', '2025-01-01T00:00:00Z', 'rms_norm', 'PASSED', 1.5, '{}');");
+  }
+  {
+    ResultStore store(path);
+    const auto rows = store.list();
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].variants, "");
+    EXPECT_DOUBLE_EQ(rows[0].speedup, 1.5);
+    OpRegistry::global().select_variants("linear", {"no_small_m"});
+    const int64_t id = store.add("new", passed_run());
+    OpRegistry::global().select_variants("linear", {});
+    EXPECT_EQ(store.get(id).variants, "linear=no_small_m");
+  }
+  EXPECT_EQ(ResultStore(path).list().size(), 2u);  // reopening migrates nothing twice
   std::filesystem::remove(path);
 }
 
