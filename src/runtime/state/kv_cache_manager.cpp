@@ -40,22 +40,23 @@ bool KvCacheManager::is_live(PrefixLink link) const {
   return b.registered && b.generation == link.generation;
 }
 
-void KvCacheManager::block_tokens(const Request& r, int64_t block_index, std::vector<int64_t>& out) const {
+void KvCacheManager::block_tokens(const SequenceTokens& tokens, int64_t block_index,
+                                  std::vector<int64_t>& out) const {
   out.resize(static_cast<size_t>(block_size_));
   const int64_t first = block_index * block_size_;
-  for (int64_t j = 0; j < block_size_; ++j) out[static_cast<size_t>(j)] = r.token_at(first + j);
+  for (int64_t j = 0; j < block_size_; ++j) out[static_cast<size_t>(j)] = tokens.at(first + j);
 }
 
-CachedPrefix KvCacheManager::find_cached_prefix(const Request& r) const {
+CachedPrefix KvCacheManager::find_cached_prefix(const SequenceTokens& seq_tokens) const {
   CachedPrefix out;
-  if (!enable_prefix_caching_ || r.total_tokens() <= 1) return out;
+  if (!enable_prefix_caching_ || seq_tokens.total() <= 1) return out;
   // At least the last token is left to compute: its logits give the next token.
-  const int64_t max_blocks = (r.total_tokens() - 1) / block_size_;
+  const int64_t max_blocks = (seq_tokens.total() - 1) / block_size_;
   std::vector<int64_t> tokens;
   uint64_t hash = kRootBlockHash;
   PrefixLink parent = kRootLink;
   for (int64_t i = 0; i < max_blocks; ++i) {
-    block_tokens(r, i, tokens);
+    block_tokens(seq_tokens, i, tokens);
     hash = hash_fn_(hash, tokens);
     const auto it = cached_.find(hash);
     if (it == cached_.end()) break;
@@ -69,43 +70,43 @@ CachedPrefix KvCacheManager::find_cached_prefix(const Request& r) const {
   return out;
 }
 
-// A prefix handed to allocate must still be what find_cached_prefix(r) would return a
-// prefix of: stale or foreign block ids would give r another sequence's K/V.
-void KvCacheManager::check_prefix(const Request& r, const CachedPrefix& prefix) const {
-  FK_CHECK(enable_prefix_caching_, "request ", r.id, ": a cached prefix was given but prefix caching is off");
-  FK_CHECK(r.num_computed_tokens == 0, "request ", r.id, " holds no blocks but has ", r.num_computed_tokens,
+// A prefix handed to allocate must still be what find_cached_prefix(s.tokens) would return
+// a prefix of: stale or foreign block ids would give s another sequence's K/V.
+void KvCacheManager::check_prefix(const KvSequence& s, const CachedPrefix& prefix) const {
+  FK_CHECK(enable_prefix_caching_, "request ", s.id, ": a cached prefix was given but prefix caching is off");
+  FK_CHECK(s.num_computed_tokens == 0, "request ", s.id, " holds no blocks but has ", s.num_computed_tokens,
            " computed tokens");
   const auto n = static_cast<int64_t>(prefix.block_ids.size());
   FK_CHECK(prefix.num_tokens == n * block_size_, "cached prefix of ", n, " blocks claims ", prefix.num_tokens,
            " tokens (block_size ", block_size_, ")");
-  FK_CHECK(prefix.num_tokens < r.total_tokens(), "cached prefix of ", prefix.num_tokens,
-           " tokens leaves nothing to compute for request ", r.id, " of ", r.total_tokens(), " tokens");
+  FK_CHECK(prefix.num_tokens < s.tokens.total(), "cached prefix of ", prefix.num_tokens,
+           " tokens leaves nothing to compute for request ", s.id, " of ", s.tokens.total(), " tokens");
   std::vector<int64_t> tokens;
   PrefixLink parent = kRootLink;
   for (int64_t i = 0; i < n; ++i) {
     const int32_t id = prefix.block_ids[static_cast<size_t>(i)];
     FK_CHECK(id >= 0 && id < num_blocks(), "cached prefix block id ", id, " is out of range [0, ", num_blocks(), ")");
     const Block& b = block(id);
-    block_tokens(r, i, tokens);
+    block_tokens(s.tokens, i, tokens);
     FK_CHECK(b.registered && b.parent == parent && b.tokens == tokens, "cached prefix block ", id, " (block ", i,
-             " of request ", r.id, ") no longer holds that prefix; call find_cached_prefix again");
+             " of request ", s.id, ") no longer holds that prefix; call find_cached_prefix again");
     parent = PrefixLink{id, b.generation};
   }
 }
 
-bool KvCacheManager::allocate(Request& r, int64_t num_new_tokens, const CachedPrefix* prefix) {
-  FK_CHECK(num_new_tokens >= 0, "request ", r.id, ": num_new_tokens must be >= 0, got ", num_new_tokens);
-  FK_CHECK(r.num_computed_tokens >= 0 && r.num_computed_tokens <= r.total_tokens(), "request ", r.id, " has ",
-           r.num_computed_tokens, " computed tokens out of ", r.total_tokens());
-  const bool admitting = r.block_ids.empty();
+bool KvCacheManager::allocate(const KvSequence& s, int64_t num_new_tokens, const CachedPrefix* prefix) {
+  FK_CHECK(num_new_tokens >= 0, "request ", s.id, ": num_new_tokens must be >= 0, got ", num_new_tokens);
+  FK_CHECK(s.num_computed_tokens >= 0 && s.num_computed_tokens <= s.tokens.total(), "request ", s.id, " has ",
+           s.num_computed_tokens, " computed tokens out of ", s.tokens.total());
+  const bool admitting = s.block_ids.empty();
   const bool use_prefix = prefix != nullptr && !prefix->block_ids.empty();
-  FK_CHECK(!use_prefix || admitting, "request ", r.id, " already holds ", r.block_ids.size(),
+  FK_CHECK(!use_prefix || admitting, "request ", s.id, " already holds ", s.block_ids.size(),
            " blocks; a cached prefix can only be taken by a request holding none");
-  if (use_prefix) check_prefix(r, *prefix);
+  if (use_prefix) check_prefix(s, *prefix);
 
-  const int64_t computed = use_prefix ? prefix->num_tokens : r.num_computed_tokens;
-  const int64_t held = static_cast<int64_t>(r.block_ids.size()) + (use_prefix ? prefix->num_tokens / block_size_ : 0);
-  FK_CHECK(held >= ceil_div(computed, block_size_), "request ", r.id, " holds ", held, " blocks for ", computed,
+  const int64_t computed = use_prefix ? prefix->num_tokens : s.num_computed_tokens;
+  const int64_t held = static_cast<int64_t>(s.block_ids.size()) + (use_prefix ? prefix->num_tokens / block_size_ : 0);
+  FK_CHECK(held >= ceil_div(computed, block_size_), "request ", s.id, " holds ", held, " blocks for ", computed,
            " computed tokens (block_size ", block_size_, ")");
   if (num_new_tokens > num_blocks() * block_size_ - computed) return false;  // more than the whole pool
   const int64_t new_blocks = std::max<int64_t>(0, ceil_div(computed + num_new_tokens, block_size_) - held);
@@ -118,18 +119,18 @@ bool KvCacheManager::allocate(Request& r, int64_t num_new_tokens, const CachedPr
     for (int32_t id : prefix->block_ids) {
       Block& b = block(id);
       if (b.ref_count++ == 0) free_.remove(id);
-      r.block_ids.push_back(id);
+      s.block_ids.push_back(id);
     }
-    r.num_computed_tokens = prefix->num_tokens;
+    s.num_computed_tokens = prefix->num_tokens;
   }
   if (admitting) {
-    r.num_cached_tokens = use_prefix ? prefix->num_tokens : 0;
+    s.num_cached_tokens = use_prefix ? prefix->num_tokens : 0;
     if (enable_prefix_caching_) {
-      stats_.prefix_queries += r.total_tokens();
-      stats_.prefix_hits += r.num_cached_tokens;
+      stats_.prefix_queries += s.tokens.total();
+      stats_.prefix_hits += s.num_cached_tokens;
     }
   }
-  for (int64_t i = 0; i < new_blocks; ++i) r.block_ids.push_back(take_free_block());
+  for (int64_t i = 0; i < new_blocks; ++i) s.block_ids.push_back(take_free_block());
   return true;
 }
 
@@ -165,34 +166,34 @@ void KvCacheManager::forget(int32_t id) {
   ++b.generation;
 }
 
-void KvCacheManager::cache_full_blocks(const Request& r) {
+void KvCacheManager::cache_full_blocks(const KvSequence& s) {
   if (!enable_prefix_caching_) return;
-  FK_CHECK(r.num_computed_tokens >= 0 && r.num_computed_tokens <= r.total_tokens(), "request ", r.id, " has ",
-           r.num_computed_tokens, " computed tokens out of ", r.total_tokens());
+  FK_CHECK(s.num_computed_tokens >= 0 && s.num_computed_tokens <= s.tokens.total(), "request ", s.id, " has ",
+           s.num_computed_tokens, " computed tokens out of ", s.tokens.total());
   // Only blocks whose every token id is known: with asynchronous scheduling a computed
   // position may hold a token the update dropped (an aborted request's last sample).
-  const int64_t num_full = std::min(r.num_computed_tokens, r.known_tokens()) / block_size_;
-  FK_CHECK(num_full <= static_cast<int64_t>(r.block_ids.size()), "request ", r.id, " has ", r.num_computed_tokens,
-           " computed tokens but only ", r.block_ids.size(), " blocks");
+  const int64_t num_full = std::min(s.num_computed_tokens, s.tokens.known()) / block_size_;
+  FK_CHECK(num_full <= static_cast<int64_t>(s.block_ids.size()), "request ", s.id, " has ", s.num_computed_tokens,
+           " computed tokens but only ", s.block_ids.size(), " blocks");
   // Blocks get hashed in token order and keep their hash while referenced, so the ones
   // still to hash are a suffix of the full ones: walk back to its start.
   int64_t i = num_full;
-  while (i > 0 && !block(r.block_ids[static_cast<size_t>(i - 1)]).hashed) --i;
-  for (; i < num_full; ++i) register_block(r, i);
+  while (i > 0 && !block(s.block_ids[static_cast<size_t>(i - 1)]).hashed) --i;
+  for (; i < num_full; ++i) register_block(s, i);
 }
 
-void KvCacheManager::register_block(const Request& r, int64_t i) {
-  const int32_t id = r.block_ids[static_cast<size_t>(i)];
+void KvCacheManager::register_block(const KvSequence& s, int64_t i) {
+  const int32_t id = s.block_ids[static_cast<size_t>(i)];
   Block& b = block(id);
   uint64_t parent_hash = kRootBlockHash;
   PrefixLink parent = kRootLink;
   if (i > 0) {
-    const Block& p = block(r.block_ids[static_cast<size_t>(i - 1)]);
+    const Block& p = block(s.block_ids[static_cast<size_t>(i - 1)]);
     parent_hash = p.hash;
     parent = p.canonical;
   }
   std::vector<int64_t> tokens;
-  block_tokens(r, i, tokens);
+  block_tokens(s.tokens, i, tokens);
   b.hashed = true;
   b.hash = hash_fn_(parent_hash, tokens);
   b.canonical = kNoLink;
@@ -201,7 +202,7 @@ void KvCacheManager::register_block(const Request& r, int64_t i) {
   if (const auto it = cached_.find(b.hash); it != cached_.end()) {
     const Block& c = block(it->second);
     if (c.parent == parent && c.tokens == tokens) {
-      // Another request computed the same prefix first (both were admitted before either
+      // Another sequence computed the same prefix first (both were admitted before either
       // had cached it): the older block stays the cache entry; children link to it.
       b.canonical = PrefixLink{it->second, c.generation};
       return;
@@ -225,13 +226,13 @@ void KvCacheManager::register_block(const Request& r, int64_t i) {
   b.canonical = PrefixLink{id, b.generation};
 }
 
-void KvCacheManager::free(Request& r) {
-  // Tail first, so that within one request the tail is evicted before the head.
-  for (auto it = r.block_ids.rbegin(); it != r.block_ids.rend(); ++it) {
+void KvCacheManager::free(const KvSequence& s) {
+  // Tail first, so that within one sequence the tail is evicted before the head.
+  for (auto it = s.block_ids.rbegin(); it != s.block_ids.rend(); ++it) {
     const int32_t id = *it;
-    FK_CHECK(id >= 0 && id < num_blocks(), "request ", r.id, " holds block id ", id, " out of range");
+    FK_CHECK(id >= 0 && id < num_blocks(), "request ", s.id, " holds block id ", id, " out of range");
     Block& b = block(id);
-    if (b.ref_count <= 0) FK_FAIL(FK_ERR_INTERNAL, "KV cache: request ", r.id, " frees block ", id, " nobody holds");
+    if (b.ref_count <= 0) FK_FAIL(FK_ERR_INTERNAL, "KV cache: request ", s.id, " frees block ", id, " nobody holds");
     if (--b.ref_count > 0) continue;
     if (b.registered) {
       free_.push_back(id);
@@ -240,7 +241,7 @@ void KvCacheManager::free(Request& r) {
       free_.push_front(id);
     }
   }
-  r.block_ids.clear();
+  s.block_ids.clear();
 }
 
 void KvCacheManager::reset_prefix_cache() {

@@ -1,8 +1,9 @@
-// The paged KV cache's block pool, as the scheduler sees it: which blocks each request
-// holds, and which full blocks keep the K/V of a known token prefix so that a later request
-// with the same prefix reuses them instead of computing them again (prefix caching).
+// The paged KV cache's block pool: which blocks each sequence holds, and which full blocks
+// keep the K/V of a known token prefix so that a later sequence with the same prefix reuses
+// them instead of computing them again (prefix caching). Sequences come as KvSequence
+// (kv_sequence.h): their owner keeps the block table and the counts, the pool updates them.
 //
-// A block's life: free (reference count 0) -> held by one or more requests -> when its
+// A block's life: free (reference count 0) -> held by one or more sequences -> when its
 // tokens are all computed, cache_full_blocks registers it under the chained hash of its
 // prefix -> when its last holder frees it, it stays registered (a cache hit can take it
 // back) until the pool needs a block and evicts it.
@@ -13,7 +14,7 @@
 
 #include "runtime/state/block_hash.h"
 #include "runtime/state/free_block_queue.h"
-#include "serving/generate/request.h"
+#include "runtime/state/kv_sequence.h"
 
 namespace fk::engine {
 
@@ -23,8 +24,8 @@ struct CachedPrefix {
 };
 
 struct KvCacheStats {
-  // Counted in tokens, once per admission (allocate on a request holding no blocks) while
-  // prefix caching is on: the request's total tokens, and those its prefix hit covered.
+  // Counted in tokens, once per admission (allocate on a sequence holding no blocks) while
+  // prefix caching is on: the sequence's total tokens, and those its prefix hit covered.
   int64_t prefix_queries = 0;
   int64_t prefix_hits = 0;
   int64_t evictions = 0;  // registered blocks dropped from the cache to be reused
@@ -42,28 +43,28 @@ class KvCacheManager {
   int64_t num_free_blocks() const { return free_.size(); }
   bool prefix_caching() const { return enable_prefix_caching_; }
 
-  // The longest prefix of FULL blocks of r's tokens (prompt and outputs) that is cached,
-  // capped so that at least one token of r stays to be computed (a fully cached prompt still
-  // needs its last token's logits). Takes no references. Empty without prefix caching.
-  CachedPrefix find_cached_prefix(const Request& r) const;
+  // The longest prefix of FULL blocks of a sequence's tokens (prompt and outputs) that is
+  // cached, capped so that at least one token stays to be computed (a fully cached prompt
+  // still needs its last token's logits). Takes no references. Empty without prefix caching.
+  CachedPrefix find_cached_prefix(const SequenceTokens& tokens) const;
 
-  // Gives r blocks for its first r.num_computed_tokens + num_new_tokens tokens. When r holds
-  // no blocks and `prefix` (from find_cached_prefix(r), with no allocation in between) is
-  // not empty, r first takes references on its blocks, and r.num_computed_tokens and
-  // r.num_cached_tokens become prefix->num_tokens. Returns false and changes nothing when
-  // there are not enough free blocks.
-  bool allocate(Request& r, int64_t num_new_tokens, const CachedPrefix* prefix = nullptr);
+  // Gives s blocks for its first s.num_computed_tokens + num_new_tokens tokens. When s holds
+  // no blocks and `prefix` (from find_cached_prefix(s.tokens), with no allocation in
+  // between) is not empty, s first takes references on its blocks, and s.num_computed_tokens
+  // and s.num_cached_tokens become prefix->num_tokens. Returns false and changes nothing
+  // when there are not enough free blocks.
+  bool allocate(const KvSequence& s, int64_t num_new_tokens, const CachedPrefix* prefix = nullptr);
 
-  // After a step computed r's tokens up to r.num_computed_tokens: registers each block that
-  // is now full under its chained hash, so that later requests with the same prefix reuse it.
-  void cache_full_blocks(const Request& r);
+  // After a step computed s's tokens up to s.num_computed_tokens: registers each block that
+  // is now full under its chained hash, so that later sequences with the same prefix reuse it.
+  void cache_full_blocks(const KvSequence& s);
 
-  // Drops r's references and clears r.block_ids (a second call does nothing). Registered
+  // Drops s's references and clears s.block_ids (a second call does nothing). Registered
   // blocks stay cached until evicted. Eviction order, first to last: blocks that hold no
   // cached prefix (they are worth nothing), then cached blocks least recently freed first;
-  // a request's blocks are freed tail first, since a long prefix is less likely to be shared
+  // a sequence's blocks are freed tail first, since a long prefix is less likely to be shared
   // than its beginning and a block is unreachable once its parent is gone.
-  void free(Request& r);
+  void free(const KvSequence& s);
 
   // Forgets every cached prefix. Only valid while every block is free.
   void reset_prefix_cache();
@@ -92,7 +93,7 @@ class KvCacheManager {
   struct Block {
     int32_t ref_count = 0;
     uint64_t generation = 0;  // bumped whenever the block stops standing for a cached prefix
-    // Set once the block is full of computed tokens of a request that holds it:
+    // Set once the block is full of computed tokens of a sequence that holds it:
     bool hashed = false;
     uint64_t hash = 0;                // chained hash of the prefix ending with this block
     PrefixLink canonical = kNoLink;   // the registered block for that prefix: itself, an older
@@ -107,12 +108,12 @@ class KvCacheManager {
   Block& block(int32_t id) { return blocks_[static_cast<size_t>(id)]; }
   const Block& block(int32_t id) const { return blocks_[static_cast<size_t>(id)]; }
   bool is_live(PrefixLink link) const;
-  void block_tokens(const Request& r, int64_t block_index, std::vector<int64_t>& out) const;
-  void register_block(const Request& r, int64_t block_index);
+  void block_tokens(const SequenceTokens& tokens, int64_t block_index, std::vector<int64_t>& out) const;
+  void register_block(const KvSequence& s, int64_t block_index);
   void unregister(int32_t id);  // removes the block's prefix-table entry, if any
   void forget(int32_t id);      // unregister, and drop its hash too (a block nobody holds)
   int32_t take_free_block();        // pops the next block to reuse, evicting it if cached
-  void check_prefix(const Request& r, const CachedPrefix& prefix) const;
+  void check_prefix(const KvSequence& s, const CachedPrefix& prefix) const;
 
   int64_t block_size_;
   bool enable_prefix_caching_;

@@ -313,16 +313,16 @@ std::vector<float> Engine::prefill_logits(const std::vector<int64_t>& tokens, in
   Request r;
   r.id = "teacher-forced";
   r.prompt_tokens = tokens;
-  FK_CHECK(blocks_->allocate(r, static_cast<int64_t>(tokens.size())), "engine: the KV cache has no room for ",
-           tokens.size(), " tokens");
+  FK_CHECK(blocks_->allocate(r.kv_sequence(), static_cast<int64_t>(tokens.size())),
+           "engine: the KV cache has no room for ", tokens.size(), " tokens");
   std::vector<float> logits;
   try {
     logits = runner_->prefill_logits({&r, 0, static_cast<int64_t>(tokens.size()), true}, last_n);
   } catch (...) {
-    blocks_->free(r);
+    blocks_->free(r.kv_sequence());
     throw;
   }
-  blocks_->free(r);
+  blocks_->free(r.kv_sequence());
   return logits;
 }
 

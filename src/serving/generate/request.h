@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/state/kv_sequence.h"
+
 namespace fk::engine {
 
 // Per-request sampling (the semantics of the `sample` op, fk/ops/sampling.h) and stop rules.
@@ -58,7 +60,7 @@ struct Request {
   // total_tokens(); the step that computes the last token samples the next one.
   int64_t num_computed_tokens = 0;
   int64_t num_cached_tokens = 0;  // of those, found in the prefix cache at the last admission
-  std::vector<int32_t> block_ids;  // KV-cache blocks (pages), in token order
+  KvBlockTable block_ids;  // KV-cache blocks (pages), in token order
   int64_t num_preemptions = 0;
   // Asynchronous scheduling (scheduler.h): output tokens that scheduled steps will sample
   // but whose ids are not known yet. They follow output_tokens; a step that computes one
@@ -83,6 +85,10 @@ struct Request {
     return static_cast<int64_t>(output_tokens.size()) + num_pending_tokens - 1;
   }
   bool finished() const { return state == RequestState::finished; }
+
+  // Its tokens, and the request as the KV cache manager takes it (views of its own fields).
+  SequenceTokens tokens() const { return {prompt_tokens, output_tokens, num_pending_tokens}; }
+  KvSequence kv_sequence() { return {id, tokens(), num_computed_tokens, num_cached_tokens, block_ids}; }
 };
 
 }  // namespace fk::engine

@@ -77,7 +77,7 @@ int64_t Scheduler::chunk_size(const Request& r, int64_t remaining, int64_t budge
 void Scheduler::preempt_last_running(SchedulerOutput& out) {
   Request* victim = running_.back();
   running_.pop_back();
-  kv_.free(*victim);
+  kv_.free(victim->kv_sequence());
   victim->num_computed_tokens = 0;
   victim->num_cached_tokens = 0;
   victim->state = RequestState::waiting;
@@ -113,12 +113,12 @@ SchedulerOutput Scheduler::schedule() {
     }
     const int64_t start = r.num_computed_tokens;
     const int64_t n = chunk_size(r, r.total_tokens() - start, budget);
-    bool allocated = kv_.allocate(r, n);
+    bool allocated = kv_.allocate(r.kv_sequence(), n);
     while (!allocated) {
       const bool self = running_.back() == &r;
       preempt_last_running(out);
       if (self) break;
-      allocated = kv_.allocate(r, n);
+      allocated = kv_.allocate(r.kv_sequence(), n);
     }
     if (!allocated) break;  // r preempted itself: nobody after it can get blocks either
     out.scheduled.push_back({&r, n, start, start + n == r.total_tokens()});
@@ -133,13 +133,13 @@ SchedulerOutput Scheduler::schedule() {
       Request& r = *waiting_.front();
       // Preempted while a step in flight samples for it: its prompt-to-be is not all known.
       if (r.num_pending_tokens > 0) break;
-      const CachedPrefix prefix = kv_.find_cached_prefix(r);
+      const CachedPrefix prefix = kv_.find_cached_prefix(r.tokens());
       const int64_t remaining = r.total_tokens() - prefix.num_tokens;
       // Without chunked prefill a request waits for a step with room for all of it, unless
       // it could never fit one step (a preempted request with many outputs): that one is split.
       if (!config_.chunked_prefill && remaining > budget && remaining <= config_.max_num_batched_tokens) break;
       const int64_t n = chunk_size(r, remaining, budget);
-      if (!kv_.allocate(r, n, &prefix)) break;  // FCFS: nobody overtakes the head
+      if (!kv_.allocate(r.kv_sequence(), n, &prefix)) break;  // FCFS: nobody overtakes the head
       waiting_.pop_front();
       r.state = RequestState::running;
       running_.push_back(&r);
@@ -194,7 +194,7 @@ void Scheduler::check_output(const SchedulerOutput& out, const std::vector<int64
 }
 
 void Scheduler::finish(Request& r, FinishReason why) {
-  kv_.free(r);
+  kv_.free(r.kv_sequence());
   r.state = RequestState::finished;
   r.finish_reason = why;
   finished_.push_back(&r);
@@ -222,7 +222,7 @@ std::vector<std::unique_ptr<Request>> Scheduler::update(const SchedulerOutput& o
     }
     // Before a finished request frees them: others may reuse them. A request preempted
     // since (waiting) has no blocks.
-    if (r.state == RequestState::running) kv_.cache_full_blocks(r);
+    if (r.state == RequestState::running) kv_.cache_full_blocks(r.kv_sequence());
     if (why != FinishReason::none) finish(r, why);
   }
   for (const std::string& id : aborted_) {
