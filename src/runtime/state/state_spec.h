@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fk/dtype.h"
@@ -17,6 +18,19 @@
 namespace fk::runtime {
 
 enum class StateKind : uint8_t { none, paged_kv, recurrent_slot, cross_attention };
+
+// recurrent_slot: one tensor of a layer's state, e.g. Mamba2's "conv" [conv_dim, kernel - 1]
+// and "ssm" [heads, head_dim, state_dim], so that the ops get typed views of a slot.
+struct StateTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::f32;
+  int64_t bytes() const {
+    int64_t n = static_cast<int64_t>(dtype_size(dtype));
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+};
 
 struct StateSpec {
   std::string group;  // "attention", "mamba", "linear_attention": names the layer group in errors
@@ -35,6 +49,9 @@ struct StateSpec {
   // recurrent_slot: the bytes one sequence's state takes in each layer of the group
   // (conv state + recurrent state), fixed whatever the sequence's length.
   int64_t slot_bytes_per_layer = 0;
+  // recurrent_slot, optional: the tensors those bytes hold, in order (their bytes add up to
+  // slot_bytes_per_layer). Empty: a layer's state is slot_bytes_per_layer bytes (u8).
+  std::vector<StateTensor> slot_tensors;
 
   int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }
   // Bytes of one token of this group's KV (all its layers; paged_kv and cross_attention).
@@ -45,6 +62,7 @@ struct StateSpec {
   int64_t slot_bytes() const { return num_layers() * slot_bytes_per_layer; }
 };
 
+// "none", "paged_kv", "recurrent_slot", "cross_attention".
 std::string_view state_kind_name(StateKind kind);
 
 }  // namespace fk::runtime
