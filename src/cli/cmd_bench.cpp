@@ -46,8 +46,8 @@ json environment(const engine::Engine& e, const EngineOptions& o) {
   j["dtype"] = o.dtype;
   if (e.spec().moe.fp8) j["quantization"] = "fp8";  // the experts' (--quantization, or an fp8 checkpoint)
   j["backend"] = e.config().backend == DeviceType::cuda ? "cuda" : "cpu";
-  if (e.config().backend == DeviceType::cuda) j["device"] = bench::to_json(bench::query_gpu(0));
   j["variants"] = OpRegistry::global().active_variants();  // "": every op on its default path
+  if (e.config().backend == DeviceType::cuda) j["device"] = bench::to_json(bench::query_gpu(0));
   else j["host"] = bench::to_json(bench::query_host());
   j["timestamp"] = bench::utc_timestamp();
   j["command"] = invoked_command();

@@ -8,9 +8,9 @@
 #include "harness/judge/report.h"
 #include "harness/store/result_store.h"
 #include "cli/command.h"
-#include "fk/runtime.h"
 #include "cli/variant_option.h"
 #include "fk/op_registry.h"
+#include "fk/runtime.h"
 
 namespace fk::cli {
 namespace {
@@ -142,6 +142,9 @@ std::string expected_verdicts(const fs::path& cand) {
 }
 
 void cmd_eval() {
+  select_variants(g.variants);
+  const std::string variants = OpRegistry::global().active_variants();
+  if (!variants.empty()) std::fprintf(stderr, "[fk] variants %s\n", variants.c_str());
   const auto tasks = tasks_selected();
   std::vector<std::pair<Task, fs::path>> work;
   if (!g.dir.empty() && !g.task.empty()) {  // every candidate in the folder, for one task
@@ -157,9 +160,6 @@ void cmd_eval() {
     for (const auto& t : tasks) work.emplace_back(t, "baseline");
   } else {
     FK_CHECK(!g.task.empty() && !g.candidate.empty(), "give --task and --candidate, or --dir");
-  select_variants(g.variants);
-  const std::string variants = OpRegistry::global().active_variants();
-  if (!variants.empty()) std::fprintf(stderr, "[fk] variants %s\n", variants.c_str());
     work.emplace_back(find_task(tasks, g.task), g.candidate);
   }
   PipelineOptions opts;
@@ -261,6 +261,7 @@ void setup(CLI::App& app) {
   ev->add_option("--report", g.report_dir, "Write summary.md and a self-contained report.html into this folder");
   ev->add_option("--db", g.db, "Results database (default $FK_RESULTS_DB or ~/.cache/fastkernels/results.db)");
   ev->add_flag("--no-db", g.no_db, "Do not store the results");
+  add_variant_option(ev, g.variants);
   ev->callback(cmd_eval);
   auto* wk = k->add_subcommand("worker", "(internal) evaluate one request in this process");
   wk->group("");  // hidden from help
@@ -272,4 +273,3 @@ FK_CLI_COMMAND(setup);
 
 }  // namespace
 }  // namespace fk::cli
-  add_variant_option(ev, g.variants);

@@ -208,21 +208,21 @@ void setup(CLI::App& app) {
   check->add_option("op", op_name, "Only this op");
   check->add_option("--backend", backend, "cpu, cuda or all (all = cpu plus cuda when a device exists)");
   check->add_option("--seed", seed, "Input seed (default: fresh random, printed)");
+  static std::vector<std::string> check_variants;
+  add_variant_option(check, check_variants);
   check->callback([] {
+    select_variants(check_variants);
     uint64_t s = seed ? seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
     std::printf("seed %llu\n", static_cast<unsigned long long>(s));
+    const std::string variants = OpRegistry::global().active_variants();
+    if (!variants.empty()) std::printf("variants %s\n", variants.c_str());
     const int rc = run_check(op_name, backend, s);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });
   setup_bench(ops);
+  setup_variants(ops);
 }
 FK_CLI_COMMAND(setup);
 
 }  // namespace
 }  // namespace fk::cli
-  static std::vector<std::string> check_variants;
-  add_variant_option(check, check_variants);
-    select_variants(check_variants);
-    const std::string variants = OpRegistry::global().active_variants();
-    if (!variants.empty()) std::printf("variants %s\n", variants.c_str());
-  setup_variants(ops);

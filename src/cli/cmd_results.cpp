@@ -47,7 +47,6 @@ std::vector<StoredRun> resolve(ResultStore& store, const std::string& key) {
 void cmd_compare() {
   ResultStore store = open_store();
   auto a = resolve(store, g.a), b = resolve(store, g.b);
-  std::map<std::string, std::pair<const StoredRun*, const StoredRun*>> by_task;
   // Kernel variants change the baseline: say so when the sides ran different ones.
   auto variants_of = [](const std::vector<StoredRun>& runs) {
     std::string v = runs.empty() ? "" : runs.front().variants;
@@ -57,6 +56,7 @@ void cmd_compare() {
   };
   if (variants_of(a) != variants_of(b))
     std::printf("variants: A %s, B %s\n", variants_of(a).c_str(), variants_of(b).c_str());
+  std::map<std::string, std::pair<const StoredRun*, const StoredRun*>> by_task;
   for (const auto& r : a) by_task[r.task].first = &r;
   for (const auto& r : b) by_task[r.task].second = &r;
   std::printf("%-26s %-14s %8s   %-14s %8s   %s\n", "task", "A verdict", "A", "B verdict", "B", "B/A");
