@@ -58,6 +58,8 @@ void TokenStream::finish(engine::FinishReason why, int64_t cached, std::string e
 }
 
 EngineLoop::EngineLoop(std::unique_ptr<engine::Engine> engine) : engine_(std::move(engine)) {
+  const engine::EngineStats s = engine_->stats();  // before the loop thread owns the engine
+  kv_capacity_tokens_ = s.num_pages * s.page_size;
   thread_ = std::thread([this] { run(); });
 }
 

@@ -74,12 +74,15 @@ class EngineLoop {
   // submit() then throws at once instead of queueing work nobody would run.
   std::string failure() const;
   const engine::Engine& engine() const { return *engine_; }
+  // Tokens of K/V the whole cache holds: one sequence can never grow past it.
+  int64_t kv_capacity_tokens() const { return kv_capacity_tokens_; }
   LoopStats stats() const;
 
  private:
   void run();
 
   std::unique_ptr<engine::Engine> engine_;
+  int64_t kv_capacity_tokens_ = 0;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   struct Submission {

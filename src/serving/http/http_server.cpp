@@ -1,12 +1,17 @@
 #include "serving/http/http_server.h"
 
 #include <httplib.h>
+#include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -72,13 +77,15 @@ struct HttpServer::Impl {
 
   void send_error(httplib::Response& res, const ApiError& e) {
     res.status = e.status;
-    res.set_content(error_body(e).dump(), "application/json");
+    res.set_content(json_text(error_body(e)), "application/json");
   }
 
   // Submits every choice; on a refused one, aborts those already submitted.
   std::vector<std::unique_ptr<Choice>> submit_all(const CompletionRequest& cr, const std::string& id) {
     if (const std::string f = loop.failure(); !f.empty())
       throw ApiError(503, "server_error", concat("the engine stopped after an error: ", f));
+    const engine::Engine& e = loop.engine();
+    check_limits(cr, ServerLimits{e.max_model_len(), loop.kv_capacity_tokens(), config.max_pending});
     const LoopStats s = loop.stats();
     const int64_t wanted = static_cast<int64_t>(cr.prompts.size()) * cr.n;
     if (s.running + s.queued + wanted > config.max_pending)
@@ -93,6 +100,7 @@ struct HttpServer::Impl {
           const std::string cid = concat(id, "-", index);
           engine::SamplingParams sp = cr.params;
           if (sp.seed) sp.seed = *sp.seed + static_cast<uint64_t>(j);  // n samples of one seed differ
+          sp.max_tokens = max_tokens_for(cr, static_cast<int64_t>(cr.prompts[p].size()), e.max_model_len());
           auto stream = loop.submit(cid, cr.prompts[p], sp);
           choices.push_back(std::make_unique<Choice>(index, cid, static_cast<int64_t>(cr.prompts[p].size()), stream,
                                                      tok.get(), cr.stop));
@@ -177,7 +185,7 @@ struct HttpServer::Impl {
         const json out = kind == Kind::chat
                              ? chat_response(id, config.served_model_name, created, results, prompt_tokens)
                              : completion_response(id, config.served_model_name, created, results, prompt_tokens);
-        res.set_content(out.dump(), "application/json");
+        res.set_content(json_text(out), "application/json");
         metrics.count_http(200);
         return;
       }
@@ -185,7 +193,7 @@ struct HttpServer::Impl {
       res.set_chunked_content_provider("text/event-stream", [this, choices, id, created, usage, t0, kind, want_logprobs](
                                                                size_t, httplib::DataSink& sink) {
         auto send = [&](const json& j) {
-          const std::string event = "data: " + j.dump() + "\n\n";
+          const std::string event = "data: " + json_text(j) + "\n\n";
           return sink.write(event.data(), event.size());
         };
         std::vector<int64_t> fresh;
@@ -254,8 +262,9 @@ struct HttpServer::Impl {
       if (p == body.end() || !p->is_string()) throw ApiError(400, "invalid_request_error", "'prompt' must be a string", "prompt");
       const bool special = body.value("add_special_tokens", true);
       const std::vector<int64_t> ids = tok->encode(p->get<std::string>(), special);
-      res.set_content(json{{"tokens", ids}, {"count", ids.size()}, {"max_model_len", loop.engine().max_model_len()}}.dump(),
-                      "application/json");
+      res.set_content(
+          json_text(json{{"tokens", ids}, {"count", ids.size()}, {"max_model_len", loop.engine().max_model_len()}}),
+          "application/json");
       metrics.count_http(200);
     } catch (const ApiError& e) {
       send_error(res, e);
@@ -278,11 +287,14 @@ struct HttpServer::Impl {
         if (!x.is_number_integer()) throw ApiError(400, "invalid_request_error", "'tokens' must be a list of integers", "tokens");
         ids.push_back(x.get<int64_t>());
       }
-      res.set_content(json{{"prompt", tok->decode(ids)}}.dump(), "application/json");
+      res.set_content(json_text(json{{"prompt", tok->decode(ids)}}), "application/json");
       metrics.count_http(200);
     } catch (const ApiError& e) {
       send_error(res, e);
       metrics.count_http(e.status);
+    } catch (const std::exception& e) {
+      send_error(res, ApiError(400, "invalid_request_error", e.what(), "tokens"));
+      metrics.count_http(400);
     }
   }
 
@@ -310,14 +322,47 @@ struct HttpServer::Impl {
     http.Post("/tokenize", [this](const httplib::Request& q, httplib::Response& r) { tokenize(q, r); });
     http.Post("/detokenize", [this](const httplib::Request& q, httplib::Response& r) { detokenize(q, r); });
 
-    // Unknown routes and oversized bodies get OpenAI-style bodies too.
-    http.set_error_handler([](const httplib::Request& q, httplib::Response& r) {
+    // Errors the HTTP library answers itself (an unknown route, an oversized body, a request
+    // it cannot read) get OpenAI-style bodies too, and count in the metrics. Responses of the
+    // routes above carry their body already and were counted.
+    http.set_error_handler([this](const httplib::Request& q, httplib::Response& r) {
       if (!r.body.empty()) return;
-      const ApiError e(r.status, r.status == 404 ? "not_found_error" : "invalid_request_error",
-                       concat("no route for ", q.method, " ", q.path));
-      r.set_content(error_body(e).dump(), "application/json");
+      send_error(r, library_error(q, r.status));
+      metrics.count_http(r.status);
     });
-    http.set_payload_max_length(64 << 20);
+    // An exception no route caught: a 500 with an OpenAI-style body (the library's own
+    // answer would put the exception text in a header).
+    http.set_exception_handler([this](const httplib::Request&, httplib::Response& r, std::exception_ptr ep) {
+      std::string what = "unknown exception";
+      try {
+        std::rethrow_exception(ep);
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+      }
+      send_error(r, ApiError(500, "server_error", concat("internal server error: ", what)));
+      metrics.count_http(500);
+    });
+    http.set_payload_max_length(static_cast<size_t>(config.max_body_bytes));
+    // Without it an answer written as headers then body waits for the client's delayed ACK
+    // (Nagle): tens of milliseconds on every non-streamed answer of a kept-alive connection.
+    http.set_tcp_nodelay(true);
+    // The library closes a kept-alive connection after 5 requests by default; clients that
+    // pool connections would reconnect all the time.
+    http.set_keep_alive_max_count(10000);
+    http.set_socket_options([](int fd) {
+      const int yes = 1;
+      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));  // restart while old connections linger
+    });
+  }
+
+  ApiError library_error(const httplib::Request& q, int status) const {
+    if (status == 404) return ApiError(404, "not_found_error", concat("no route for ", q.method, " ", q.path));
+    if (status == 413)
+      return ApiError(413, "invalid_request_error",
+                      concat("the request body is larger than this server takes (", config.max_body_bytes, " bytes)"));
+    return ApiError(status, status >= 500 ? "server_error" : "invalid_request_error",
+                    concat("the server could not handle ", q.method, " ", q.path, " (HTTP ", status, ")"));
   }
 };
 
@@ -348,13 +393,44 @@ void raise_listen_backlog(int port) {
   }
 }
 
+// Why `host`:`port` cannot be bound: the errno of binding a socket there as the server does
+// (0 when it can be bound now).
+int bind_errno(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (::getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0 || found == nullptr) return EADDRNOTAVAIL;
+  int err = EADDRNOTAVAIL;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    const int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    err = ::bind(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+    ::close(fd);
+    if (err == 0 || err == EADDRINUSE) break;
+  }
+  ::freeaddrinfo(found);
+  return err;
+}
+
 }  // namespace
 
 int HttpServer::bind() {
   Impl& s = *impl_;
   s.bound_port = s.config.port == 0 ? s.http.bind_to_any_port(s.config.host)
                                     : (s.http.bind_to_port(s.config.host, s.config.port) ? s.config.port : -1);
-  FK_CHECK(s.bound_port > 0, "fk serve: cannot listen on ", s.config.host, ":", s.config.port);
+  if (s.bound_port <= 0) {
+    const int err = bind_errno(s.config.host, s.config.port);
+    if (err == EADDRINUSE)
+      FK_FAIL(FK_ERR_INVALID_ARGUMENT, "fk serve: port ", s.config.port, " on ", s.config.host,
+              " is already in use (another server listens there); stop it or pick another --port");
+    FK_FAIL(FK_ERR_INVALID_ARGUMENT, "fk serve: cannot listen on ", s.config.host, ":", s.config.port,
+            err != 0 ? concat(": ", std::strerror(err)) : std::string());
+  }
   raise_listen_backlog(s.bound_port);
   return s.bound_port;
 }

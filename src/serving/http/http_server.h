@@ -27,13 +27,16 @@ struct ServerConfig {
   // requests would cap the engine's batch below max_num_seqs.
   int threads = 0;
   std::string tokenizer;           // tokenizer.json or its folder; empty: the model folder's, if any
+  int64_t max_body_bytes = 64 << 20;  // a larger request body gets 413
 };
 
 class HttpServer {
  public:
   HttpServer(ServerConfig config, std::unique_ptr<engine::Engine> engine);
   ~HttpServer();
-  // Binds the socket (throws naming host:port when it cannot); returns the port.
+  // Binds the socket; returns the port. Throws naming host and port when it cannot: a port
+  // another server listens on is refused (no SO_REUSEPORT: two servers must never split
+  // one port's traffic).
   int bind();
   void serve();  // blocks until stop()
   void stop();

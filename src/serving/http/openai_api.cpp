@@ -1,8 +1,10 @@
 #include "serving/http/openai_api.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "text/chat_template.h"
+#include "text/tokenizer/unicode.h"
 #include "fk/ops/logprobs.h"
 #include "fk/status.h"
 
@@ -52,6 +54,19 @@ std::vector<int64_t> token_list(const json& v, const char* param) {
   return ids;
 }
 
+// Where `s` stops being valid UTF-8 (s.size() when it is valid throughout).
+size_t first_invalid_utf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const int len = tokenizer::unicode::utf8_length(static_cast<unsigned char>(s[i]));
+    if (i + static_cast<size_t>(len) > s.size() ||
+        !tokenizer::unicode::is_valid_utf8(std::string_view(s).substr(i, static_cast<size_t>(len))))
+      return i;
+    i += static_cast<size_t>(len);
+  }
+  return s.size();
+}
+
 }  // namespace
 
 json error_body(const ApiError& e) {
@@ -60,7 +75,12 @@ json error_body(const ApiError& e) {
   return {{"error", err}};
 }
 
+std::string json_text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 json parse_body(const std::string& text) {
+  if (!tokenizer::unicode::is_valid_utf8(text))
+    bad("", concat("the request body is not valid UTF-8 (first bad byte at offset ", first_invalid_utf8(text),
+                   "); JSON text must be UTF-8"));
   json body;
   try {
     body = json::parse(text);
@@ -90,6 +110,8 @@ void parse_sampling(const json& body, CompletionRequest& r, const tokenizer::Tok
   engine::SamplingParams& sp = r.params;
   const int64_t max_tokens = get_int(body, "max_completion_tokens", 16, 1, int64_t{1} << 30);
   sp.max_tokens = get_int(body, "max_tokens", max_tokens, 1, int64_t{1} << 30);
+  for (const char* key : {"max_tokens", "max_completion_tokens"})
+    if (auto it = body.find(key); it != body.end() && !it->is_null()) r.max_tokens_given = true;
   sp.min_tokens = get_int(body, "min_tokens", 0, 0, sp.max_tokens);
   sp.temperature = static_cast<float>(get_number(body, "temperature", 1.0, 0.0, 100.0));
   sp.top_p = static_cast<float>(get_number(body, "top_p", 1.0, 0.0, 1.0));
@@ -183,6 +205,37 @@ CompletionRequest parse_completion_request(const std::string& text, const std::s
   parse_completion_logprobs(body, r);
   parse_sampling(body, r, tok);
   return r;
+}
+
+int64_t max_tokens_for(const CompletionRequest& r, int64_t prompt_tokens, int64_t max_model_len) {
+  if (r.max_tokens_given || max_model_len <= 0) return r.params.max_tokens;
+  return std::max<int64_t>(1, std::min(r.params.max_tokens, max_model_len - prompt_tokens));
+}
+
+void check_limits(const CompletionRequest& r, const ServerLimits& limits) {
+  const int64_t sequences = static_cast<int64_t>(r.prompts.size()) * r.n;
+  if (limits.max_sequences > 0 && sequences > limits.max_sequences)
+    bad("n", concat("this request asks for ", sequences, " sequences (", r.prompts.size(), " prompts x n = ", r.n,
+                    "); this server holds at most ", limits.max_sequences, " at once (--max-pending)"));
+  for (const auto& prompt : r.prompts) {
+    const int64_t p = static_cast<int64_t>(prompt.size());
+    const int64_t k = max_tokens_for(r, p, limits.max_model_len);
+    if (limits.max_model_len > 0 && p + k > limits.max_model_len) {
+      if (r.max_tokens_given)
+        bad("max_tokens", concat("This model's maximum context length is ", limits.max_model_len,
+                                 " tokens. However, you requested ", p + k, " tokens (", p, " in the messages, ", k,
+                                 " in the completion). Please reduce the length of the messages or completion."));
+      bad("prompt", concat("This model's maximum context length is ", limits.max_model_len,
+                           " tokens. However, your prompt has ", p,
+                           " tokens, which leaves no room for the completion. Please reduce the length of the messages."));
+    }
+    // A sequence holds K/V for all its tokens but the last sampled one.
+    const int64_t kv = p + k - 1;
+    if (limits.kv_capacity_tokens > 0 && kv > limits.kv_capacity_tokens)
+      bad("", concat("this request needs K/V for ", kv, " tokens (", p, " in the prompt + ", k,
+                     " in the completion - 1), more than this server's whole KV cache holds (",
+                     limits.kv_capacity_tokens, " tokens); lower max_tokens or shorten the prompt"));
+  }
 }
 
 json usage_json(int64_t prompt_tokens, int64_t completion_tokens) {

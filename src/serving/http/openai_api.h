@@ -23,10 +23,14 @@ struct ApiError : std::runtime_error {
   std::string param;  // the offending field, when there is one
 };
 nlohmann::json error_body(const ApiError& e);
+// JSON text for an HTTP body: bytes that are not UTF-8 (a client's echoed in a message, a
+// token's partial character) become U+FFFD instead of failing the answer.
+std::string json_text(const nlohmann::json& j);
 
 struct CompletionRequest {
   std::vector<std::vector<int64_t>> prompts;
   int64_t n = 1;
+  bool max_tokens_given = false;  // max_tokens or max_completion_tokens was in the body
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   std::vector<std::string> stop;  // stop strings (need a tokenizer): the text ends before them
@@ -47,6 +51,21 @@ void parse_sampling(const nlohmann::json& body, CompletionRequest& r, const toke
 // chat takes `logprobs` (a boolean) and `top_logprobs` (an integer in [0, 20], needs logprobs).
 void parse_completion_logprobs(const nlohmann::json& body, CompletionRequest& r);
 void parse_chat_logprobs(const nlohmann::json& body, CompletionRequest& r);
+
+// What the server can hold: requests beyond these can never run, whatever the load, and
+// are the client's error (400), never "retry later".
+struct ServerLimits {
+  int64_t max_model_len = 0;       // prompt + completion tokens of one sequence
+  int64_t kv_capacity_tokens = 0;  // K/V the whole cache holds (0: unknown, not checked)
+  int64_t max_sequences = 0;       // sequences (prompts x n) in the server at once
+};
+// The max_tokens of one prompt's sequences: the request's own, or, when it named none, the
+// default cut to the context left after the prompt.
+int64_t max_tokens_for(const CompletionRequest& r, int64_t prompt_tokens, int64_t max_model_len);
+// Throws a 400 naming the limit a request can never fit: more sequences than the server
+// holds, a prompt plus max_tokens beyond the model's context (vLLM's message), or a sequence
+// needing more K/V than the whole cache.
+void check_limits(const CompletionRequest& r, const ServerLimits& limits);
 
 struct ChoiceResult {
   int64_t index = 0;

@@ -66,11 +66,10 @@ struct TextModelDir {
 
 class TestServer {
  public:
-  explicit TestServer(const engine::EngineConfig& engine, int threads = 16, std::string name = "tiny") {
-    ServerConfig sc;
-    sc.port = 0;
-    sc.served_model_name = std::move(name);
-    sc.threads = threads;
+  explicit TestServer(const engine::EngineConfig& engine, int threads = 16, std::string name = "tiny")
+      : TestServer(engine, config(threads, std::move(name))) {}
+  // A server with these settings (port 0 takes any free port).
+  TestServer(const engine::EngineConfig& engine, const ServerConfig& sc) {
     server_ = std::make_unique<HttpServer>(sc, std::make_unique<engine::Engine>(engine));
     port_ = server_->bind();
     thread_ = std::thread([this] { server_->serve(); });
@@ -80,6 +79,13 @@ class TestServer {
     thread_.join();
   }
   int port() const { return port_; }
+  static ServerConfig config(int threads = 16, std::string name = "tiny") {
+    ServerConfig sc;
+    sc.port = 0;
+    sc.served_model_name = std::move(name);
+    sc.threads = threads;
+    return sc;
+  }
 
   // POSTs JSON; the parsed answer (null when the connection failed; then status stays 0).
   nlohmann::json post(const std::string& path, const nlohmann::json& body, int* status = nullptr) const {
