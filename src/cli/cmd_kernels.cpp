@@ -1,4 +1,5 @@
 // `fk kernels list | show | new | eval`: the kernel benchmark.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -25,7 +26,7 @@ struct KernelsOptions {
   int rounds = 3;
   int timed_calls = 50;
   double timeout = 600;
-  bool cpu_stub = false, expect = false;
+  bool cpu_stub = false, expect = false, no_fail_exit = false;
   std::vector<std::string> variants;  // --variant: the baselines' kernel variants (each worker runs them too)
 };
 KernelsOptions g;
@@ -114,18 +115,34 @@ DeviceType backend_of(const std::string& b) {
 }
 
 void print_run(const CandidateRun& r) {
-  std::printf("%-14s %-26s speedup %6.3f  %s\n", verdict_name(r.result.verdict).c_str(), r.task.c_str(),
-              r.result.speedup, r.candidate.string().c_str());
+  std::printf("%-14s %-26s speedup %6s  %s\n", verdict_name(r.result.verdict).c_str(), r.task.c_str(),
+              format_speedup(r.result.speedup).c_str(), r.candidate.string().c_str());
+  std::printf("    backend %s, device %s\n", r.result.backend.c_str(), r.result.device.c_str());
   for (const auto& w : r.result.workloads) {
     if (!w.timed) continue;
-    std::printf("    %-56s base %9.2f us  cand %9.2f us  x%.3f  [%s]\n", w.shape.dump().c_str(), w.baseline.median_us,
-                w.candidate.median_us, w.speedup, w.correct ? "ok" : "FAIL");
+    const std::string speedup = speedup_measured(w.speedup) ? "x" + format_speedup(w.speedup) : "n/a";
+    std::printf("    %-56s base %9s us  cand %9s us  %-7s [%s]\n", w.shape.dump().c_str(),
+                format_time_us(w.baseline).c_str(), format_time_us(w.candidate).c_str(), speedup.c_str(),
+                w.correct ? "ok" : "FAIL");
   }
   if (r.result.verdict != Verdict::PASSED) {
     std::string msg = r.result.message;
     if (msg.size() > 3000) msg = msg.substr(0, 3000) + "...";
     std::printf("    %s\n", msg.c_str());
   }
+}
+
+// The cpu backend compiles candidates with the host compiler: CUDA source would fail there
+// with nothing but an empty CUDA error, so it is refused before anything is compiled.
+void refuse_cuda_source_on_cpu(const Task& task, const fs::path& cand) {
+  std::vector<fs::path> files{cand};
+  if (fs::is_directory(cand)) files.assign(fs::directory_iterator(cand), fs::directory_iterator());
+  for (const auto& f : files)
+    if (f.extension() == ".cu" || f.extension() == ".cuh")
+      FK_FAIL(FK_ERR_INVALID_ARGUMENT, "the candidate ", cand.string(), " is CUDA source (",
+              f == cand ? f.extension().string() : f.filename().string(),
+              "); the cpu backend takes C++ candidates: write one with `fk kernels new ", task.id,
+              " --cpu`, or evaluate this one with --backend cuda on a machine with a GPU");
 }
 
 // The verdicts a test candidate declares in a `// expect: A|B` line near its top.
@@ -164,6 +181,8 @@ void cmd_eval() {
   }
   PipelineOptions opts;
   opts.backend = backend_of(g.backend);
+  if (opts.backend == DeviceType::cpu)
+    for (const auto& [task, cand] : work) refuse_cuda_source_on_cpu(task, cand);
   if (opts.backend == DeviceType::cuda && !rt::cuda_available()) {
     std::fprintf(stderr, "fk: --backend cuda: no CUDA device available\n");
     std::exit(77);  // the conventional "skipped" code (ctest SKIP_RETURN_CODE)
@@ -202,8 +221,8 @@ void cmd_eval() {
   for (const auto& p : summary["fast_p"]) std::printf("  p=%.1f: %.2f", p["p"].get<double>(), p["fast_p"].get<double>());
   std::printf("\n");
   for (const auto& [k, a] : summary["aggregates"].items())
-    std::printf("%-24s tasks %3d  correct %3d  geomean speedup %.3f\n", k.c_str(), a["tasks"].get<int>(),
-                a["correct"].get<int>(), a["geomean_speedup"].get<double>());
+    std::printf("%-24s tasks %3d  correct %3d  geomean speedup %s\n", k.c_str(), a["tasks"].get<int>(),
+                a["correct"].get<int>(), format_speedup(a["geomean_speedup"].get<double>()).c_str());
   if (!g.json_out.empty()) {
     std::ofstream(g.json_out) << Json{{"batch", batch}, {"variants", variants}, {"runs", runs}, {"summary", summary}}.dump(1);
     std::printf("wrote %s\n", g.json_out.c_str());
@@ -218,6 +237,15 @@ void cmd_eval() {
   if (g.expect) {
     std::printf("%d passed, %d failed\n", static_cast<int>(work.size()) - mismatches, mismatches);
     if (mismatches) throw CLI::RuntimeError(1);
+    return;
+  }
+  // Scripts and CI learn from the exit status whether every candidate passed.
+  const auto failed = std::count_if(all.begin(), all.end(), [](const CandidateRun& r) {
+    return r.result.verdict != Verdict::PASSED;
+  });
+  if (failed > 0) {
+    std::printf("%lld of %zu candidates did not pass\n", static_cast<long long>(failed), all.size());
+    if (!g.no_fail_exit) throw CLI::RuntimeError(1);
   }
 }
 
@@ -256,7 +284,9 @@ void setup(CLI::App& app) {
   ev->add_option("--rounds", g.rounds, "Public correctness rounds (>= 3; one secret round is added)");
   ev->add_option("--timeout", g.timeout, "Wall-clock limit of one evaluation, seconds");
   ev->add_option("--timed-calls", g.timed_calls, "Timed calls per implementation and workload (min; default 50)");
-  ev->add_flag("--expect", g.expect, "Compare each verdict with the candidate's '// expect: VERDICT' line");
+  ev->add_flag("--expect", g.expect,
+               "Compare each verdict with the candidate's '// expect: VERDICT' line; exit non-zero only on a mismatch");
+  ev->add_flag("--no-fail-exit", g.no_fail_exit, "Exit 0 even when a candidate does not pass (default: exit 1)");
   ev->add_option("--json", g.json_out, "Write all results as JSON");
   ev->add_option("--report", g.report_dir, "Write summary.md and a self-contained report.html into this folder");
   ev->add_option("--db", g.db, "Results database (default $FK_RESULTS_DB or ~/.cache/fastkernels/results.db)");

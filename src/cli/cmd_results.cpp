@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <map>
 
+#include "harness/judge/report.h"
 #include "harness/store/result_store.h"
 #include "cli/command.h"
 
@@ -63,9 +64,12 @@ void cmd_compare() {
   for (const auto& [task, p] : by_task) {
     auto v = [](const StoredRun* r) { return r ? r->verdict : std::string("-"); };
     auto s = [](const StoredRun* r) { return r ? r->speedup : 0.0; };
-    const double ratio = s(p.first) > 0 && s(p.second) > 0 ? s(p.second) / s(p.first) : 0;
-    std::printf("%-26s %-14s %8.3f   %-14s %8.3f   %.3f\n", task.c_str(), v(p.first).c_str(), s(p.first),
-                v(p.second).c_str(), s(p.second), ratio);
+    // A speedup of 0 (a failed run, or none) has no ratio: "n/a", not a division by it.
+    const bool both = speedup_measured(s(p.first)) && speedup_measured(s(p.second));
+    const std::string ratio = both ? format_speedup(s(p.second) / s(p.first)) : "n/a";
+    std::printf("%-26s %-14s %8s   %-14s %8s   %s\n", task.c_str(), v(p.first).c_str(),
+                format_speedup(s(p.first)).c_str(), v(p.second).c_str(), format_speedup(s(p.second)).c_str(),
+                ratio.c_str());
   }
 }
 

@@ -2,9 +2,31 @@
 
 #include <random>
 
+#include "harness/device/device_info.h"
+
 namespace fk::bench {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// What a result was measured on, for its summary and the store: the GPU's name on the cuda
+// backend (device 0, the one evaluations run on), the host's CPU model on the cpu backend.
+std::string device_name(DeviceType backend) {
+  if (backend == DeviceType::cpu) return query_host().cpu_model;
+  try {
+    return query_gpu(0).name;
+  } catch (const std::exception&) {
+    return "unknown CUDA device";
+  }
+}
+
+void describe_device(EvalResult& r, DeviceType backend) {
+  if (r.backend.empty()) r.backend = backend == DeviceType::cpu ? "cpu" : "cuda";
+  if (r.device.empty()) r.device = device_name(backend);
+}
+
+}  // namespace
 
 uint64_t fresh_seed() {
   std::random_device rd;
@@ -37,6 +59,7 @@ CandidateRun evaluate_candidate(const Task& task, const fs::path& candidate, con
       run.result.verdict = run.compile.timed_out ? Verdict::TIMEOUT : Verdict::COMPILE_ERROR;
       run.result.message = run.compile.log;
       run.result.candidate_hash = run.compile.source_hash;
+      describe_device(run.result, opts.backend);
       return run;
     }
     req.library = run.compile.library;
@@ -47,6 +70,7 @@ CandidateRun evaluate_candidate(const Task& task, const fs::path& candidate, con
   run.result.task = task.id;
   run.result.candidate_hash = run.compile.source_hash;
   run.result.toolchain = Toolchain::engine().describe();
+  describe_device(run.result, opts.backend);
   return run;
 }
 

@@ -1,5 +1,6 @@
 #include "harness/judge/report.h"
 
+#include <cmath>
 #include <sstream>
 
 #include "harness/judge/html.h"
@@ -47,13 +48,24 @@ std::string speedup_svg(const EvalResult& r) {
 
 }  // namespace
 
+bool speedup_measured(double speedup) { return std::isfinite(speedup) && speedup > 0; }
+
+std::string format_speedup(double speedup, int precision) {
+  return speedup_measured(speedup) ? format_fixed(speedup, precision) : "n/a";
+}
+
+std::string format_time_us(const TimingStats& t, int precision) {
+  return t.samples > 0 && std::isfinite(t.median_us) ? format_fixed(t.median_us, precision) : "-";
+}
+
 std::string markdown_report(const std::vector<CandidateRun>& runs, const Json& summary) {
   std::ostringstream s;
   s << "# fastkernels evaluation\n\n";
-  s << "| task | verdict | speedup | candidate | note |\n|---|---|---|---|---|\n";
+  s << "| task | verdict | speedup | backend | device | candidate | note |\n|---|---|---|---|---|---|---|\n";
   for (const auto& r : runs)
-    s << "| " << r.task << " | " << verdict_name(r.result.verdict) << " | " << format_fixed(r.result.speedup) << " | `"
-      << r.candidate.filename().string() << "` | " << first_line(r.result.message) << " |\n";
+    s << "| " << r.task << " | " << verdict_name(r.result.verdict) << " | " << format_speedup(r.result.speedup) << " | "
+      << r.result.backend << " | " << r.result.device << " | `" << r.candidate.filename().string() << "` | "
+      << first_line(r.result.message) << " |\n";
   s << "\n## fast_p\n\n| p |";
   for (const auto& e : summary["fast_p"]) s << " " << format_fixed(e["p"].get<double>(), 1) << " |";
   s << "\n|---|";
@@ -62,14 +74,14 @@ std::string markdown_report(const std::vector<CandidateRun>& runs, const Json& s
   for (const auto& e : summary["fast_p"]) s << " " << format_fixed(e["fast_p"].get<double>(), 2) << " |";
   s << "\n\n## Geometric-mean speedup\n\n| group | tasks | correct | geomean |\n|---|---|---|---|\n";
   for (const auto& [k, a] : summary["aggregates"].items())
-    s << "| " << k << " | " << a["tasks"] << " | " << a["correct"] << " | " << format_fixed(a["geomean_speedup"].get<double>())
-      << " |\n";
+    s << "| " << k << " | " << a["tasks"] << " | " << a["correct"] << " | "
+      << format_speedup(a["geomean_speedup"].get<double>()) << " |\n";
   s << "\n## Workloads\n\n| task | workload | baseline µs | candidate µs | speedup | SOL |\n|---|---|---|---|---|---|\n";
   for (const auto& r : runs)
     for (const auto& w : r.result.workloads)
       if (w.timed)
-        s << "| " << r.task << " | `" << w.shape.dump() << "` | " << format_fixed(w.baseline.median_us, 2) << " | "
-          << format_fixed(w.candidate.median_us, 2) << " | " << format_fixed(w.speedup) << " | "
+        s << "| " << r.task << " | `" << w.shape.dump() << "` | " << format_time_us(w.baseline) << " | "
+          << format_time_us(w.candidate) << " | " << format_speedup(w.speedup) << " | "
           << (w.sol_candidate > 0 ? format_fixed(100 * w.sol_candidate, 1) + "%" : "-") << " |\n";
   return s.str();
 }
@@ -81,12 +93,13 @@ std::string html_report(const std::vector<CandidateRun>& runs, const Json& summa
   s << "<h2>Geometric-mean speedup</h2><table><tr><th>group</th><th>tasks</th><th>correct</th><th>geomean</th></tr>";
   for (const auto& [k, a] : summary["aggregates"].items())
     s << "<tr><td>" << html_escape(k) << "</td><td>" << a["tasks"] << "</td><td>" << a["correct"] << "</td><td>"
-      << format_fixed(a["geomean_speedup"].get<double>()) << "</td></tr>";
+      << format_speedup(a["geomean_speedup"].get<double>()) << "</td></tr>";
   s << "</table><h2>Tasks</h2>";
   for (const auto& r : runs) {
     const std::string v = verdict_name(r.result.verdict);
     s << "<h3>" << html_escape(r.task) << " — <span class='" << v << "'>" << v << "</span>, speedup "
-      << format_fixed(r.result.speedup) << "</h3><p><code>" << html_escape(r.candidate.string()) << "</code></p>";
+      << format_speedup(r.result.speedup) << "</h3><p><code>" << html_escape(r.candidate.string()) << "</code> on "
+      << html_escape(r.result.backend) << " (" << html_escape(r.result.device) << ")</p>";
     s << speedup_svg(r.result);
     if (!r.result.message.empty()) s << "<pre>" << html_escape(r.result.message.substr(0, 4000)) << "</pre>";
   }
