@@ -1,9 +1,13 @@
 // The in-worker evaluation of one candidate on one task: correctness rounds against the
 // f64 oracle, CPU or GPU (fresh seeds + one secret seed, poisoned outputs, fingerprinted inputs, a bound
 // relative to the baseline's own error, buffer reuse to catch pointer caching, outputs
-// re-read after the call to catch work left running), then baseline and candidate timed
-// interleaved with every timed output re-checked. Runs in the worker process only: a
-// candidate may crash it.
+// re-read after the call to catch work left running, a repeated call whose outputs, when
+// they differ, are checked too), then baseline and candidate timed interleaved on fresh
+// inputs for every call (fresh_inputs.h), each timed output checked against the
+// baseline's on the same inputs (all of them, or a secret sample for large outputs:
+// timed_check_sample.h) and the inputs fingerprinted around every timed call, then edge
+// rounds on inputs a random draw never gives (edge_inputs.h). Runs in the worker process
+// only: a candidate may crash it.
 #pragma once
 #include <cstdint>
 #include <vector>
