@@ -271,8 +271,8 @@ void setup(CLI::App& app) {
   auto* nw = k->add_subcommand("new", "Write a candidate stub that compiles, with the exact signature");
   nw->add_option("task", g.task, "Task id")->required();
   tasks_dir(nw);
-  nw->add_option("-o,--output", g.output, "Output file (default: <task>.cu)");
-  nw->add_flag("--cpu", g.cpu_stub, "A CPU candidate (.cpp) instead of CUDA");
+  nw->add_option("-o,--output", g.output, "Output file (default: <task>.cu, or <task>.cpp with --cpu)");
+  nw->add_flag("--cpu", g.cpu_stub, "A C++ candidate (.cpp) for the cpu backend instead of CUDA");
   nw->callback(cmd_new);
   auto* ev = k->add_subcommand("eval", "Compile and evaluate candidates: verdict, speedup, fast_p");
   filters(ev);
