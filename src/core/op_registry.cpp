@@ -208,8 +208,51 @@ void OpRegistry::set_call_observer(CallObserver observer) {
   observer_ = std::move(observer);
 }
 
+// The name of the variant that makes a fused op run its composed form (FK_REGISTER_VARIANT
+// from the op's folder): the registry reads it here, so no op repeats the choice.
+constexpr std::string_view kUnfusedVariant = "unfused";
+
 void OpRegistry::call(std::string_view name, DeviceType backend, const void* args, void* stream) const {
   if (op_trace_enabled()) trace_call(def(name), backend, args);
+  // A fused op (one that `covers` smaller ops) runs its composed form, the covered ops
+  // called through the registry, when one of them has a candidate installed on this
+  // backend (so that candidate runs wherever the engine uses the fused op) or when the
+  // op's "unfused" variant is selected; a candidate installed for the fused op itself
+  // always runs. Then only the covered ops' calls reach the observer: they are what ran.
+  const int b = static_cast<int>(backend);
+  fk_op_fn composed = nullptr;
+  std::string composed_because;
+  variant_epoch();  // applies FK_VARIANTS before the selection is read below
+  {
+    std::lock_guard lk(mu_);
+    auto d = defs_.find(name);
+    if (d != defs_.end() && !d->second.covers.empty()) {
+      auto own = impls_.find(name);
+      const bool own_candidate = own != impls_.end() && own->second.active[b] != own->second.baseline[b];
+      if (!own_candidate) {
+        if (auto v = variant_selection_.find(name); v != variant_selection_.end() &&
+            std::find(v->second.begin(), v->second.end(), kUnfusedVariant) != v->second.end())
+          composed_because = "its unfused variant is selected";
+        for (const std::string& part : d->second.covers) {
+          if (!composed_because.empty()) break;
+          auto p = impls_.find(part);
+          if (p != impls_.end() && p->second.active[b] != p->second.baseline[b])
+            composed_because = concat(part, " has a candidate (", p->second.origin[b], ")");
+        }
+        composed = d->second.composed[b];
+        if (!composed_because.empty() && composed == nullptr)
+          FK_FAIL(FK_ERR_UNSUPPORTED, "op '", name, "' must run as its parts (", composed_because, ") but has no ",
+                  backend == DeviceType::cpu ? "cpu" : "cuda", " composed form");
+      }
+    }
+  }
+  if (!composed_because.empty()) {
+    const fk_status s = composed(args, stream);
+    if (s != FK_OK)
+      FK_FAIL(s, "op '", name, "' as its parts (", composed_because, ") failed with ", status_name(s), ": ",
+              last_error_message());
+    return;
+  }
   if (!observer_) return call_unobserved(name, backend, args, stream);
   const bool cuda = backend == DeviceType::cuda;  // CPU ops are synchronous
   if (cuda) rt::stream_synchronize(stream);
@@ -241,7 +284,6 @@ void OpRegistry::call_unobserved(std::string_view name, DeviceType backend, cons
   }
 }
 
-}  // namespace fk
 namespace {
 
 // FK_VARIANTS is applied to the global registry on the first use of the variant API rather

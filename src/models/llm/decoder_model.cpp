@@ -1,7 +1,6 @@
 #include "models/llm/decoder_model.h"
 
 #include <algorithm>
-#include <initializer_list>
 #include <type_traits>
 #include <utility>
 
@@ -17,23 +16,12 @@
 #include "fk/ops/rope.h"
 #include "fk/rope_cache.h"
 #include "fk/status.h"
-#include "ops/common/env_switch.h"
 
 namespace fk::engine {
 
 namespace {
 
 TensorView opt(const Tensor& t) { return t.defined() ? t.view() : absent(); }
-
-// True when any of `ops` runs an installed candidate instead of its baseline on `backend`.
-// The engine then calls those ops one by one rather than the fused op that covers them, so
-// that a candidate replaces the engine's op by name wherever the engine would use it.
-bool any_candidate(std::initializer_list<const char*> ops, DeviceType backend) {
-  const OpRegistry& reg = OpRegistry::global();
-  for (const char* op : ops)
-    if (reg.active(op, backend) != reg.baseline(op, backend)) return true;
-  return false;
-}
 
 }  // namespace
 
@@ -167,20 +155,13 @@ void DecoderModel::moe_mlp(const TensorView& out, const TensorView& in, const La
   const int64_t T = in.shape[0];
   const TensorView logits = rows(router_logits_, T), weights = rows(topk_weights_, T), ids = rows(topk_ids_, T);
   if (!router_done) linear(logits, in, w.router, Tensor{}, stream);
-  // Routing and experts in one op (vLLM's fused_moe), or, with a candidate installed for
-  // either part, the two ops. fp8 experts (spec_.moe.fp8) bring their block scales; 16-bit
-  // ones have none.
+  // Routing and experts in one op (vLLM's fused_moe; the registry runs it as its two parts
+  // when either has a candidate). fp8 experts (spec_.moe.fp8) bring their block scales;
+  // 16-bit ones have none.
   const int32_t renormalize = spec_.moe.renormalize ? 1 : 0;
-  if (any_candidate({ops::MoeTopkSoftmaxArgs::kName, ops::FusedExpertsArgs::kName}, backend_)) {
-    call_op(ops::MoeTopkSoftmaxArgs{weights, ids, logits, renormalize}, backend_, stream);
-    call_op(ops::FusedExpertsArgs{out, in, w.w13, w.w2, opt(w.w13_scale), opt(w.w2_scale), weights, ids,
-                                  moe_workspace_},
-            backend_, stream);
-  } else {
-    call_op(ops::FusedMoeArgs{out, in, w.w13, w.w2, opt(w.w13_scale), opt(w.w2_scale), logits, weights, ids,
-                              moe_workspace_, renormalize},
-            backend_, stream);
-  }
+  call_op(ops::FusedMoeArgs{out, in, w.w13, w.w2, opt(w.w13_scale), opt(w.w2_scale), logits, weights, ids,
+                            moe_workspace_, renormalize},
+          backend_, stream);
   if (spec_.moe.shared_intermediate > 0) shared_expert(out, in, w, stream);
 }
 
@@ -328,25 +309,13 @@ void DecoderModel::attention_block(const ForwardBatch& b, int64_t l, const KvCac
             backend_, stream);
   }
   // Rope (after the per-head q/k norms where the model has them) and the KV-cache write in
-  // one op, or, with a candidate installed for either part (or FK_ROPE_AND_CACHE=0, for
-  // A/B runs), the two ops.
+  // one op (the registry runs it as the two ops when either has a candidate, or with the
+  // variant rope_and_cache=unfused for A/B runs).
   const int32_t D = static_cast<int32_t>(c.head_dim);
-  const char* rope_op = spec_.qk_norm ? ops::QkNormRopeArgs::kName : ops::RotaryEmbeddingArgs::kName;
-  static const bool fuse_rope_cache = ops::env_switch_on("FK_ROPE_AND_CACHE");
-  if (fuse_rope_cache && !any_candidate({rope_op, ops::ReshapeAndCacheArgs::kName}, backend_)) {
-    call_op(ops::RopeAndCacheArgs{b.positions, q, k, v, spec_.qk_norm ? w.q_norm.view() : absent(),
-                                  spec_.qk_norm ? w.k_norm.view() : absent(), cos_sin, kv.k(l), kv.v(l),
-                                  b.slot_mapping, D, ops::RopeStyle::neox, spec_.rms_norm_eps},
-            backend_, stream);
-  } else {
-    if (spec_.qk_norm)
-      call_op(ops::QkNormRopeArgs{b.positions, q, k, w.q_norm, w.k_norm, cos_sin, D, ops::RopeStyle::neox,
-                                  spec_.rms_norm_eps},
-              backend_, stream);
-    else
-      call_op(ops::RotaryEmbeddingArgs{b.positions, q, k, cos_sin, D, ops::RopeStyle::neox}, backend_, stream);
-    call_op(ops::ReshapeAndCacheArgs{k, v, kv.k(l), kv.v(l), b.slot_mapping, absent(), absent()}, backend_, stream);
-  }
+  call_op(ops::RopeAndCacheArgs{b.positions, q, k, v, spec_.qk_norm ? w.q_norm.view() : absent(),
+                                spec_.qk_norm ? w.k_norm.view() : absent(), cos_sin, kv.k(l), kv.v(l), b.slot_mapping,
+                                D, ops::RopeStyle::neox, spec_.rms_norm_eps},
+          backend_, stream);
   attention(b, l, q, kv, as_heads(rows(attn_out_, T), c.num_attention_heads, c.head_dim), /*plan_only=*/false,
             stream);
 }
@@ -383,6 +352,49 @@ void DecoderModel::fused_norm_layer(const ForwardBatch& b, int64_t l, const KvCa
   linear(x, act, w.down, w.down_bias, stream);
 }
 
+void DecoderModel::separate_norm_layer(const ForwardBatch& b, int64_t l, const KvCache& kv, TensorView& residual,
+                                       void* stream) {
+  const ModelConfig& c = spec_.config;
+  const int64_t T = b.num_tokens;
+  const TensorView x = rows(a_, T), y = rows(b_, T);
+  const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
+  // x = norm(residual); from the second layer on, the previous layer's output (in x) is
+  // added to the residual first, in the same op.
+  if (l == 0)
+    norm(x, residual, w.input_norm, stream);
+  else
+    add_norm(x, residual, w.input_norm, stream);
+
+  // Attention: fused QKV GEMM, rope (with the q/k norms where the model has them), cache
+  // write, paged attention, output projection.
+  linear(rows(qkv_, T), x, w.qkv, w.qkv_bias, stream);
+  attention_block(b, l, kv, stream);
+  linear(y, rows(attn_out_, T), w.o_proj, w.o_bias, stream);
+
+  // MLP, with Gemma's extra norms around it: the sub-layer outputs are normalised before
+  // they are added to the residual.
+  TensorView mlp_in = y;
+  if (spec_.sandwich_norm) {
+    norm(x, y, w.post_attn_norm, stream);
+    mlp_in = x;
+  }
+  add_norm(mlp_in, residual, w.pre_mlp_norm, stream);
+  const TensorView mlp_out = mlp_in.data == x.data ? y : x;
+  if (spec_.is_moe_layer(l)) {
+    moe_mlp(mlp_out, mlp_in, w, /*router_done=*/false, stream);
+  } else {
+    const TensorView gate_up = packed_rows(gate_up_.view(), T, 2 * c.intermediate_size),
+                     act = packed_rows(act_.view(), T, c.intermediate_size);
+    linear(gate_up, mlp_in, w.gate_up, w.gate_up_bias, stream);
+    activation(act, gate_up, stream);
+    linear(mlp_out, act, w.down, w.down_bias, stream);
+  }
+  if (spec_.sandwich_norm)
+    norm(x, mlp_out, w.post_mlp_norm, stream);
+  else if (mlp_out.data != x.data)
+    FK_FAIL(FK_ERR_INTERNAL, "forward: the layer output must end in the x buffer");
+}
+
 void DecoderModel::activation(const TensorView& act, const TensorView& gate_up, void* stream) const {
   switch (spec_.activation) {
     case MlpActivation::silu: call_op(ops::SiluAndMulArgs{act, gate_up}, backend_, stream); break;
@@ -394,59 +406,23 @@ void DecoderModel::activation(const TensorView& act, const TensorView& gate_up, 
 }
 
 TensorView DecoderModel::forward(const ForwardBatch& b, const KvCache& kv, void* stream) {
-  const ModelConfig& c = spec_.config;
   const int64_t T = b.num_tokens;
   FK_CHECK(T > 0 && T <= residual_.size(0), "forward: ", T, " tokens; the model was sized for ", residual_.size(0));
   FK_CHECK(b.num_logits > 0 && b.num_logits <= logits_.size(0), "forward: ", b.num_logits,
            " logit rows; the model was sized for ", logits_.size(0));
   TensorView residual = rows(residual_, T);
-  const TensorView x = rows(a_, T), y = rows(b_, T);
+  const TensorView x = rows(a_, T);
   call_op(ops::EmbeddingArgs{residual, b.input_ids, weights_.embed_input}, backend_, stream);
 
-  if (fuse_norm_linear_ && !any_candidate({ops::RmsNormArgs::kName, ops::FusedAddRmsNormArgs::kName,
-                                            ops::LinearArgs::kName},
-                                           backend_)) {
-    TensorView residual_next = rows(residual_alt_, T);
-    for (int64_t l = 0; l < spec_.num_layers(); ++l) fused_norm_layer(b, l, kv, residual, residual_next, stream);
-  } else {
-    for (int64_t l = 0; l < spec_.num_layers(); ++l) {
-      const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
-      // x = norm(residual); from the second layer on, the previous layer's output (in x) is
-      // added to the residual first, in the same op.
-      if (l == 0)
-        norm(x, residual, w.input_norm, stream);
-      else
-        add_norm(x, residual, w.input_norm, stream);
-
-      // Attention: fused QKV GEMM, rope (with the q/k norms where the model has them), cache
-      // write, paged attention, output projection.
-      linear(rows(qkv_, T), x, w.qkv, w.qkv_bias, stream);
-      attention_block(b, l, kv, stream);
-      linear(y, rows(attn_out_, T), w.o_proj, w.o_bias, stream);
-
-      // MLP, with Gemma's extra norms around it: the sub-layer outputs are normalised before
-      // they are added to the residual.
-      TensorView mlp_in = y;
-      if (spec_.sandwich_norm) {
-        norm(x, y, w.post_attn_norm, stream);
-        mlp_in = x;
-      }
-      add_norm(mlp_in, residual, w.pre_mlp_norm, stream);
-      const TensorView mlp_out = mlp_in.data == x.data ? y : x;
-      if (spec_.is_moe_layer(l)) {
-        moe_mlp(mlp_out, mlp_in, w, /*router_done=*/false, stream);
-      } else {
-        const TensorView gate_up = packed_rows(gate_up_.view(), T, 2 * c.intermediate_size),
-                         act = packed_rows(act_.view(), T, c.intermediate_size);
-        linear(gate_up, mlp_in, w.gate_up, w.gate_up_bias, stream);
-        activation(act, gate_up, stream);
-        linear(mlp_out, act, w.down, w.down_bias, stream);
-      }
-      if (spec_.sandwich_norm)
-        norm(x, mlp_out, w.post_mlp_norm, stream);
-      else if (mlp_out.data != x.data)
-        FK_FAIL(FK_ERR_INTERNAL, "forward: the layer output must end in the x buffer");
-    }
+  // Plain RMSNorm without sandwich norms: each norm goes into the linear layer after it
+  // (rms_norm_linear; the registry runs it as the norm op and linear when either has a
+  // candidate), the residual alternating between two buffers. Other norms: their own ops.
+  TensorView residual_next = fuse_norm_linear_ ? rows(residual_alt_, T) : TensorView{};
+  for (int64_t l = 0; l < spec_.num_layers(); ++l) {
+    if (fuse_norm_linear_)
+      fused_norm_layer(b, l, kv, residual, residual_next, stream);
+    else
+      separate_norm_layer(b, l, kv, residual, stream);
   }
   add_norm(x, residual, weights_.final_norm, stream);
 

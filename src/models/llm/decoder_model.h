@@ -68,6 +68,10 @@ class DecoderModel {
   // the residual alternates between residual_ and residual_alt_. See forward.
   void fused_norm_layer(const ForwardBatch& b, int64_t layer, const KvCache& kv, TensorView& residual,
                         TensorView& residual_next, void* stream);
+  // One decoder layer with its norms as ops of their own (Gemma's norms, sandwich norms):
+  // the residual updated in place, the layer's output left in a_.
+  void separate_norm_layer(const ForwardBatch& b, int64_t layer, const KvCache& kv, TensorView& residual,
+                           void* stream);
   // The MLP's activation (act = act_fn(gate) * up) for the model's activation function.
   void activation(const TensorView& act, const TensorView& gate_up, void* stream) const;
   // The attention block from the QKV projection on: rope (with q/k norms), cache write,
@@ -90,8 +94,7 @@ class DecoderModel {
   // Activations, sized for the largest step.
   Tensor residual_, a_, b_, qkv_, attn_out_, gate_up_, act_, head_in_, logits_;
   // Models with plain RMSNorm and no sandwich norms fuse every norm into the next linear
-  // layer (unless a candidate is installed for rms_norm, fused_add_rms_norm or linear);
-  // their residual stream then ping-pongs between residual_ and this buffer.
+  // layer; their residual stream then ping-pongs between residual_ and this buffer.
   bool fuse_norm_linear_ = false;
   Tensor residual_alt_;
   // MoE layers: router logits [T, E], routing [T, k] (f32 weights, i32 ids), the experts'

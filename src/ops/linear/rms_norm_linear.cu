@@ -8,8 +8,9 @@
 // decode GEMM has 1-2 thousand CTAs. At 1 row that costs less than the norm kernel's
 // launch gap (Llama-3.1-8B batch 1 x 1k: 5.67 ms a step against 5.72 unfused); at 4 rows
 // it is 64 KB a CTA and the step got slower (6.72 against 6.46 ms).
-// FK_RMS_NORM_LINEAR_FUSED=0 (or FK_LINEAR_SKINNY=0) takes the second path everywhere,
-// for A/B runs.
+// The variant rms_norm_linear=unfused (or FK_LINEAR_SKINNY=0) takes the second path
+// everywhere, for A/B runs; in the engine that variant makes the registry run the op as
+// its parts (rms_norm_linear_composed.cpp, where the variant is registered).
 #include <cuda_runtime.h>
 
 #include "fk/op_registry.h"
@@ -25,8 +26,8 @@ namespace {
 constexpr const char* kOp = RmsNormLinearArgs::kName;
 
 bool fused_enabled() {
-  static const bool on = env_switch_on("FK_RMS_NORM_LINEAR_FUSED") && env_switch_on("FK_LINEAR_SKINNY");
-  return on;
+  static const bool skinny = env_switch_on("FK_LINEAR_SKINNY");
+  return skinny && !OpRegistry::global().variant_on(kOp, "unfused");
 }
 
 // The one-kernel path; false when skinny_gemm does not take the problem.

@@ -9,6 +9,7 @@
 #include "ops/common/case_builder.h"
 #include "ops/linear/linear_reference.h"
 #include "ops/linear/linear_tolerance.h"
+#include "ops/linear/rms_norm_linear_composed.h"
 #include "ops/linear/rms_norm_linear_validate.h"
 #include "ops/norm/norm_reference.h"
 
@@ -56,6 +57,20 @@ Tolerance rms_norm_linear_tolerance(const OpCase& c, const TensorArg& arg, DType
   const double ulp = a.input.dtype == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
   tol.atol += 4 * std::ldexp(1.0, -24) * std::sqrt(K) * std::sqrt(K) * row_rms * w_rms + 16 * ulp * row_rms * w_rms;
   return tol;
+}
+
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const RmsNormLinearArgs*>(args);
+  Json w = {{"m", a.input.shape[0]},
+            {"n", a.weight.shape[0]},
+            {"k", a.weight.shape[1]},
+            {"dtype", std::string(dtype_name(a.input.dtype))},
+            // A [M, K] residual (even with no rows) against the absent one's empty vector.
+            {"residual", a.residual_in.rank == 2},
+            {"eps", a.eps}};
+  if (arg_present(a.bias)) w["bias"] = true;
+  return w;
 }
 
 OpDef make_def() {
@@ -132,6 +147,14 @@ OpDef make_def() {
   for (int64_t m : {1, 4})
     for (const auto& nk : site_nk) d.bench_workloads.push_back(J{{"m", m}, {"n", nk[0]}, {"k", nk[1]}});
   d.bench_workloads.push_back(J{{"m", 4096}, {"n", 6144}, {"k", 4096}});
+  d.workload_from_call = workload_from_call;
+  // Its parts: with a candidate for any of them (or the variant "unfused"), the registry
+  // runs rms_norm_linear_composed instead (OpRegistry::call).
+  d.covers = {"rms_norm", "fused_add_rms_norm", "linear"};
+  d.composed[static_cast<int>(DeviceType::cpu)] = rms_norm_linear_composed<DeviceType::cpu>;
+  d.composed[static_cast<int>(DeviceType::cuda)] = rms_norm_linear_composed<DeviceType::cuda>;
+  // Plain RMSNorm without sandwich norms: each sub-layer's norm and the linear after it.
+  d.architectures = {"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};
   return d;
 }
 

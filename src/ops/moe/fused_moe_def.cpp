@@ -3,6 +3,7 @@
 #include "ops/common/case_builder.h"
 #include "ops/moe/fused_experts_cost.h"
 #include "ops/moe/fused_experts_reference.h"
+#include "ops/moe/fused_moe_composed.h"
 #include "ops/moe/fused_moe_check.h"
 #include "ops/moe/fused_moe_validate.h"
 #include "ops/moe/moe_case.h"
@@ -67,6 +68,22 @@ OpCost fused_moe_cost(const OpCase& c) {
   return cost;
 }
 
+// The workload of a captured call: the fields make_case reads (a case draws its router
+// logits anew).
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const A*>(args);
+  Json w = {{"tokens", a.hidden.shape[0]},
+            {"topk", a.topk_ids.shape[1]},
+            {"experts", a.w13.shape[0]},
+            {"hidden", a.hidden.shape[1]},
+            {"inter", a.w13.shape[1] / 2},
+            {"dtype", std::string(dtype_name(a.hidden.dtype))},
+            {"gating_dtype", std::string(dtype_name(a.gating_output.dtype))},
+            {"renormalize", a.renormalize != 0}};
+  if (a.w13.dtype == DType::f8e4m3fn) w["weight_dtype"] = std::string(dtype_name(a.w13.dtype));
+  return w;
+}
+
 OpDef make_def() {
   OpDef d;
   d.name = A::kName;
@@ -117,6 +134,13 @@ OpDef make_def() {
   // batches and a small prefill.
   const J qwen3 = {{"topk", 8}, {"experts", 128}, {"hidden", 2048}, {"inter", 768}};
   for (int64_t t : {1, 4, 64}) d.bench_workloads.push_back(with(qwen3, {{"tokens", t}}));
+  d.workload_from_call = workload_from_call;
+  // Its parts: with a candidate for either (or the variant "unfused"), the registry runs
+  // fused_moe_composed instead (OpRegistry::call).
+  d.covers = {"moe_topk_softmax", "fused_experts"};
+  d.composed[static_cast<int>(DeviceType::cpu)] = fused_moe_composed<DeviceType::cpu>;
+  d.composed[static_cast<int>(DeviceType::cuda)] = fused_moe_composed<DeviceType::cuda>;
+  d.architectures = {"mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};
   return d;
 }
 

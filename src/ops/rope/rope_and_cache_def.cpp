@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "fk/ops/rope.h"
+#include "ops/rope/rope_and_cache_composed.h"
+#include "ops/rope/rope_call_workload.h"
 #include "ops/kv_cache/kv_cache_reference.h"
 #include "ops/rope/rope_reference.h"
 #include "ops/rope/rope_workload.h"
@@ -36,6 +38,16 @@ fk_status rope_and_cache_cpu(const void* args, void*) {
     const auto copy = [](double x) { return x; };
     write_cache_reference(a.key, a.value, a.k_cache, a.v_cache, a.slot_mapping, copy, copy);
   });
+}
+
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const RopeAndCacheArgs*>(args);
+  Json w = rope_call_workload(a.positions, a.query, a.key, a.cos_sin_cache, a.head_size, a.style);
+  w["norm"] = arg_present(a.q_weight);
+  w["page_size"] = a.k_cache.shape[1];
+  w["num_pages"] = a.k_cache.shape[0];
+  return w;
 }
 
 OpDef make_def() {
@@ -138,6 +150,14 @@ OpDef make_def() {
   };
   d.bench_workloads = {qwen3(1), llama(1), qwen3(4), llama(64), llama(16384)};
   d.bench_workloads.back()["positions"] = "arange";
+  d.workload_from_call = workload_from_call;
+  // Its parts: with a candidate for any of them (or the variant "unfused"), the registry
+  // runs rope_and_cache_composed instead (OpRegistry::call).
+  d.covers = {"rotary_embedding", "qk_norm_rope", "reshape_and_cache"};
+  d.composed[static_cast<int>(DeviceType::cpu)] = rope_and_cache_composed<DeviceType::cpu>;
+  d.composed[static_cast<int>(DeviceType::cuda)] = rope_and_cache_composed<DeviceType::cuda>;
+  d.architectures = {"llama",  "mistral", "qwen2",     "qwen3",     "gemma", "gemma2",
+                     "gemma3", "mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};
   return d;
 }
 

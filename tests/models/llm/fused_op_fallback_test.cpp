@@ -1,9 +1,12 @@
-// The decoder calls its fused ops (rms_norm_linear, fused_moe, rope_and_cache) unless a candidate is
-// installed for one of the ops they stand for; then it calls those ops one by one, so the
-// candidate runs wherever the engine would have used it. Either way the CPU backend gives
-// the same tokens (the fused ops' CPU references compose the parts' references).
+// The decoder calls its fused ops (rms_norm_linear, fused_moe, rope_and_cache); when a
+// candidate is installed for one of the ops they cover, the registry runs the fused op as
+// those ops one by one, so the candidate runs wherever the engine would have used it. Either
+// way the CPU backend gives the same tokens (the fused ops' CPU references compose the
+// parts' references). Which ops ran is seen through the registry's call observer, which
+// reports a fused op run as its parts by its parts only.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,7 +44,18 @@ class FusedOpFallback : public testing::Test {
     counted[i].calls = 0;
     OpRegistry::global().install(counted[i].op, DeviceType::cpu, kCounting[i], "counting test candidate");
   }
+  // The ops of the run's calls, with how often each was called.
+  static std::map<std::string, int>& ran() {
+    static std::map<std::string, int> m;
+    return m;
+  }
   static std::vector<int64_t> greedy_tokens() {
+    ran().clear();
+    OpRegistry::global().set_call_observer(
+        [](const OpDef& def, DeviceType, const void*, double) { ++ran()[def.name]; });
+    struct ClearObserver {
+      ~ClearObserver() { OpRegistry::global().set_call_observer(nullptr); }
+    } clear;
     EngineConfig c;
     c.model = "tiny-qwen3-moe";
     c.backend = DeviceType::cpu;
@@ -65,27 +79,61 @@ TEST_F(FusedOpFallback, CandidatesForThePartsRunInsteadOfTheFusedOps) {
   EXPECT_GT(counted[0].calls, 0) << "rms_norm_linear";
   EXPECT_GT(counted[1].calls, 0) << "fused_moe";
   EXPECT_GT(counted[4].calls, 0) << "rope_and_cache";
+  EXPECT_EQ(ran()["fused_experts"], 0) << "fused_moe's candidate ran as its parts";
+  for (int i : {0, 1, 4}) OpRegistry::global().reset(counted[i].op, DeviceType::cpu);
 
   // A candidate for fused_experts: the MoE layers call routing and fused_experts.
+  install(2);
+  EXPECT_EQ(greedy_tokens(), fused);
+  EXPECT_EQ(ran()["fused_moe"], 0) << "fused_moe ran although fused_experts has a candidate";
+  EXPECT_GT(ran()["moe_topk_softmax"], 0) << "moe_topk_softmax";
+  EXPECT_GT(counted[2].calls, 0) << "fused_experts";
+  EXPECT_EQ(counted[2].calls, ran()["fused_experts"]);
+  OpRegistry::global().reset(counted[2].op, DeviceType::cpu);
+
+  // A candidate for linear: no norm is fused into a GEMM.
+  install(3);
+  EXPECT_EQ(greedy_tokens(), fused);
+  EXPECT_EQ(ran()["rms_norm_linear"], 0) << "rms_norm_linear ran although linear has a candidate";
+  EXPECT_GT(ran()["rms_norm"] + ran()["fused_add_rms_norm"], 0) << "the norms as ops of their own";
+  EXPECT_GT(counted[3].calls, 0) << "linear";
+  OpRegistry::global().reset(counted[3].op, DeviceType::cpu);
+
+  // A candidate for reshape_and_cache: the rope and the cache write as two ops.
+  install(5);
+  EXPECT_EQ(greedy_tokens(), fused);
+  EXPECT_EQ(ran()["rope_and_cache"], 0) << "rope_and_cache ran although reshape_and_cache has a candidate";
+  EXPECT_GT(ran()["qk_norm_rope"], 0) << "qk_norm_rope (Qwen3-MoE's per-head q/k norms)";
+  EXPECT_GT(counted[5].calls, 0) << "reshape_and_cache";
+  OpRegistry::global().reset(counted[5].op, DeviceType::cpu);
+
+  // A candidate for the fused op and one for its part: the fused op's own runs.
   install(1);
   install(2);
   EXPECT_EQ(greedy_tokens(), fused);
-  EXPECT_EQ(counted[1].calls, 0) << "fused_moe ran although fused_experts has a candidate";
-  EXPECT_GT(counted[2].calls, 0) << "fused_experts";
+  EXPECT_GT(counted[1].calls, 0) << "fused_moe's candidate";
+  EXPECT_EQ(counted[2].calls, 0) << "fused_experts ran although fused_moe has a candidate";
+}
 
-  // A candidate for linear: no norm is fused into a GEMM.
-  install(0);
-  install(3);
+// The variant "unfused" of a fused op runs it as its parts, with the same tokens.
+TEST_F(FusedOpFallback, UnfusedVariantsRunTheParts) {
+  const std::vector<int64_t> fused = greedy_tokens();
+  EXPECT_GT(ran()["rms_norm_linear"], 0);
+  EXPECT_GT(ran()["rope_and_cache"], 0);
+  EXPECT_GT(ran()["fused_moe"], 0);
+  OpRegistry& reg = OpRegistry::global();
+  for (const char* op : {"rms_norm_linear", "rope_and_cache", "fused_moe"}) reg.select_variants(op, {"unfused"});
+  struct Unselect {
+    ~Unselect() {
+      for (const char* op : {"rms_norm_linear", "rope_and_cache", "fused_moe"})
+        OpRegistry::global().select_variants(op, {});
+    }
+  } unselect;
   EXPECT_EQ(greedy_tokens(), fused);
-  EXPECT_EQ(counted[0].calls, 0) << "rms_norm_linear ran although linear has a candidate";
-  EXPECT_GT(counted[3].calls, 0) << "linear";
-
-  // A candidate for reshape_and_cache: the rope and the cache write as two ops.
-  install(4);
-  install(5);
-  EXPECT_EQ(greedy_tokens(), fused);
-  EXPECT_EQ(counted[4].calls, 0) << "rope_and_cache ran although reshape_and_cache has a candidate";
-  EXPECT_GT(counted[5].calls, 0) << "reshape_and_cache";
+  for (const char* op : {"rms_norm_linear", "rope_and_cache", "fused_moe"}) EXPECT_EQ(ran()[op], 0) << op;
+  EXPECT_GT(ran()["fused_add_rms_norm"], 0);
+  EXPECT_GT(ran()["reshape_and_cache"], 0);
+  EXPECT_GT(ran()["fused_experts"], 0);
 }
 
 }  // namespace
