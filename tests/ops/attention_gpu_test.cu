@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "harness/check/op_check.h"
+#include "fk/op_registry.h"
 #include "fk/ops/attention.h"
 #include "fk/runtime.h"
 #include "support/test_seed.h"
@@ -242,14 +243,15 @@ TEST(PagedAttentionGpu, LargerShapesMatchTheOracle) {
 }
 
 // The prefill's contiguous-KV path (the pages copied out of the cache, then FlashInfer's
-// ragged kernel; contiguous_kv_policy.h): forced with FK_PREFILL_CONTIGUOUS_KV=1 on edge
+// ragged kernel; contiguous_kv_policy.h): forced with the prefill op's variant
+// contiguous_kv (selected in-process) on edge
 // layouts (pages of 1, 8 and 32 tokens, a sequence without tokens, NaN past the ends,
 // chunks over a prefix, no mask, window with soft-cap, f16), and taken by itself on a
 // prompt long enough. plan_info's path slot (1) says which path the plan took: 4 is this one.
 class ContiguousKvMode {
  public:
-  explicit ContiguousKvMode(const char* v) { setenv("FK_PREFILL_CONTIGUOUS_KV", v, 1); }
-  ~ContiguousKvMode() { unsetenv("FK_PREFILL_CONTIGUOUS_KV"); }
+  explicit ContiguousKvMode(const char* variant) { OpRegistry::global().select_variants(kPrefill, {variant}); }
+  ~ContiguousKvMode() { OpRegistry::global().select_variants(kPrefill, {}); }
 };
 
 constexpr int64_t kContiguousKvPath = 4;
@@ -258,7 +260,7 @@ int64_t planned_path(GpuCase& c) { return static_cast<const int64_t*>(c.t("plan_
 
 TEST(PagedAttentionGpu, ContiguousKvPrefillMatchesTheOracle) {
   REQUIRE_HOPPER();
-  const ContiguousKvMode always("1");
+  const ContiguousKvMode always("contiguous_kv");
   const Json workloads[] = {
       {{"qo_lens", {300, 129, 1}}, {"kv_lens", {700, 129, 1000}}},
       {{"qo_lens", {37, 0, 100}}, {"kv_lens", {45, 0, 229}}, {"page_size", 8}, {"nan_past_end", true}},
@@ -282,7 +284,7 @@ TEST(PagedAttentionGpu, ContiguousKvPrefillMatchesTheOracle) {
   }
   // Never: the paged kernel, same results within tolerance.
   {
-    const ContiguousKvMode never("0");
+    const ContiguousKvMode never("no_contiguous_kv");
     GpuCase c(kPrefill, workloads[0], 3);
     c.plan();
     EXPECT_NE(planned_path(c), kContiguousKvPath);
@@ -293,7 +295,7 @@ TEST(PagedAttentionGpu, ContiguousKvPrefillMatchesTheOracle) {
 
 TEST(PagedAttentionGpu, ContiguousKvPrefillIsChosenForLongPrompts) {
   REQUIRE_HOPPER();
-  unsetenv("FK_PREFILL_CONTIGUOUS_KV");
+  OpRegistry::global().select_variants(kPrefill, {});
   // 16 prompts of 600 tokens: ~296 query-key pairs per copied row and 640 work items (5
   // query tiles x 16 x 8 heads), past both thresholds on up to 320 SMs; 8 heads keep the
   // double-precision oracle quick.
@@ -307,45 +309,6 @@ TEST(PagedAttentionGpu, ContiguousKvPrefillIsChosenForLongPrompts) {
   GpuCase short_prompts(kPrefill, {{"qo_lens", {300, 200}}, {"kv_lens", {300, 200}}}, 12);
   short_prompts.plan();
   EXPECT_NE(planned_path(short_prompts), kContiguousKvPath);
-}
-
-// fk's split-KV decode (opt-in with FK_SPLIT_KV_DECODE=1, read at every plan): the
-// oracle on its group sizes, head dims, windows, soft-cap and long contexts; a graph
-// replay after a re-plan with other lengths, in each grid class; identical results
-// when a plan runs twice (the merge order is fixed).
-class SplitKvDecodeOn {
- public:
-  SplitKvDecodeOn() { setenv("FK_SPLIT_KV_DECODE", "1", 1); }
-  ~SplitKvDecodeOn() { unsetenv("FK_SPLIT_KV_DECODE"); }
-};
-
-TEST(PagedAttentionGpu, SplitKvDecodeMatchesTheOracle) {
-  REQUIRE_HOPPER();
-  const SplitKvDecodeOn on;
-  const Json decodes[] = {
-      kDecodeWorkload,
-      {{"kv_lens", {4096, 1, 2049, 333, 17, 1000, 4000, 64}}},
-      {{"kv_lens", {200}}, {"num_qo_heads", 32}, {"num_kv_heads", 4}, {"cuda_graph", 3}},
-      {{"kv_lens", {700, 2, 129}}, {"num_qo_heads", 8}, {"num_kv_heads", 8}, {"head_dim", 64}},
-      {{"kv_lens", {1000, 33}}, {"num_qo_heads", 10}, {"num_kv_heads", 2}, {"window_left", 100}},
-      {{"kv_lens", {600, 31, 32, 33}}, {"num_qo_heads", 16}, {"num_kv_heads", 1}, {"head_dim", 256},
-       {"logits_soft_cap", 8.0}, {"dtype", "f16"}},
-      {{"kv_lens", {32768}}, {"num_qo_heads", 32}, {"num_kv_heads", 8}},
-      {{"kv_lens", std::vector<int>(64, 300)}, {"num_qo_heads", 32}, {"num_kv_heads", 4}, {"cuda_graph", 2}},
-  };
-  for (const Json& w : decodes) {
-    GpuCase c(kDecode, w, test::seed_for("split_kv_decode" + w.dump()));
-    c.plan();
-    c.run();
-    EXPECT_EQ(c.compare(), "") << w.dump();
-    const std::vector<uint8_t> first = bytes_of(c.t("out"));
-    c.run();
-    rt::device_synchronize(0);
-    EXPECT_EQ(bytes_of(c.t("out")), first) << "a second run differs: " << w.dump();
-  }
-  for (int grid = 1; grid <= ops::kDecodeGraphGrids; ++grid)
-    graph_replay_matches(kDecode, {{"kv_lens", {3000, 47, 3}}, {"cuda_graph", grid}},
-                         {{"kv_lens", {3, 1500, 1547}}, {"cuda_graph", grid}});
 }
 
 TEST(PagedAttentionGpu, LseIsOptional) {

@@ -1,12 +1,13 @@
 // choose_contiguous_kv (src/ops/attention/contiguous_kv_policy.h): which prefill batches
 // the plan sends through the copy of their pages, from pairs per copied row, the kernel's
-// support, the workspace and the FK_PREFILL_CONTIGUOUS_KV mode; and the counts it uses.
+// support, the workspace and the mode (the prefill op's variants); and the counts it uses.
 #include "ops/attention/contiguous_kv_policy.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
+#include "fk/op_registry.h"
 #include "fk/ops/attention.h"
 
 namespace fk::ops::attn {
@@ -111,14 +112,19 @@ TEST(ContiguousKvPolicy, WorkspaceSizingCoversTheCopy) {
   EXPECT_EQ(with.int_bytes, without.int_bytes);
 }
 
-TEST(ContiguousKvPolicy, ModeFromTheEnvironment) {
-  unsetenv("FK_PREFILL_CONTIGUOUS_KV");
-  EXPECT_EQ(contiguous_kv_mode_from_env(), ContiguousKvMode::automatic);
-  setenv("FK_PREFILL_CONTIGUOUS_KV", "1", 1);
-  EXPECT_EQ(contiguous_kv_mode_from_env(), ContiguousKvMode::always);
-  setenv("FK_PREFILL_CONTIGUOUS_KV", "0", 1);
-  EXPECT_EQ(contiguous_kv_mode_from_env(), ContiguousKvMode::never);
-  unsetenv("FK_PREFILL_CONTIGUOUS_KV");
+TEST(ContiguousKvPolicy, ModeFromThePrefillOpsVariants) {
+  OpRegistry& r = OpRegistry::global();
+  const char* op = BatchPrefillPagedAttentionArgs::kName;
+  r.select_variants(op, {});
+  EXPECT_EQ(contiguous_kv_mode(), ContiguousKvMode::automatic);
+  r.select_variants(op, {"contiguous_kv"});
+  EXPECT_EQ(contiguous_kv_mode(), ContiguousKvMode::always);
+  r.select_variants(op, {"no_contiguous_kv"});
+  EXPECT_EQ(contiguous_kv_mode(), ContiguousKvMode::never);
+  r.select_variants(op, {"contiguous_kv", "no_contiguous_kv"});
+  EXPECT_THROW(contiguous_kv_mode(), Error);
+  r.select_variants(op, {});
+  EXPECT_EQ(contiguous_kv_mode(), ContiguousKvMode::automatic);
 }
 
 }  // namespace

@@ -13,7 +13,6 @@
 #include "fk/op_registry.h"
 #include "fk/ops/moe.h"
 #include "fk/runtime.h"
-#include "ops/moe/moe_route_switch.h"
 #include "support/test_seed.h"
 
 namespace fk::ops {
@@ -234,15 +233,15 @@ TEST(MoeGpu, FusedMoeMatchesOracle) {
                 "fused_moe");
 }
 
-// fused_moe's outputs are bit-identical to moe_topk_softmax then fused_experts on the GPU:
-// decode (the routing fused into the GEMV kernels, its math shared with the routing
-// kernel) and more tokens (the two ops' own launches).
-// With the routing inside the decode GEMV kernels (FK_MOE_ROUTE_IN_KERNEL=1) and without.
+// fused_moe's outputs are bit-identical to moe_topk_softmax then fused_experts on the GPU,
+// at decode sizes on the GEMV kernels and on the tiled ones (fused_experts' variant
+// tiled_decode, switched in-process), and at more tokens.
 TEST(MoeGpu, FusedMoeEqualsRoutingThenFusedExpertsBitForBit) {
   FK_REQUIRE_GPU();
-  for (bool in_kernel : {true, false}) {
-    SCOPED_TRACE(in_kernel ? "routing in the GEMV kernels" : "routing kernel");
-    moe_decode::set_route_in_kernel(in_kernel);
+  for (bool tiled : {false, true}) {
+    SCOPED_TRACE(tiled ? "tiled decode" : "GEMV decode");
+    OpRegistry::global().select_variants("fused_experts", tiled ? std::vector<std::string>{"tiled_decode"}
+                                                                : std::vector<std::string>{});
     const OpDef& d = def("fused_moe");
     std::vector<Json> shapes;
     for (int64_t tokens : {1, 2, 3, 4})
@@ -272,7 +271,7 @@ TEST(MoeGpu, FusedMoeEqualsRoutingThenFusedExpertsBitForBit) {
       EXPECT_TRUE(same_bytes(dev.tensors[0], out)) << w.dump() << ": out differs";
     }
   }
-  moe_decode::set_route_in_kernel(false);  // the default
+  OpRegistry::global().select_variants("fused_experts", {});  // the default
 }
 
 TEST(MoeGpu, ShapesTheBaselineDoesNotRunAreClearErrors) {

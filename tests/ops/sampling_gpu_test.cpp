@@ -57,16 +57,17 @@ std::vector<std::vector<int64_t>> run_gpu_times(const OpCase& host, int times) {
   return runs;
 }
 
-// The sampler's cap on blocks per row (sample_cluster.h) for one scope.
+// The sampler's cap on blocks per row (sample_cluster.h) for one scope: sample's variant
+// max_cluster_<n>, or the default (kSampleMaxCluster).
 class MaxCluster {
  public:
-  explicit MaxCluster(int n) : previous_(set_sample_max_cluster(n)) {}
-  ~MaxCluster() { set_sample_max_cluster(previous_); }
+  explicit MaxCluster(int n) {
+    OpRegistry::global().select_variants(
+        "sample", n == kSampleMaxCluster ? std::vector<std::string>{} : std::vector<std::string>{concat("max_cluster_", n)});
+  }
+  ~MaxCluster() { OpRegistry::global().select_variants("sample", {}); }
   MaxCluster(const MaxCluster&) = delete;
   MaxCluster& operator=(const MaxCluster&) = delete;
-
- private:
-  int previous_;
 };
 
 std::vector<int64_t> run_cpu(const OpCase& host) {
@@ -159,7 +160,7 @@ TEST(SampleGpu, RowsOfEqualLogitsSelectInsideOneBucket) {
   }
 }
 
-// The cluster path, which is off unless FK_SAMPLE_MAX_CLUSTER enables it, on the rows
+// The cluster path (the default cap; MaxCluster(1) above turns it off) on the rows
 // that hung it: on equal logits a top-k row's k-th bucket is too large to gather, so the
 // row builds a second histogram, and a warp still reading the first one's counts while
 // another warp zeroed them took other branches and missed cluster barriers (now and then).

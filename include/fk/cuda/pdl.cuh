@@ -13,7 +13,8 @@
 //    kernel's writes visible early (the successor's pdl_wait() waits for full completion).
 // A kernel launched the ordinary way (<<<>>>, cuBLASLt) still waits for full completion of
 // everything before it, so kernels opt in one by one. In CUDA graphs the launches become
-// programmatic edges. FK_PDL=0 turns the attribute off (for measurement and bisection).
+// programmatic edges. An op's variant no_pdl turns the attribute off for its launches (for
+// measurement and bisection; ops/common/pdl_variant.h).
 // Include only from CUDA translation units.
 #pragma once
 #include <cuda_runtime.h>
@@ -45,8 +46,8 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
 #endif
 }
 
-// True when launch_pdl() sets the attribute: FK_PDL is not "0" and the current device is
-// compute capability 9.0 or newer (read once per process).
+// True when launch_pdl() sets the attribute: the current device is compute capability 9.0
+// or newer (read once per process) and no PdlOffScope of this thread says otherwise.
 bool pdl_enabled();
 
 template <class... Params, class... Args>

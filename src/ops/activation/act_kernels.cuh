@@ -15,6 +15,8 @@
 #include "fk/cuda/sm_count.h"
 #include "fk/cuda/vec.cuh"
 #include "fk/tensor_view.h"
+#include "core/cuda/pdl_scope.h"
+#include "ops/common/pdl_variant.h"
 
 namespace fk::ops::act_cuda {
 
@@ -121,6 +123,7 @@ void launch_rowwise(const RowwiseParams<T>& p, const Op& op, cudaStream_t stream
 // Builds the parameters from validated [T, *] views and launches make_op(TypeTag<T>)'s op.
 template <bool kInPlace = false, class MakeOp>
 void run_rowwise(const char* op_name, const TensorView& out, const TensorView& in, void* stream, MakeOp make_op) {
+  const cuda::PdlOffScope pdl(pdl_off_for(op_name));
   cuda::dispatch_float_dtype(in.dtype, op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     RowwiseParams<T> p{out.ptr<T>(), out.strides[0], in.ptr<T>(), in.strides[0], out.shape[0],

@@ -1,10 +1,10 @@
 #include "ops/attention/contiguous_kv_policy.h"
 
-#include <cstdlib>
-#include <cstring>
-
+#include "fk/op_registry.h"
 #include "fk/ops/attention.h"
+#include "fk/status.h"
 #include "ops/attention/visible_keys.h"
+#include "ops/common/variant_flag.h"
 
 namespace fk::ops::attn {
 
@@ -19,12 +19,24 @@ double visible_pairs(const PagedBatch& pb, bool causal, int64_t window_left) {
   return pairs;
 }
 
-ContiguousKvMode contiguous_kv_mode_from_env() {
-  const char* v = std::getenv("FK_PREFILL_CONTIGUOUS_KV");
-  if (v == nullptr) return ContiguousKvMode::automatic;
-  if (std::strcmp(v, "1") == 0) return ContiguousKvMode::always;
-  if (std::strcmp(v, "0") == 0) return ContiguousKvMode::never;
-  return ContiguousKvMode::automatic;
+namespace {
+
+constexpr const char* kPrefillOp = BatchPrefillPagedAttentionArgs::kName;
+FK_REGISTER_VARIANT(BatchPrefillPagedAttentionArgs::kName, "contiguous_kv",
+                    "the batch's KV pages copied into contiguous buffers first wherever supported");
+FK_REGISTER_VARIANT(BatchPrefillPagedAttentionArgs::kName, "no_contiguous_kv",
+                    "the kernel always gathers KV from the pages (no contiguous copy)");
+
+}  // namespace
+
+ContiguousKvMode contiguous_kv_mode() {
+  static const VariantFlag always(kPrefillOp, "contiguous_kv");
+  static const VariantFlag never(kPrefillOp, "no_contiguous_kv");
+  const bool a = always.on(), n = never.on();
+  if (a && n)
+    FK_FAIL(FK_ERR_INVALID_ARGUMENT, kPrefillOp, ": variants contiguous_kv and no_contiguous_kv are both selected; "
+            "select one");
+  return a ? ContiguousKvMode::always : n ? ContiguousKvMode::never : ContiguousKvMode::automatic;
 }
 
 bool choose_contiguous_kv(const PagedBatch& pb, const ContiguousKvRequest& r, ContiguousKvMode mode) {

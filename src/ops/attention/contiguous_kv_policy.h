@@ -39,9 +39,10 @@ inline constexpr int64_t kPrefillQueryTile = 128;  // the kernel's query tile at
 
 enum class ContiguousKvMode { automatic, always, never };
 
-// FK_PREFILL_CONTIGUOUS_KV: "1" always (where supported), "0" never, unset or anything
-// else: automatic. Read at every plan, so one process can compare the paths.
-ContiguousKvMode contiguous_kv_mode_from_env();
+// From batch_prefill_paged_attention's variants: contiguous_kv always (where supported),
+// no_contiguous_kv never, neither automatic; both selected is an fk::Error. Read at every
+// plan, so one process can compare the paths.
+ContiguousKvMode contiguous_kv_mode();
 
 struct ContiguousKvRequest {
   int64_t head_dim = 0, page_size = 0, num_qo_heads = 0, num_kv_heads = 0;

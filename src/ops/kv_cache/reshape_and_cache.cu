@@ -19,6 +19,8 @@
 #include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 #include "fk/op_registry.h"
+#include "core/cuda/pdl_scope.h"
+#include "ops/common/pdl_variant.h"
 #include "ops/kv_cache/kv_cache_validate.h"
 
 namespace fk::ops {
@@ -157,6 +159,7 @@ fk_status reshape_and_cache_cuda(const void* args, void* stream) {
     validate_reshape_and_cache(a);
     expect_reshape_and_cache_device(a, DeviceType::cuda);
     FK_CHECK(a.k_cache.dtype != DType::f64, ReshapeAndCacheArgs::kName, ": f64 caches are for the CPU oracle only");
+    const cuda::PdlOffScope pdl(pdl_off_for(ReshapeAndCacheArgs::kName));
     const auto s = static_cast<cudaStream_t>(stream);
     switch (a.key.dtype) {
       case DType::bf16: return launch_for_cache<__nv_bfloat16>(a, s);

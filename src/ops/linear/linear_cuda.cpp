@@ -26,11 +26,14 @@
 #include "fk/cuda/check.h"
 #include "fk/cuda/sm_count.h"
 #include "fk/op_registry.h"
+#include "core/cuda/pdl_scope.h"
+#include "ops/common/pdl_variant.h"
 #include "ops/linear/cublas_status.h"
 #include "ops/linear/cublaslt_context.h"
 #include "ops/linear/linear_algo_cache.h"
 #include "ops/linear/linear_bias.h"
 #include "ops/linear/linear_validate.h"
+#include "ops/linear/linear_variants.h"
 #include "ops/linear/decode_gemm_choice.h"
 #include "ops/linear/skinny_gemm.h"
 #include "ops/linear/small_m_gemm.h"
@@ -132,52 +135,10 @@ std::vector<cublasLtMatmulAlgo_t> query_algos(cublasLtHandle_t handle, Problem& 
 // the fastest: its first choice for these skinny shapes can leave most SMs idle (at
 // M = 256, N = 4096 its 128x128 tiles make 64 blocks for 132 SMs). Larger problems take
 // the first choice. The engine's decode batches are at most its graph sizes, so this
-// tunes a bounded set of shapes; FK_LINEAR_AUTOTUNE=0 turns it off. Choices are recorded
+// tunes a bounded set of shapes; the variant no_autotune turns it off. Choices are recorded
 // on disk (tuning_record.h), so every process on the GPU uses the same algorithms.
 constexpr int64_t kAutotuneMaxM = 256;
 constexpr int kAutotuneCandidates = 8;
-
-bool autotune_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("FK_LINEAR_AUTOTUNE");
-    return v == nullptr || std::string(v) != "0";
-  }();
-  return on;
-}
-
-// FK_LINEAR_SKINNY=0 sends decode shapes to cuBLASLt too (for comparing the two).
-bool skinny_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("FK_LINEAR_SKINNY");
-    return v == nullptr || std::string(v) != "0";
-  }();
-  return on;
-}
-
-// FK_LINEAR_SMALL_M=0 sends decode batches of kSkinnyMaxRows + 1 .. kSmallMMaxRows rows to
-// cuBLASLt, and keeps narrow weights at 3-4 rows on skinny_gemm (for comparing).
-bool small_m_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("FK_LINEAR_SMALL_M");
-    return v == nullptr || std::string(v) != "0";
-  }();
-  return on;
-}
-
-// FK_LINEAR_SKINNY_MAX_ROWS=n (0..kSkinnyMaxRows, default kSkinnyMaxRows): decode shapes of
-// up to n rows run skinny_gemm, the rest of 1..kSkinnyMaxRows small_m_gemm (for comparing
-// the two kernels at the row counts both take).
-int64_t skinny_max_rows() {
-  static const int64_t rows = [] {
-    const char* v = std::getenv("FK_LINEAR_SKINNY_MAX_ROWS");
-    if (v == nullptr) return kSkinnyMaxRows;
-    const int64_t n = std::atoll(v);
-    FK_CHECK(n >= 0 && n <= kSkinnyMaxRows, "FK_LINEAR_SKINNY_MAX_ROWS must be in [0, ", kSkinnyMaxRows, "], got '",
-             v, "'");
-    return n;
-  }();
-  return rows;
-}
 
 bool stream_capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
@@ -262,8 +223,8 @@ cublasLtMatmulAlgo_t tuned(const RunContext& ctx, Problem& p, const LinearArgs& 
   return algos[best];
 }
 
-LinearPlan make_plan(const RunContext& ctx, const LinearArgs& a, const LinearGemmKey& key) {
-  const bool tune = key.m <= kAutotuneMaxM && autotune_enabled() && !stream_capturing(ctx.stream);
+LinearPlan make_plan(const RunContext& ctx, const LinearArgs& a, const LinearGemmKey& key, bool autotune) {
+  const bool tune = key.m <= kAutotuneMaxM && autotune && !stream_capturing(ctx.stream);
   const int count = tune ? kAutotuneCandidates : 1;
   LinearPlan plan;
   Problem p;
@@ -293,9 +254,12 @@ void check_fp8_support(const LinearArgs& a, const LinearGemmKey& k) {
             describe_problem(k, a));
 }
 
-ConcurrentCache<LinearGemmKey, LinearPlan, LinearGemmKeyHash>& plan_cache() {
-  static auto* c = new ConcurrentCache<LinearGemmKey, LinearPlan, LinearGemmKeyHash>();
-  return *c;
+// Plans with and without autotuning kept apart, so that selecting no_autotune in a process
+// that has already planned a shape takes effect.
+ConcurrentCache<LinearGemmKey, LinearPlan, LinearGemmKeyHash>& plan_cache(bool autotune) {
+  static auto* tuned = new ConcurrentCache<LinearGemmKey, LinearPlan, LinearGemmKeyHash>();
+  static auto* untuned = new ConcurrentCache<LinearGemmKey, LinearPlan, LinearGemmKeyHash>();
+  return autotune ? *tuned : *untuned;
 }
 
 void run_linear(const LinearArgs& a, cudaStream_t stream) {
@@ -323,6 +287,7 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
   key.align_out = pointer_alignment(a.out.data);
   key.align_bias = key.bias ? pointer_alignment(a.bias.data) : 0;
   if (a.input.dtype == DType::f8e4m3fn) check_fp8_support(a, key);
+  const LinearPaths paths = linear_paths();
 
   // Decode shapes: weight-streaming kernels of our own (skinny_gemm.h, small_m_gemm.h say why).
   if (a.out.dtype == a.input.dtype) {
@@ -338,12 +303,13 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
     g.ld_input = key.ld_input;
     g.ld_weight = key.ld_weight;
     g.dtype = a.input.dtype;
-    // A narrow weight at 3-4 rows goes to small_m_gemm (decode_gemm_choice.h); with
-    // FK_LINEAR_SMALL_M=0 it stays on skinny_gemm.
-    const bool narrow_to_small_m = small_m_enabled() && g.M <= kSkinnyMaxRows &&
+    // A narrow weight at 3-4 rows goes to small_m_gemm (decode_gemm_choice.h); with the
+    // variant no_small_m it stays on skinny_gemm.
+    const bool narrow_to_small_m = paths.small_m && g.M <= kSkinnyMaxRows &&
                                    small_m_for_narrow_weight(g.M, g.N, cuda::current_sm_count()) &&
                                    small_m_gemm_applies(g);
-    if (skinny_enabled() && g.M <= skinny_max_rows() && !narrow_to_small_m && skinny_gemm_applies(g)) {
+    const cuda::PdlOffScope pdl(pdl_off_for(kOp));
+    if (paths.skinny && g.M <= paths.skinny_max_rows && !narrow_to_small_m && skinny_gemm_applies(g)) {
       cublaslt::DeviceGuard guard(device);
       skinny_gemm(g, stream);
       return;
@@ -352,7 +318,7 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
     // cuBLASLt by 8-11% for N <= 6144 (qkv, o, down), slower for the wide ones (gate_up N =
     // 28672: 95.7 against 93.5 us; LM head N = 128256: 393 against 364 us), which stay there.
     constexpr int64_t kSmallMMaxN = 16384;
-    if ((g.M > kSkinnyMaxRows ? g.N < kSmallMMaxN : skinny_enabled()) && small_m_enabled() &&
+    if ((g.M > kSkinnyMaxRows ? g.N < kSmallMMaxN : paths.skinny) && paths.small_m &&
         small_m_gemm_applies(g)) {
       cublaslt::DeviceGuard guard(device);
       small_m_gemm(g, stream);
@@ -362,7 +328,8 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
 
   cublaslt::DeviceGuard guard(device);
   const RunContext ctx{cublaslt::handle(device), cublaslt::workspace(device, stream), stream};
-  const LinearPlan plan = plan_cache().get_or_make(key, [&] { return make_plan(ctx, a, key); });
+  const LinearPlan plan =
+      plan_cache(paths.autotune).get_or_make(key, [&] { return make_plan(ctx, a, key, paths.autotune); });
   Problem p;
   init_problem(p, a, key, plan.bias_in_epilogue);
   FK_CUBLASLT_CHECK(matmul(ctx, p, a, plan.algo));

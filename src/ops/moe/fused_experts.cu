@@ -14,6 +14,8 @@
 #include "fk/cuda/check.h"
 #include "fk/cuda/vec.cuh"
 #include "fk/op_registry.h"
+#include "core/cuda/pdl_scope.h"
+#include "ops/common/pdl_variant.h"
 #include "ops/moe/fused_experts_cuda.h"
 #include "ops/moe/moe_align_cuda.h"
 #include "ops/moe/moe_decode_gemv.h"
@@ -177,6 +179,7 @@ fk_status fused_experts_cuda(const void* args, void* stream) {
     const auto& a = *static_cast<const FusedExpertsArgs*>(args);
     const FusedExpertsShape sh = validate_fused_experts(a, DeviceType::cuda);
     moe_cuda::expect_fused_experts_supported(a, sh, a.kName);
+    const cuda::PdlOffScope pdl(pdl_off_for(a.kName));
     moe_cuda::launch_fused_experts(a, sh, stream);
   });
 }

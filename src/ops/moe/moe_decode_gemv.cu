@@ -7,17 +7,13 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <type_traits>
-
 #include "fk/cuda/check.h"
 #include "fk/cuda/pdl.cuh"
 #include "fk/cuda/sm_count.h"
 #include "fk/cuda/vec.cuh"
 #include "ops/activation/act_kernels.cuh"
-#include "ops/common/env_switch.h"
+#include "ops/common/variant_flag.h"
 #include "ops/linear/streaming_load.cuh"
-#include "ops/moe/moe_decode_route.cuh"
-#include "ops/moe/moe_routing_cuda.h"
 
 namespace fk::ops::moe_decode {
 namespace {
@@ -26,8 +22,7 @@ constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kUnroll = 4;  // 16-byte steps per lane in flight per weight row
 
-// Register budgets that keep a whole decode grid resident at once (with the in-kernel
-// routing too, up to 128 experts: SoftmaxRouting::kFitsRegisterBudget). A grid that takes two waves leaves
+// Register budgets that keep a whole decode grid resident at once. A grid that takes two waves leaves
 // the second one streaming with a fraction of the SMs' loads in flight. Measured on an
 // H100, Qwen3-30B-A3B batch-1 decode 3.34 -> 3.15 ms (bench/results/h100/moe_decode_occupancy.json):
 //  - gate_up at 6 CTAs per SM (40 registers, from 47 and 5 per SM): Qwen3's 96 x 8 CTAs
@@ -38,24 +33,6 @@ constexpr int kUnroll = 4;  // 16-byte steps per lane in flight per weight row
 //    MoE shape measured (1-4 tokens, Qwen3, OLMoE, Qwen1.5-MoE).
 constexpr int kGateUpMinBlocks = 6;
 constexpr int kDownUnroll = 2, kDownMinBlocks = 4;
-
-// The token's routing for the whole CTA (every CTA of both kernels serves one token).
-// Given routing is read by each warp; in-kernel routing is computed once, by warp 0, into
-// the CTA's scratch, and the other warps wait for it at a barrier: eight warps computing
-// the same top-k would compete for the SM's issue slots while none of them loads weights.
-template <class Route>
-__device__ __forceinline__ TokenRouting cta_routing(const Route& route, int t, typename Route::Scratch& scratch,
-                                                    int warp, int lane) {
-  if constexpr (std::is_same_v<Route, GivenRouting>) {
-    return route.token(t, scratch, lane);
-  } else {
-    TokenRouting r{};
-    if (warp == 0) r = route.token(t, scratch, lane);
-    __syncthreads();
-    if (warp != 0) r = route.token_in(scratch);
-    return r;
-  }
-}
 
 template <class Act>
 __device__ __forceinline__ void fma8(float& acc, const uint4& w, const cuda::Vec16<Act>& x) {
@@ -94,24 +71,20 @@ __device__ __forceinline__ void dot_rows(float (&acc)[kRows], const Act* const (
 
 // grid (ceil(I / kWarps), T * k): warp w of CTA x computes intermediate column
 // i = x * kWarps + w of slot blockIdx.y (its gate and up rows together). Launched with
-// PDL: the routing (the routing kernel's ids, or fused_moe's logits, which the kernel
-// before this one wrote) is read after pdl_wait(), which every CTA passes before any
-// returns (the down kernel relies on it, see there). CTA (0, slot) publishes the slot's
-// routing (fused_moe's topk outputs).
+// PDL: the routing (topk_ids [T, k], which the routing kernel before this one wrote) is
+// read after pdl_wait(), which every CTA passes before any returns (the down kernel
+// relies on it, see there).
 // kMinBlocks: 0 (no register bound) or kGateUpMinBlocks.
-template <class Act, class Route, int kMinBlocks>
+template <class Act, int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
-    gate_up_gemv_kernel(Act* inter, const Act* hidden, int64_t ld_hidden, const Act* w13, const Route route, int top_k,
-                        int E, int H, int I) {
-  __shared__ typename Route::Scratch scratch;
+    gate_up_gemv_kernel(Act* inter, const Act* hidden, int64_t ld_hidden, const Act* w13, const int32_t* topk_ids,
+                        int top_k, int E, int H, int I) {
   cuda::pdl_wait();
   cuda::pdl_trigger();
   const int slot = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int i = blockIdx.x * kWarps + warp;
-  const int t = slot / top_k, j = slot % top_k;
-  const TokenRouting r = cta_routing(route, t, scratch, warp, lane);
-  if (blockIdx.x == 0 && threadIdx.x == 0) route.publish(slot, j, r);
-  const int e = r.ids[j];
+  const int t = slot / top_k;
+  const int e = topk_ids[slot];
   if (i >= I || e < 0 || e >= E) return;  // a dropped slot's row is never read
   const Act* x = hidden + static_cast<int64_t>(t) * ld_hidden;
   const Act* gate = w13 + (static_cast<int64_t>(e) * 2 * I + i) * H;
@@ -131,22 +104,20 @@ constexpr int kDownCols = 4;  // output columns h per CTA of the down kernel
 // sums topk_weights[t, j] * (w2[e_j, h] . inter[t * k + j]) over them, in order; the warps'
 // sums are then added in warp order. Fixed order throughout: deterministic.
 //
-// The first kUnroll steps of weight loads are issued before pdl_wait(), so they stream
+// The first kDownUnroll steps of weight loads are issued before pdl_wait(), so they stream
 // while the gate_up kernel still runs. That reads the routing before the wait: safe,
 // because it comes from the kernel before gate_up (the routing kernel's topk_ids and
-// topk_weights, or fused_moe's router logits, from which each warp here computes the same
-// top-k again), and the gate_up kernel (the only kernel between) lets this one start only
-// after its own pdl_wait() has seen that kernel complete. What gate_up writes (`inter`,
-// and fused_moe's topk outputs, which this kernel never reads) is read after the wait.
-// kUnroll / kMinBlocks: kDownUnroll / kDownMinBlocks with GivenRouting, else the file's kUnroll / 0.
-template <class Act, class Route, int kUnroll, int kMinBlocks>
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-    down_gemv_kernel(Act* out, const Act* inter, const Act* w2, const Route route, int top_k, int parts, int E, int H,
-                     int I) {
+// topk_weights), and the gate_up kernel (the only kernel between) lets this one start only
+// after its own pdl_wait() has seen that kernel complete. What gate_up writes (`inter`)
+// is read after the wait.
+template <class Act>
+__global__ void __launch_bounds__(kThreads, kDownMinBlocks)
+    down_gemv_kernel(Act* out, const Act* inter, const Act* w2, const int32_t* topk_ids, const float* topk_weights,
+                     int top_k, int parts, int E, int H, int I) {
   __shared__ float warp_total[kWarps][kDownCols];
-  __shared__ typename Route::Scratch scratch;
   const int t = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const TokenRouting r = cta_routing(route, t, scratch, warp, lane);
+  const int32_t* ids = topk_ids + static_cast<int64_t>(t) * top_k;
+  const float* weights = topk_weights + static_cast<int64_t>(t) * top_k;
   const int h0 = blockIdx.x * kDownCols;
   const int chunks = I / 8;  // 16-byte chunks of a row
   // Chunks per part, whole warp steps (32 chunks), so parts start on a step.
@@ -156,7 +127,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   bool waited = false;
   for (int item = warp; item < items; item += kWarps) {
     const int j = item / parts, part = item % parts;
-    const int slot = t * top_k + j, e = r.ids[j];
+    const int slot = t * top_k + j, e = ids[j];
     const int begin = part * part_chunks, end = min(chunks, begin + part_chunks);
     if (e < 0 || e >= E || begin >= end) continue;  // a dropped slot adds nothing
     const Act* rows[kDownCols];
@@ -165,26 +136,26 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
       rows[c] = w2 + (static_cast<int64_t>(e) * H + min(h0 + c, H - 1)) * I;
     float acc[kDownCols] = {};
     const Act* x = inter + static_cast<int64_t>(slot) * I;
-    uint4 wv[kDownCols][kUnroll];
-    for (int c0 = begin + lane; c0 < end; c0 += 32 * kUnroll) {
+    uint4 wv[kDownCols][kDownUnroll];
+    for (int c0 = begin + lane; c0 < end; c0 += 32 * kDownUnroll) {
 #pragma unroll
       for (int c = 0; c < kDownCols; ++c)
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u)
+        for (int u = 0; u < kDownUnroll; ++u)
           if (c0 + 32 * u < end) wv[c][u] = load_streaming(rows[c] + (c0 + 32 * u) * 8);
       if (!waited) {  // the first steps' loads are in flight: now wait for inter
         cuda::pdl_wait();
         waited = true;
       }
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
+      for (int u = 0; u < kDownUnroll; ++u) {
         if (c0 + 32 * u >= end) break;
         const cuda::Vec16<Act> xv = cuda::load16(x + (c0 + 32 * u) * 8);
 #pragma unroll
         for (int c = 0; c < kDownCols; ++c) fma8<Act>(acc[c], wv[c][u], xv);
       }
     }
-    const float wt = r.weights[j];
+    const float wt = weights[j];
 #pragma unroll
     for (int c = 0; c < kDownCols; ++c) total[c] += wt * acc[c];  // lane partials; the warp sum comes once
   }
@@ -204,77 +175,47 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   }
 }
 
-// Launches the two kernels with the routing source `route`.
-template <class Act, class Route>
-void launch_gemvs(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const MoeWorkspace& ws, const Route& route,
-                  cudaStream_t s) {
+template <class Act>
+void launch_gemvs(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const MoeWorkspace& ws, cudaStream_t s) {
   auto* inter = static_cast<Act*>(ws.intermediate);
+  const auto* ids = static_cast<const int32_t*>(a.topk_ids.data);
+  const auto* weights = static_cast<const float*>(a.topk_weights.data);
   const dim3 gate_grid(static_cast<unsigned>((sh.I + kWarps - 1) / kWarps), static_cast<unsigned>(sh.T * sh.k));
   auto launch_gate_up = [&](auto kernel) {
     cuda::launch_pdl(kernel, gate_grid, dim3(kThreads), 0, s, inter, static_cast<const Act*>(a.hidden.data),
-                     a.hidden.strides[0], static_cast<const Act*>(a.w13.data), route, static_cast<int>(sh.k),
+                     a.hidden.strides[0], static_cast<const Act*>(a.w13.data), ids, static_cast<int>(sh.k),
                      static_cast<int>(sh.E), static_cast<int>(sh.H), static_cast<int>(sh.I));
   };
+  // gate_up's register budget only where its grid then fits.
+  const int64_t gate_ctas = static_cast<int64_t>(gate_grid.x) * gate_grid.y;
+  if (gate_ctas <= kGateUpMinBlocks * cuda::current_sm_count())
+    launch_gate_up(gate_up_gemv_kernel<Act, kGateUpMinBlocks>);
+  else
+    launch_gate_up(gate_up_gemv_kernel<Act, 0>);
   const dim3 down_grid(static_cast<unsigned>((sh.H + kDownCols - 1) / kDownCols), static_cast<unsigned>(sh.T));
   const int parts = sh.k < kWarps ? kWarps / static_cast<int>(sh.k) : 1;
-  auto launch_down = [&](auto kernel) {
-    cuda::launch_pdl(kernel, down_grid, dim3(kThreads), 0, s, static_cast<Act*>(a.out.data),
-                     static_cast<const Act*>(inter), static_cast<const Act*>(a.w2.data), route,
-                     static_cast<int>(sh.k), parts, static_cast<int>(sh.E), static_cast<int>(sh.H),
-                     static_cast<int>(sh.I));
-  };
-  if constexpr (Route::kFitsRegisterBudget) {  // gate_up's budget only where its grid then fits
-    const int64_t gate_ctas = static_cast<int64_t>(gate_grid.x) * gate_grid.y;
-    if (gate_ctas <= kGateUpMinBlocks * cuda::current_sm_count())
-      launch_gate_up(gate_up_gemv_kernel<Act, Route, kGateUpMinBlocks>);
-    else
-      launch_gate_up(gate_up_gemv_kernel<Act, Route, 0>);
-    launch_down(down_gemv_kernel<Act, Route, kDownUnroll, kDownMinBlocks>);
-  } else {
-    launch_gate_up(gate_up_gemv_kernel<Act, Route, 0>);
-    launch_down(down_gemv_kernel<Act, Route, kUnroll, 0>);
-  }
+  cuda::launch_pdl(down_gemv_kernel<Act>, down_grid, dim3(kThreads), 0, s, static_cast<Act*>(a.out.data),
+                   static_cast<const Act*>(inter), static_cast<const Act*>(a.w2.data), ids, weights,
+                   static_cast<int>(sh.k), parts, static_cast<int>(sh.E), static_cast<int>(sh.H),
+                   static_cast<int>(sh.I));
 }
 
 }  // namespace
 
 bool use_decode_gemv(const FusedExpertsShape& sh) {
-  static const bool enabled = env_switch_on("FK_MOE_DECODE_GEMV");
-  return enabled && !sh.fp8 && sh.T <= kMaxTokens;
-}
-
-bool can_route_in_kernel(const FusedExpertsShape& sh) {
-  return sh.E <= moe_cuda::kRoutingMaxExperts && sh.k <= kMaxRoutedTopk;
+  static const VariantFlag tiled("fused_experts", "tiled_decode");
+  return !tiled.on() && !sh.fp8 && sh.T <= kMaxTokens;
 }
 
 template <class Act>
 void run_decode_gemv(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const MoeWorkspace& ws,
                      cudaStream_t s) {
-  const GivenRouting route{static_cast<const int32_t*>(a.topk_ids.data), static_cast<const float*>(a.topk_weights.data),
-                           static_cast<int>(sh.k)};
-  launch_gemvs<Act>(a, sh, ws, route, s);
-}
-
-template <class Act>
-void run_decode_gemv_routed(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const MoeWorkspace& ws,
-                            const TensorView& gating, int renormalize, cudaStream_t s) {
-  auto routing = [&](auto registers) {
-    return SoftmaxRouting<decltype(registers)::value>{
-        gating.data, gating.strides[0], gating.dtype, static_cast<int>(sh.E), static_cast<int>(sh.k), renormalize,
-        static_cast<float*>(a.topk_weights.data), static_cast<int32_t*>(a.topk_ids.data)};
-  };
-  // Registers a lane for the logits: 4 up to 128 experts (Qwen3, OLMoE, Mixtral), else 32.
-  if (sh.E <= 128) launch_gemvs<Act>(a, sh, ws, routing(std::integral_constant<int, 4>{}), s);
-  else launch_gemvs<Act>(a, sh, ws, routing(std::integral_constant<int, 32>{}), s);
+  launch_gemvs<Act>(a, sh, ws, s);
 }
 
 template void run_decode_gemv<__nv_bfloat16>(const FusedExpertsArgs&, const FusedExpertsShape&, const MoeWorkspace&,
                                               cudaStream_t);
 template void run_decode_gemv<__half>(const FusedExpertsArgs&, const FusedExpertsShape&, const MoeWorkspace&,
                                       cudaStream_t);
-template void run_decode_gemv_routed<__nv_bfloat16>(const FusedExpertsArgs&, const FusedExpertsShape&,
-                                                     const MoeWorkspace&, const TensorView&, int, cudaStream_t);
-template void run_decode_gemv_routed<__half>(const FusedExpertsArgs&, const FusedExpertsShape&, const MoeWorkspace&,
-                                             const TensorView&, int, cudaStream_t);
 
 }  // namespace fk::ops::moe_decode

@@ -6,13 +6,11 @@
 // fp32 dot products, inter rounded to 16 bits (as the grouped paths do); the sum over the
 // token's experts happens in registers and shared memory in a fixed order, so there is no
 // combine pass and no atomics. Both kernels use programmatic dependent launch: the down
-// kernel's first weight loads stream while gate_up still runs. For fused_moe both kernels
-// also compute the routing from the router logits (no routing kernel).
+// kernel's first weight loads stream while gate_up still runs.
 #pragma once
 #include <cuda_runtime.h>
 
 #include "fk/ops/moe.h"
-#include "ops/moe/moe_route_switch.h"
 #include "ops/moe/moe_validate.h"
 #include "ops/moe/moe_workspace.h"
 
@@ -22,24 +20,13 @@ namespace fk::ops::moe_decode {
 // read each expert's weights once for all of them).
 inline constexpr int64_t kMaxTokens = 4;
 
-// Whether the GEMV path runs: at most kMaxTokens tokens, 16-bit weights, and not disabled
-// by FK_MOE_DECODE_GEMV=0 (which keeps the tiled kernel, for A/B runs).
+// Whether the GEMV path runs: at most kMaxTokens tokens, 16-bit weights, and fused_experts'
+// variant tiled_decode not selected (it keeps the tiled kernel, for A/B runs).
 bool use_decode_gemv(const FusedExpertsShape& sh);
-
-// Whether the kernels can also compute the routing (fused_moe): E up to the routing
-// kernel's limit, k up to kMaxRoutedTopk (moe_decode_route.cuh).
-bool can_route_in_kernel(const FusedExpertsShape& sh);
 
 // Act: __nv_bfloat16 or __half. Uses the workspace's intermediate region as [T * k, I].
 template <class Act>
 void run_decode_gemv(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const MoeWorkspace& ws,
                      cudaStream_t stream);
-
-// fused_moe: the same, with the routing (moe_topk_softmax of `gating` [T, E], rows
-// contiguous) computed inside both kernels instead of read from a.topk_ids / topk_weights,
-// which the gate_up kernel writes (bit-identical to the routing kernel's).
-template <class Act>
-void run_decode_gemv_routed(const FusedExpertsArgs& a, const FusedExpertsShape& sh, const MoeWorkspace& ws,
-                            const TensorView& gating, int renormalize, cudaStream_t stream);
 
 }  // namespace fk::ops::moe_decode

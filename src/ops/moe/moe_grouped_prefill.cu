@@ -18,7 +18,7 @@
 #include "fk/cuda/check.h"
 #include "fk/cuda/vec.cuh"
 #include "ops/activation/act_kernels.cuh"
-#include "ops/common/env_switch.h"
+#include "ops/common/variant_flag.h"
 #include "ops/moe/moe_align_cuda.h"
 #include "ops/moe/moe_gate_up.h"
 #include "ops/moe/moe_gemm_layout.h"
@@ -98,8 +98,8 @@ __global__ void __launch_bounds__(kThreads) silu_mul_rows_kernel(Act* inter, con
 }  // namespace
 
 bool use_grouped_prefill(const FusedExpertsShape& sh) {
-  static const bool enabled = env_switch_on("FK_MOE_GROUPED_GEMM");
-  return enabled && !sh.fp8 && moe_gemm::choose_block_rows(sh.T * sh.k, sh.E) == kBlockRows;
+  static const VariantFlag no_grouped("fused_experts", "no_grouped_gemm");
+  return !no_grouped.on() && !sh.fp8 && moe_gemm::choose_block_rows(sh.T * sh.k, sh.E) == kBlockRows;
 }
 
 template <class Act>
@@ -115,9 +115,9 @@ void run_grouped_prefill(const FusedExpertsArgs& a, const FusedExpertsShape& sh,
   FK_CUDA_CHECK(cudaMemsetAsync(ws.slot_rows, 0xff, 4 * N, s));  // -1: a slot in no group adds nothing
   const auto grid = static_cast<unsigned>(sorted_len);
   // The fused gate_up: rows gathered in its loads, silu in its epilogue, the intermediate
-  // written once, I columns wide. FK_MOE_GATE_UP_SILU=0 keeps the three passes (A/B runs).
-  static const bool fused_enabled = env_switch_on("FK_MOE_GATE_UP_SILU");
-  const bool fused = fused_enabled && sh.I <= kFusedGateUpMaxInter && gate_up_silu_supported(sh.H, sh.I);
+  // written once, I columns wide. The variant unfused_gate_up keeps the three passes.
+  static const VariantFlag unfused("fused_experts", "unfused_gate_up");
+  const bool fused = !unfused.on() && sh.I <= kFusedGateUpMaxInter && gate_up_silu_supported(sh.H, sh.I);
   if (!fused) {
     const auto gather_grid = static_cast<unsigned>((sorted_len + kGatherRowsPerBlock - 1) / kGatherRowsPerBlock);
     gather_rows_kernel<Act><<<gather_grid, kGatherRowsPerBlock * 32, 0, s>>>(

@@ -14,8 +14,8 @@
 namespace fk::ops::moe_grouped {
 
 // Whether the grouped path runs for N = T * k slots over E experts: prefill-sized groups
-// (the 128-row blocks of the mma.sync kernel), 16-bit weights, and not disabled by
-// FK_MOE_GROUPED_GEMM=0 (which keeps the mma.sync kernel, for A/B runs).
+// (the 128-row blocks of the mma.sync kernel), 16-bit weights, and fused_experts' variant
+// no_grouped_gemm not selected (it keeps the mma.sync kernel, for A/B runs).
 bool use_grouped_prefill(const FusedExpertsShape& sh);
 
 // Act: __nv_bfloat16 or __half.

@@ -3,7 +3,7 @@
 // in fp32, then k rounds of a warp argmax (ties: lower expert index). Grouped routing
 // first scores the groups (one lane per group, from the row staged in shared memory) and
 // masks the experts of the groups it does not keep. The per-token math is
-// moe_routing_warp.cuh, shared with fused_moe's decode path.
+// moe_routing_warp.cuh.
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -12,6 +12,8 @@
 #include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 #include "fk/op_registry.h"
+#include "core/cuda/pdl_scope.h"
+#include "ops/common/pdl_variant.h"
 #include "ops/moe/moe_routing_cuda.h"
 #include "ops/moe/moe_routing_warp.cuh"
 #include "ops/moe/moe_validate.h"
@@ -133,6 +135,7 @@ void moe_cuda::launch_routing(const TensorView& weights, const TensorView& ids, 
   if (n_group > kMaxGroups)
     FK_FAIL(FK_ERR_UNSUPPORTED, op, ": the CUDA baseline handles up to ", kMaxGroups, " groups, got ", n_group);
   if (T == 0) return;
+  const cuda::PdlOffScope pdl(pdl_off_for(op));
   RoutingParams p{};
   p.logits = gating.data;
   p.ld = gating.strides[0];

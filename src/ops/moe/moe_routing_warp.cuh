@@ -1,6 +1,4 @@
-// Top-k routing of one token by one warp, the math of the routing kernels (moe_routing.cu)
-// and of the routing fused into fused_moe's decode GEMVs (moe_decode_route.cuh). One
-// definition for both, so that they give bit-identical weights and ids.
+// Top-k routing of one token by one warp, the math of the routing kernels (moe_routing.cu).
 //
 // A lane holds experts lane, lane + 32, ... (register i: expert lane + 32 * i) and the
 // warp agrees on every result. Entries of experts >= E are ignored, so any kVpl >= E / 32

@@ -29,7 +29,9 @@
 #include "fk/cuda/pdl.cuh"
 #include "fk/cuda/vec.cuh"
 #include "fk/tensor_view.h"
-#include "ops/common/env_switch.h"
+#include "core/cuda/pdl_scope.h"
+#include "ops/common/pdl_variant.h"
+#include "ops/norm/norm_variants.h"
 
 namespace fk::ops::norm_cuda {
 
@@ -155,7 +157,7 @@ __global__ void __launch_bounds__(kMaxRegisterThreads) norm_rows_in_registers(No
   const bool active = row < p.rows;
   const int num_vec = p.H / N;
 
-  // The weight first, before the wait (FK_NORM_EARLY_WEIGHT): it is a constant, never
+  // The weight first, before the wait (unless the op's variant late_weight): it is a constant, never
   // written by the kernel right before this one (fk/ops/norm.h), and at decode it is not in
   // L2 (a step streams the model's weights through it), so read after the reduction it put
   // a trip to DRAM on the chain of dependent latencies that this kernel is (kVecs x 4
@@ -346,8 +348,8 @@ void run_norm(const char* op, const TensorView& out, const TensorView& in, const
     p.rows = in.shape[0];
     p.H = static_cast<int>(in.shape[1]);
     p.eps = eps;
-    static const bool early_weight = env_switch_on("FK_NORM_EARLY_WEIGHT");
-    p.early_weight = early_weight ? 1 : 0;
+    p.early_weight = norm_late_weight(op) ? 0 : 1;
+    const cuda::PdlOffScope pdl(pdl_off_for(op));
     launch_norm<T, Spec>(p, static_cast<cudaStream_t>(stream));
   });
 }

@@ -62,7 +62,6 @@ struct KernelParams {
   int64_t k_page_stride = 0, v_page_stride = 0, page_size = 0, num_slots = 0;
   const long long* slot_mapping = nullptr;
   int early_reads = 1;  // positions, cos/sin rows, slots and norm weights read before pdl_wait()
-  int early_trigger = 0;  // pdl_trigger() first thing: the next kernel may launch before this one's wait
 };
 
 // Vector-kernel launch geometry (see the top of this file).
@@ -133,12 +132,11 @@ __global__ void __launch_bounds__(256) rope_vec_kernel(KernelParams p, VecGeomet
   constexpr int K = kStyle == RopeStyle::neox ? N : N / 2;  // pairs (cos values) per slot
   // Launched with PDL (rope_launch.cuh): q, k and v come from the kernel before, and are
   // read after pdl_wait(). The position, its cos/sin row, the slot and the norm weights
-  // are read before it (FK_ROPE_EARLY_READS): they are step inputs or constants, never
+  // are read before it (unless the op's variant late_reads): they are step inputs or constants, never
   // written by the kernel right before this one (fk/ops/rope.h), and dependent loads come
   // off a decode layer's critical path: Qwen3-30B-A3B batch 1 3.056 -> 2.99 ms a step on
   // an H100 (bench/results/h100/rope_early_reads.json). Every CTA still waits before it
   // returns.
-  if (p.early_trigger) cuda::pdl_trigger();
   const int64_t t_raw = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
   const bool early = p.early_reads;
   if (!early) {

@@ -5,7 +5,9 @@
 #include <cstdint>
 
 #include "fk/cuda/check.h"
-#include "ops/common/env_switch.h"
+#include "core/cuda/pdl_scope.h"
+#include "ops/common/pdl_variant.h"
+#include "ops/rope/rope_variants.h"
 #include "ops/rope/rope_kernels.cuh"
 #include "ops/rope/rope_validate.h"
 
@@ -59,10 +61,7 @@ inline KernelParams make_params(const LaunchInputs& in) {
   p.head_size = static_cast<int>(s.head_size);
   p.eps = in.eps;
   p.tokens = s.q.tokens;
-  static const bool early_reads = env_switch_on("FK_ROPE_EARLY_READS");
-  p.early_reads = early_reads ? 1 : 0;
-  static const bool early_trigger = env_switch_on("FK_ROPE_EARLY_TRIGGER", /*default_on=*/false);
-  p.early_trigger = early_trigger ? 1 : 0;
+  p.early_reads = rope_late_reads(in.op) ? 0 : 1;
   if (in.value) {
     p.v = in.value->data;
     p.v_token_stride = in.value->strides[0];
@@ -149,6 +148,7 @@ template <bool kNorm, bool kCache = false>
 void launch_rope(const LaunchInputs& in, cudaStream_t stream) {
   const KernelParams p = make_params(in);
   if (p.tokens == 0) return;
+  const cuda::PdlOffScope pdl(pdl_off_for(in.op));
   FK_CHECK(p.tokens <= INT32_MAX, in.op, ": at most 2^31 - 1 tokens per call, got ", p.tokens);
   switch (in.query.dtype) {
     case DType::f32:

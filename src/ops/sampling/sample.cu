@@ -1,5 +1,5 @@
 // sample CUDA baseline: a cluster of up to 8 blocks per row when the batch leaves SMs idle
-// (one block per row when it does not, or with FK_SAMPLE_MAX_CLUSTER=1; see cluster_size),
+// (one block per row when it does not, or with the variant max_cluster_1; see cluster_size),
 // each streaming a slice of the row; no sort of the row.
 //
 // Semantics (fk/ops/sampling.h) in integers: every token has a 64-bit rank key (the logit
@@ -166,16 +166,17 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 // Blocks per row: doubled while the batch leaves room for two blocks per SM and each
-// block keeps at least kMinSlice tokens, up to sample_max_cluster() (8 unless
-// FK_SAMPLE_MAX_CLUSTER says less). Without clusters a row takes 20.7 us at batch 1 (11.2
+// block keeps at least kMinSlice tokens, up to sample_max_cluster() (8 unless one of the
+// op's variants max_cluster_<n> says less). Without clusters a row takes 20.7 us at batch 1 (11.2
 // with clusters) and 188 us at batch 256 (the same). The cluster path used to hang now
 // and then on an H100 on rows of 128256 equal logits at batch 30 (clusters of 4): a top-k row whose k-th bucket is too large to gather builds a
 // second histogram, and a warp still reading the first one's counts while another warp
 // zeroed them for the second took other branches and missed cluster barriers (see
 // RankOrder::histogram).
 int cluster_size(int64_t B, int64_t V, int sms) {
+  const int cap = sample_max_cluster();
   int c = 1;
-  while (c < sample_max_cluster() && B * 2 * c <= 2 * static_cast<int64_t>(sms) && V / (2 * c) >= kMinSlice) c *= 2;
+  while (c < cap && B * 2 * c <= 2 * static_cast<int64_t>(sms) && V / (2 * c) >= kMinSlice) c *= 2;
   return c;
 }
 

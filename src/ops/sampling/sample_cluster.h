@@ -1,18 +1,16 @@
 // The CUDA sampler's cap on the blocks (a thread-block cluster) that share one row
-// (sample.cu): kSampleMaxCluster unless FK_SAMPLE_MAX_CLUSTER asks for 1 (one block per
-// row) .. 8. Defined in CPU builds too, where it has no effect, so that tests can set it
-// in both.
+// (sample.cu): kSampleMaxCluster unless one of sample's variants max_cluster_<n> is
+// selected (n = 1: one block per row; 2, 4). The cluster size doubles from 1, so only
+// powers of two below the default change the path. Host logic, compiled in CPU builds too
+// (where it has no effect), so that tests can check the selection in both.
 #pragma once
 
 namespace fk::ops {
 
 inline constexpr int kSampleMaxCluster = 8;  // portable cluster size
 
+// The cap the current variant selection asks for; two max_cluster_<n> variants selected
+// at once are an fk::Error.
 int sample_max_cluster();
-
-// For tests, which must run the cluster path whatever the environment says: sets the cap
-// (read as the variable is: outside 1..kSampleMaxCluster means kSampleMaxCluster) and returns the previous
-// one. Set it between launches.
-int set_sample_max_cluster(int n);
 
 }  // namespace fk::ops

@@ -9,9 +9,7 @@
 //     Hopper FA3-style paged prefill (flashinfer/attention/hopper/prefill_sm90.cuh),
 //     scheduled by PrefillSM90Plan;
 //   decode: FlashInfer's CUDA-core paged decode (flashinfer/attention/decode.cuh),
-//     scheduled by DecodePlan, with split-KV partial results merged by its cascade kernel;
-//     opt-in with FK_SPLIT_KV_DECODE=1: fk's own split-KV tensor-core decode and merge
-//     (split_kv_decode.cuh, scheduled by plan_split_kv) for GQA groups up to kSplitKvMaxGroup.
+//     scheduled by DecodePlan, with split-KV partial results merged by its cascade kernel.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -56,6 +54,7 @@ struct Sm90PrefillLaunch {
   // PrefillSM90Plan's schedule: device pointers into int_workspace.
   int32_t *qo_tile_indices, *qo_indptr, *kv_indptr, *qo_lens, *kv_lens, *head_indices, *work_indptr,
       *batch_indices;
+  bool paged_tma;  // the TMA mainloop where the page size allows (false: the op's variant no_paged_tma)
 };
 
 cudaError_t prefill_sm90_hd64(const Sm90PrefillLaunch& l, cudaStream_t stream);
@@ -142,36 +141,5 @@ cudaError_t decode_plan_hd256(const DecodePlanRequest& r, cudaStream_t stream);
 cudaError_t decode_run_hd64(const DecodeLaunch& l, cudaStream_t stream);
 cudaError_t decode_run_hd128(const DecodeLaunch& l, cudaStream_t stream);
 cudaError_t decode_run_hd256(const DecodeLaunch& l, cudaStream_t stream);
-
-// ---- fk's split-KV decode ---------------------------------------------------------------
-// Query heads per KV head the kernel handles (the 16 rows of its MMA tiles).
-inline constexpr int64_t kSplitKvMaxGroup = 16;
-// CTAs per SM the schedule aims at (the kernel's deep pipeline takes 89 KB of shared
-// memory at head dim 128: two fit an SM), in CUDA graphs at most a grid class's cap.
-inline constexpr int64_t kSplitKvCtasPerSm = 2;
-
-struct SplitKvDecodeLaunch {
-  KvDType dtype;
-  const void* q;  // [batch, Hq, D]
-  int64_t q_stride_n, q_stride_h;
-  const void* k_cache;  // [P, page_size, Hk, D], contiguous
-  const void* v_cache;
-  const int32_t* kv_indptr;
-  const int32_t* kv_indices;
-  void* out;   // [batch, Hq, D], contiguous
-  float* lse;  // [batch, Hq] or nullptr
-  int32_t batch, num_qo_heads, num_kv_heads, page_size;
-  int32_t grid_items;  // the schedule's item slots
-  float sm_scale, logits_soft_cap;
-  const int32_t* schedule;  // int_workspace: plan_split_kv's image
-  float* partial_o;    // float_workspace: [grid_items, Hq, D]
-  float* partial_lse;  // float_workspace: [grid_items, Hq]
-  int32_t early_kv;    // 1: the first tiles' K/V (all but each sequence's last token) load before pdl_wait()
-  int32_t stages;      // pipeline stages at D <= 128: 5 (default) or 3 (FK_SPLIT_KV_STAGES=3); D = 256 takes 3
-};
-
-cudaError_t split_kv_decode_hd64(const SplitKvDecodeLaunch& l, cudaStream_t stream);
-cudaError_t split_kv_decode_hd128(const SplitKvDecodeLaunch& l, cudaStream_t stream);
-cudaError_t split_kv_decode_hd256(const SplitKvDecodeLaunch& l, cudaStream_t stream);
 
 }  // namespace fk::ops::attn

@@ -9,8 +9,9 @@
 //            float_workspace and FlashInfer's ragged Hopper kernel over it.
 //   decode:  FlashInfer CUDA-core decode for the GQA group sizes it is built for
 //            (1, 2, 3, 4, 6, 8, 16), else the Hopper prefill kernels with one query token
-//            per sequence (correct, slower). With FK_SPLIT_KV_DECODE=1, fk's own split-KV
-//            tensor-core decode (split_kv_decode.cuh) for groups up to 16: opt-in, see below.
+//            per sequence (correct, slower).
+//            (A split-KV tensor-core decode of fk's own did not beat FlashInfer's:
+//            bench/results/h100/split_kv_decode_tc.json.)
 #include "ops/attention/cuda/flashinfer_compat.cuh"  // first: before any FlashInfer header
 
 #include <flashinfer/attention/scheduler.cuh>
@@ -27,9 +28,10 @@
 #include "ops/attention/attention_validate.h"
 #include "ops/attention/contiguous_kv_policy.h"
 #include "ops/attention/cuda/attention_kernels.h"
+#include "ops/attention/attention_variants.h"
 #include "ops/attention/paged_batch.h"
-#include "ops/attention/split_kv_schedule.h"
-#include "ops/common/env_switch.h"
+#include "ops/common/pdl_variant.h"
+#include "core/cuda/pdl_scope.h"
 
 namespace fk::ops::attn {
 namespace {
@@ -37,7 +39,7 @@ namespace {
 // ---- plan_info: what a plan was made for, and FlashInfer's plan ------------------------
 constexpr int64_t kPlanMagic = 0x666b61746e310002;  // changes when the layout below changes
 
-enum class Path : int64_t { empty = 0, sm90_prefill = 1, fa2_decode = 2, split_kv_decode = 3, sm90_contiguous_kv = 4 };
+enum class Path : int64_t { empty = 0, sm90_prefill = 1, fa2_decode = 2, sm90_contiguous_kv = 4 };
 
 enum Slot : int {
   kSlotMagic = 0,
@@ -188,7 +190,7 @@ bool plan_contiguous_kv(const CommonArgs& c, const PagedBatch& pb, bool causal, 
   r.cuda_graph = cuda_graph;
   r.causal = causal;
   r.window_left = c.window_left;
-  return choose_contiguous_kv(pb, r, contiguous_kv_mode_from_env());
+  return choose_contiguous_kv(pb, r, contiguous_kv_mode());
 }
 
 void run_sm90_contiguous(const CommonArgs& c, const Sm90PrefillLaunch& l, int64_t rows, cudaStream_t stream) {
@@ -282,6 +284,7 @@ void run_sm90(const CommonArgs& c, bool causal, const int64_t* flashinfer_info, 
   l.head_indices = at(info.head_indices_offset);
   l.work_indptr = at(info.work_indptr_offset);
   l.batch_indices = at(info.batch_indices_offset);
+  l.paged_tma = !paged_tma_off(c.op);
   if (contiguous_rows > 0) {
     run_sm90_contiguous(c, l, contiguous_rows, stream);
     return;
@@ -325,10 +328,8 @@ void plan_fa2_decode(const CommonArgs& c, const PagedBatch& pb, int32_t graph_gr
   });
 }
 
-// The fields the two decode launches (FlashInfer's DecodeLaunch, fk's SplitKvDecodeLaunch)
-// share, from the op's arguments.
-template <class Launch>
-void fill_decode_launch(Launch& l, const CommonArgs& c) {
+// The decode launch's fields that come straight from the op's arguments.
+void fill_decode_launch(DecodeLaunch& l, const CommonArgs& c) {
   l.dtype = kv_dtype(c.q);
   l.q = c.q.data;
   l.q_stride_n = c.q.strides[0];
@@ -363,74 +364,6 @@ void run_fa2_decode(const CommonArgs& c, const int64_t* flashinfer_info, cudaStr
       default: return decode_run_hd256(l, stream);
     }
   });
-}
-
-// ---- fk's split-KV decode path -----------------------------------------------------------
-// Opt-in (FK_SPLIT_KV_DECODE=1): the tensor-core kernel beats FlashInfer's decode in the
-// Llama-3.1-8B engine at batch 1 and 4 only together with FK_ROPE_EARLY_TRIGGER=1 (which
-// slows FlashInfer's path), and loses at batch 8; its pipeline depth trades the batch-8 KV
-// stream against the L1 the next GEMMs keep (bench/results/h100/split_kv_decode_tc.json).
-// A per-batch choice of both is the step before making it a default.
-// Read at every plan (a host-side call), so one process can compare both paths; the plan
-// records the path and run follows it.
-bool use_split_kv_decode(const CommonArgs& c) {
-  const char* v = std::getenv("FK_SPLIT_KV_DECODE");
-  return v != nullptr && std::strcmp(v, "1") == 0 && c.q.shape[1] / c.k_cache.shape[2] <= kSplitKvMaxGroup;
-}
-
-// The CTAs the schedule may use: kSplitKvCtasPerSm per SM, or a graph grid class's cap
-// when smaller (a grid fixed per batch size); never fewer than one per sequence and KV head.
-int64_t split_kv_ctas(int32_t cuda_graph, int64_t batch, int64_t kv_heads) {
-  const int64_t sms = fk::cuda::current_sm_count();
-  int64_t ctas = kSplitKvCtasPerSm * sms;
-  if (cuda_graph >= 2) ctas = std::min(ctas, decode_graph_grid_ctas(cuda_graph, sms, batch, kv_heads));
-  return std::max(ctas, batch * kv_heads);
-}
-
-constexpr int kSplitKvInfoLen = 3;  // grid_items, chunk_tokens, items
-
-void plan_split_kv_decode(const CommonArgs& c, const PagedBatch& pb, int32_t cuda_graph, int64_t* info_out,
-                          cudaStream_t stream) {
-  const int64_t batch = pb.size(), kv_heads = c.k_cache.shape[2];
-  const int64_t item_budget = std::max(batch, split_kv_ctas(cuda_graph, batch, kv_heads) / kv_heads);
-  const SplitKvSchedule s =
-      plan_split_kv(pb.kv_len, pb.kv_indptr, c.window_left, kv_heads, item_budget, kDecodeMinChunkTokens, cuda_graph != 0);
-  const int64_t int_bytes = split_kv_int_bytes(s.grid_items, batch);
-  const int64_t float_bytes = split_kv_float_bytes(s.grid_items, c.q.shape[1], c.q.shape[2]);
-  FK_CHECK(int_bytes <= static_cast<int64_t>(int_workspace_bytes(c)), c.op, ": the split-KV decode schedule needs ",
-           int_bytes, " bytes of int_workspace and host_int_workspace, got ", int_workspace_bytes(c),
-           " (paged_attention_workspace_bytes gives sizes that suffice)");
-  FK_CHECK(float_bytes <= c.float_workspace.nbytes(), c.op, ": the split-KV decode partials need ", float_bytes,
-           " bytes of float_workspace, got ", c.float_workspace.nbytes(),
-           " (paged_attention_workspace_bytes gives sizes that suffice)");
-  std::memcpy(c.host_int_workspace.data, s.image.data(), static_cast<size_t>(int_bytes));
-  FK_CUDA_CHECK(cudaMemcpyAsync(c.int_workspace.data, c.host_int_workspace.data, static_cast<size_t>(int_bytes),
-                                cudaMemcpyHostToDevice, stream));
-  info_out[0] = s.grid_items;
-  info_out[1] = s.chunk_tokens;
-  info_out[2] = s.num_items;
-}
-
-void run_split_kv_decode(const CommonArgs& c, const int64_t* info, cudaStream_t stream) {
-  SplitKvDecodeLaunch l{};
-  fill_decode_launch(l, c);
-  l.grid_items = static_cast<int32_t>(info[0]);
-  l.schedule = static_cast<int32_t*>(c.int_workspace.data);
-  l.partial_o = static_cast<float*>(c.float_workspace.data);
-  l.partial_lse = l.partial_o + info[0] * c.q.shape[1] * c.q.shape[2];
-  // FK_DECODE_EARLY_KV=0: every K/V load after the PDL wait. FK_SPLIT_KV_STAGES=3: the
-  // shallow pipeline (53 KB of shared memory at head dim 128 against 89 KB).
-  static const bool early_kv = env_switch_on("FK_DECODE_EARLY_KV");
-  static const bool shallow = std::getenv("FK_SPLIT_KV_STAGES") != nullptr && std::strcmp(std::getenv("FK_SPLIT_KV_STAGES"), "3") == 0;
-  l.early_kv = early_kv ? 1 : 0;
-  l.stages = shallow ? 3 : 5;
-  cudaError_t status = cudaErrorInvalidValue;
-  switch (c.q.shape[2]) {
-    case 64: status = split_kv_decode_hd64(l, stream); break;
-    case 128: status = split_kv_decode_hd128(l, stream); break;
-    case 256: status = split_kv_decode_hd256(l, stream); break;
-  }
-  if (status != cudaSuccess) fk::cuda::throw_cuda_error(status, "split-KV decode kernel");
 }
 
 // ---- entry points -----------------------------------------------------------------------
@@ -495,10 +428,7 @@ fk_status decode_plan(const void* args, void* stream) {
     }
     int64_t info[16] = {};
     const auto s = static_cast<cudaStream_t>(stream);
-    if (use_split_kv_decode(c)) {
-      plan_split_kv_decode(c, pb, a.cuda_graph, info, s);
-      write_plan(a.plan_info, Path::split_kv_decode, key, info, kSplitKvInfoLen);
-    } else if (decode_kernel_supports_group(c.q.shape[1] / c.k_cache.shape[2])) {
+    if (decode_kernel_supports_group(c.q.shape[1] / c.k_cache.shape[2])) {
       plan_fa2_decode(c, pb, a.cuda_graph, info, s);
       write_plan(a.plan_info, Path::fa2_decode, key, info, kDecodePlanInfoLen);
     } else {
@@ -519,8 +449,8 @@ fk_status decode_run(const void* args, void* stream) {
     const Path path = expect_plan(a.kName, a.plan_info, key_of(c, /*causal=*/true, a.cuda_graph));
     const int64_t* info = slots(a.plan_info) + kSlotFlashInfer;
     const auto s = static_cast<cudaStream_t>(stream);
-    if (path == Path::split_kv_decode) run_split_kv_decode(c, info, s);
-    else if (path == Path::fa2_decode) run_fa2_decode(c, info, s);
+    const fk::cuda::PdlOffScope pdl(pdl_off_for(a.kName));
+    if (path == Path::fa2_decode) run_fa2_decode(c, info, s);
     else if (path == Path::sm90_prefill) run_sm90(c, /*causal=*/true, info, s);
   });
 }

@@ -14,7 +14,6 @@
 #include "ops/attention/contiguous_kv_policy.h"
 #include "ops/attention/cuda/attention_kernels.h"
 #include "ops/attention/cuda/paged_tma_prefill.cuh"
-#include "ops/common/env_switch.h"
 
 namespace fk::ops::attn::sm90 {
 
@@ -26,16 +25,16 @@ template <class DType>
 using PagedParams = flashinfer::BatchPrefillPagedParams<DType, DType, DType, int32_t>;
 
 // The TMA mainloop for pages of at least kPagedTmaMinPageSize (64) tokens that fit its
-// tile (FK_PREFILL_PAGED_TMA=0: never, for A/B runs). 16k causal tokens at D = 128
+// tile, unless the op's variant no_paged_tma is selected. 16k causal tokens at D = 128
 // (bench/results/h100/attention_prefill_tma.json): pages of 128 tokens 578 TFLOP/s against
 // 521 with the cp.async gather, 64 tokens 543 against 522; but pages of 16 only 419 against
 // 526: a TMA box of 16 rows x 128 bytes is too small a request for the copy engine to keep
 // up (16 boxes a tile). Smaller pages take the contiguous-KV path where it pays.
 
 template <uint32_t kHeadDim>
-bool use_paged_tma(int page_size) {
-  static const bool enabled = env_switch_on("FK_PREFILL_PAGED_TMA");
-  return enabled && page_size >= kPagedTmaMinPageSize && paged_tma_supports(page_size, PagedTmaTile<kHeadDim>::kv);
+bool use_paged_tma(const Sm90PrefillLaunch& l) {
+  const int page_size = l.page_size;
+  return l.paged_tma && page_size >= kPagedTmaMinPageSize && paged_tma_supports(page_size, PagedTmaTile<kHeadDim>::kv);
 }
 
 // The fields FlashInfer's paged and ragged parameter structs share: q, out, lse, the
@@ -80,7 +79,7 @@ cudaError_t launch(const Sm90PrefillLaunch& l, cudaStream_t stream) {
   p.k_stride_h = p.v_stride_h = kHeadDim;
   p.k_page_stride = p.v_page_stride = static_cast<int64_t>(l.page_size) * l.num_kv_heads * kHeadDim;
   p.page_size = l.page_size;
-  if (use_paged_tma<kHeadDim>(l.page_size))
+  if (use_paged_tma<kHeadDim>(l))
     return launch_paged_tma<kHeadDim, DType, kCausal, kWindow, AttentionVariant>(p, l.num_pages, stream);
   constexpr auto kMask = kCausal ? flashinfer::MaskMode::kCausal : flashinfer::MaskMode::kNone;
   return flashinfer::BatchPrefillWithPagedKVCacheDispatched<kHeadDim, kHeadDim, kMask, kWindow,
