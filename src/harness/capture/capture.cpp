@@ -5,12 +5,18 @@
 #include <optional>
 
 #include "harness/capture/call_gpu_time.h"
+#include "harness/e2e/model_identity.h"
 #include "fk/op_registry.h"
 #include "fk/status.h"
 
 namespace fk::e2e {
 
 using nlohmann::json;
+
+std::optional<json> workload_of_call(const OpDef& def, const void* args) {
+  if (!def.workload_from_call) return std::nullopt;
+  return def.workload_from_call(args);
+}
 
 CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& workload) {
   config.cuda_graphs = false;  // a replayed graph calls no op: nothing could be observed
@@ -23,8 +29,9 @@ CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& 
   OpRegistry::global().set_call_observer([&](const OpDef& def, DeviceType, const void* args, double seconds) {
     CapturedOp& c = by_op[def.name];
     c.op = def.name;
+    c.level = def.level;
     c.calls++;
-    const auto w = workload_of_call(def.name, args);
+    const auto w = workload_of_call(def, args);
     const json shape = w ? *w : json{{"untranslated", true}};
     auto [it, fresh] = c.workloads.try_emplace(shape.dump(), shape, 0);
     const std::string& key = it->first;  // map keys are stable: the sink may keep it
@@ -56,6 +63,7 @@ CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& 
   if (traced) gpu->flush();
   CaptureResult out;
   out.time_source = traced ? "kernel trace" : "wall clock";
+  out.category = model_category(e.spec().config);
   for (auto& [name, c] : by_op) {
     out.total_seconds += c.total_seconds;
     out.ops.push_back(std::move(c));
@@ -106,8 +114,8 @@ std::vector<std::filesystem::path> write_task_files(const CaptureResult& r, cons
     if (workloads.empty()) continue;
     const json task = {{"id", c.op},
                        {"op", c.op},
-                       {"level", "L1"},
-                       {"category", "dense-llm"},
+                       {"level", c.level},
+                       {"category", r.category},
                        {"architectures", {model}},
                        {"description", concat("Captured by fk capture from ", model, " on workload ", workload, ".")},
                        {"workloads", workloads}};

@@ -11,17 +11,20 @@
 #include <string>
 #include <vector>
 
+#include "fk/op_registry.h"
 #include "harness/e2e/workload.h"
 #include "serving/generate/engine.h"
 
 namespace fk::e2e {
 
-// The task workload (an op's make_case fields) of one call, or nullopt for an op whose
-// calls capture does not translate (it is still counted and timed, under "untranslated").
-std::optional<nlohmann::json> workload_of_call(const std::string& op, const void* args);
+// The task workload (an op's make_case fields) of one call, from the op's own
+// workload_from_call, or nullopt for an op without one (its calls are still counted and
+// timed, under "untranslated").
+std::optional<nlohmann::json> workload_of_call(const OpDef& def, const void* args);
 
 struct CapturedOp {
   std::string op;
+  std::string level;  // the op definition's
   std::map<std::string, std::pair<nlohmann::json, int64_t>> workloads;  // shape.dump() -> (shape, calls)
   std::map<std::string, double> seconds;       // shape.dump() -> time in the op (GPU time when traced)
   std::map<std::string, double> wall_seconds;  // shape.dump() -> wall time of the synchronised calls
@@ -35,6 +38,7 @@ struct CaptureResult {
   // "kernel trace": `seconds` are the kernels' GPU time; "wall clock": the calls' wall time
   // (CPU runs, or a CUDA build without CUPTI).
   std::string time_source = "wall clock";
+  std::string category;  // the captured model's benchmark category (model_category)
   nlohmann::json to_json() const;
 };
 

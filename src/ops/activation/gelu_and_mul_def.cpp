@@ -16,6 +16,15 @@ fk_status gelu_and_mul_cpu(const void* args, void*) {
   });
 }
 
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const GeluAndMulArgs*>(args);
+  return Json{{"tokens", a.out.shape[0]},
+              {"d", a.out.shape[1]},
+              {"dtype", std::string(dtype_name(a.out.dtype))},
+              {"approximate", a.approximate == GeluApprox::tanh ? "tanh" : "none"}};
+}
+
 OpDef make_def() {
   OpDef d = gated_activation_def<GeluAndMulArgs>(
       "out = gelu(input[:, :d]) * input[:, d:] (GeGLU; approximate none or tanh)",
@@ -34,6 +43,8 @@ OpDef make_def() {
       {{"tokens", 16384}, {"d", 15360}, {"approximate", "tanh"}},  // Gemma-3-12B
       {{"tokens", 16384}, {"d", 14336}, {"approximate", "none"}},  // erf GELU
   };
+  d.workload_from_call = workload_from_call;
+  d.architectures = {"gemma", "gemma2", "gemma3"};  // GeGLU MLPs
   return d;
 }
 

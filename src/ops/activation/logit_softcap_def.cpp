@@ -21,6 +21,13 @@ fk_status logit_softcap_cpu(const void* args, void*) {
   });
 }
 
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const LogitSoftcapArgs*>(args);
+  return Json{{"tokens", a.logits.shape[0]}, {"vocab", a.logits.shape[1]}, {"cap", a.cap},
+              {"dtype", std::string(dtype_name(a.logits.dtype))}};
+}
+
 OpDef make_def() {
   OpDef d;
   d.name = kOp;
@@ -56,6 +63,8 @@ OpDef make_def() {
       {{"tokens", 1}, {"vocab", 256000}},
       {{"tokens", 256}, {"vocab", 256000}, {"dtype", "bf16"}},
   };
+  d.workload_from_call = workload_from_call;
+  d.architectures = {"gemma2"};  // its final logit soft-capping
   return d;
 }
 

@@ -14,6 +14,12 @@ fk_status silu_and_mul_cpu(const void* args, void*) {
   });
 }
 
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const SiluAndMulArgs*>(args);
+  return Json{{"tokens", a.out.shape[0]}, {"d", a.out.shape[1]}, {"dtype", std::string(dtype_name(a.out.dtype))}};
+}
+
 OpDef make_def() {
   OpDef d = gated_activation_def<SiluAndMulArgs>("out = silu(input[:, :d]) * input[:, d:] (SwiGLU)",
                                                  [](SiluAndMulArgs&, const Json&) {});
@@ -24,6 +30,10 @@ OpDef make_def() {
       {{"tokens", 4096}, {"d", 14336}},
       {{"tokens", 16384}, {"d", 12288}},  // Qwen3-8B
   };
+  d.workload_from_call = workload_from_call;
+  // Dense SwiGLU MLPs: every layer of these, the dense layers of the MoE ones and Qwen2-MoE's
+  // shared expert.
+  d.architectures = {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe"};
   return d;
 }
 

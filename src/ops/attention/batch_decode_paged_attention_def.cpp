@@ -4,12 +4,16 @@
 
 #include "fk/ops/attention.h"
 #include "ops/attention/attention_case.h"
+#include "ops/attention/attention_call_workload.h"
 #include "ops/common/case_builder.h"
 
 namespace fk::ops::attn {
 namespace {
 
 using Args = BatchDecodePagedAttentionArgs;
+
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) { return attention_call_workload(*static_cast<const Args*>(args)); }
 
 OpDef make_def() {
   OpDef d;
@@ -89,6 +93,9 @@ OpDef make_def() {
       {{"kv_lens", {4096}}},
       {{"kv_lens", ctx256}},
   };
+  d.workload_from_call = workload_from_call;
+  d.architectures = {"llama",  "mistral", "qwen2",     "qwen3",     "gemma", "gemma2",
+                     "gemma3", "mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};
   return d;
 }
 

@@ -4,12 +4,22 @@
 
 #include "fk/ops/attention.h"
 #include "ops/attention/attention_case.h"
+#include "ops/attention/attention_call_workload.h"
 #include "ops/common/case_builder.h"
 
 namespace fk::ops::attn {
 namespace {
 
 using Args = BatchPrefillPagedAttentionArgs;
+
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const Args*>(args);
+  Json w = attention_call_workload(a);
+  w["qo_lens"] = lengths_of_indptr(a.qo_indptr_host);
+  if (a.causal == 0) w["causal"] = false;
+  return w;
+}
 
 OpDef make_def() {
   OpDef d;
@@ -119,6 +129,9 @@ OpDef make_def() {
       {{"qo_lens", chunks8}, {"kv_lens", chunks8}, {"page_size", 128}},
       {{"qo_lens", {2048, 2048, 2048, 2048}}, {"kv_lens", {8192, 8192, 8192, 8192}}, {"page_size", 128}},
   };
+  d.workload_from_call = workload_from_call;
+  d.architectures = {"llama",  "mistral", "qwen2",     "qwen3",     "gemma", "gemma2",
+                     "gemma3", "mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};
   return d;
 }
 

@@ -27,6 +27,16 @@ fk_status embedding_cpu(const void* args, void*) {
   });
 }
 
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const EmbeddingArgs*>(args);
+  return Json{{"tokens", a.ids.shape[0]},
+              {"hidden", a.table.shape[1]},
+              {"vocab", a.table.shape[0]},
+              {"dtype", std::string(dtype_name(a.table.dtype))},
+              {"ids_dtype", std::string(dtype_name(a.ids.dtype))}};
+}
+
 OpDef make_def() {
   OpDef d;
   d.name = kOp;
@@ -76,6 +86,10 @@ OpDef make_def() {
       {{"tokens", 256}, {"vocab", 128256}, {"hidden", 4096}},    // decode batch
       {{"tokens", 16384}, {"vocab", 32768}, {"hidden", 4096}, {"ids_dtype", "i64"}},  // Mistral-7B v0.3
   };
+  d.workload_from_call = workload_from_call;
+  // The token lookup and the gather of the rows that need logits.
+  d.architectures = {"llama",  "mistral", "qwen2",     "qwen3",     "gemma", "gemma2",
+                     "gemma3", "mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};
   return d;
 }
 

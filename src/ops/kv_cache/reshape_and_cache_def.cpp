@@ -40,6 +40,16 @@ fk_status reshape_and_cache_cpu(const void* args, void*) {
   });
 }
 
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const ReshapeAndCacheArgs*>(args);
+  Json w = {{"tokens", a.key.shape[0]},        {"kv_heads", a.key.shape[1]},
+            {"head_dim", a.key.shape[2]},      {"page_size", a.k_cache.shape[1]},
+            {"num_pages", a.k_cache.shape[0]}, {"dtype", std::string(dtype_name(a.key.dtype))}};
+  if (a.k_cache.dtype != a.key.dtype) w["cache_dtype"] = std::string(dtype_name(a.k_cache.dtype));
+  return w;
+}
+
 OpDef make_def() {
   OpDef d;
   d.name = kOp;
@@ -116,6 +126,10 @@ OpDef make_def() {
   J fp8 = llama(16384, 1088);
   fp8["cache_dtype"] = "f8e4m3fn";
   d.bench_workloads.push_back(fp8);
+  d.workload_from_call = workload_from_call;
+  // Where rope_and_cache runs as its parts.
+  d.architectures = {"llama",  "mistral", "qwen2",     "qwen3",     "gemma", "gemma2",
+                     "gemma3", "mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};
   return d;
 }
 

@@ -23,6 +23,16 @@ fk_status linear_cpu(const void* args, void*) {
   });
 }
 
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const LinearArgs*>(args);
+  Json w = {{"m", a.input.shape[0]}, {"n", a.weight.shape[0]}, {"k", a.weight.shape[1]},
+            {"dtype", std::string(dtype_name(a.input.dtype))}};
+  if (a.out.dtype != a.input.dtype) w["out_dtype"] = std::string(dtype_name(a.out.dtype));  // fp8 input
+  if (arg_present(a.bias)) w["bias"] = true;
+  return w;
+}
+
 OpDef make_def() {
   OpDef d;
   d.name = kOp;
@@ -110,6 +120,9 @@ OpDef make_def() {
     d.bench_workloads.push_back(J{{"m", m}, {"n", 128256}, {"k", 4096}});
   for (const auto& nk : layer_nk)
     d.bench_workloads.push_back(J{{"m", 4096}, {"n", nk[0]}, {"k", nk[1]}, {"dtype", "f8e4m3fn"}});
+  d.workload_from_call = workload_from_call;
+  d.architectures = {"llama",  "mistral", "qwen2",     "qwen3",     "gemma", "gemma2",
+                     "gemma3", "mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};
   return d;
 }
 

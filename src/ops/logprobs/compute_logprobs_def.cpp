@@ -139,6 +139,9 @@ OpDef make_def() {
       d.bench_workloads.push_back(J{{"batch", batch}, {"vocab", vocab}, {"k", 20}, {"dtype", "bf16"}});
     d.bench_workloads.push_back(J{{"batch", 64}, {"vocab", vocab}, {"k", 0}, {"dtype", "bf16"}});
   }
+  // Requests that ask for log-probabilities.
+  d.architectures = {"llama",  "mistral", "qwen2",     "qwen3",     "gemma", "gemma2",
+                     "gemma3", "mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};
   return d;
 }
 

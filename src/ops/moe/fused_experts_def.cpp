@@ -32,6 +32,17 @@ OpCase make_case(const std::vector<TensorArg>& layout, const Json& w, uint64_t s
   return c;
 }
 
+// The workload of a captured call: the fields make_case reads (a case draws its routing
+// anew, uniform).
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const A*>(args);
+  Json w = {{"tokens", a.hidden.shape[0]}, {"topk", a.topk_ids.shape[1]}, {"experts", a.w13.shape[0]},
+            {"hidden", a.hidden.shape[1]}, {"inter", a.w13.shape[1] / 2},
+            {"dtype", std::string(dtype_name(a.hidden.dtype))}};
+  if (a.w13.dtype == DType::f8e4m3fn) w["weight_dtype"] = std::string(dtype_name(a.w13.dtype));
+  return w;
+}
+
 OpDef make_def() {
   OpDef d;
   d.name = A::kName;
@@ -88,6 +99,10 @@ OpDef make_def() {
   for (int64_t t : {64, 8192}) d.bench_workloads.push_back(with(qwen3, t, true));
   for (int64_t t : {1, 64, 4096}) d.bench_workloads.push_back(with(mixtral, t, false));
   for (int64_t t : {1, 64, 4096}) d.bench_workloads.push_back(with(olmoe, t, false));
+  d.workload_from_call = workload_from_call;
+  // No covers: its parts (alignment, grouped GEMMs, activation, the weighted sum) are not
+  // all registry ops.
+  d.architectures = {"mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};  // where fused_moe runs as its parts
   return d;
 }
 

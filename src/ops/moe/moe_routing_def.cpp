@@ -146,10 +146,23 @@ OpDef plain_def(const char* summary, MoeScoring scoring) {
   return d;
 }
 
+// The workload of a captured moe_topk_softmax call: the fields make_case reads.
+Json topk_softmax_workload_from_call(const void* args) {
+  const auto& a = *static_cast<const MoeTopkSoftmaxArgs*>(args);
+  return Json{{"tokens", a.gating_output.shape[0]},
+              {"experts", a.gating_output.shape[1]},
+              {"topk", a.topk_ids.shape[1]},
+              {"renormalize", a.renormalize != 0},
+              {"dtype", std::string(dtype_name(a.gating_output.dtype))}};
+}
+
 OpDef softmax_def() {
-  return plain_def<MoeTopkSoftmaxArgs>(
+  OpDef d = plain_def<MoeTopkSoftmaxArgs>(
       "topk_ids, topk_weights = the k largest of softmax(gating_output) per token (optionally renormalised)",
       MoeScoring::softmax);
+  d.workload_from_call = topk_softmax_workload_from_call;
+  d.architectures = {"mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};  // where fused_moe runs as its parts
+  return d;
 }
 
 OpDef sigmoid_def() {

@@ -32,6 +32,13 @@ fk_status sigmoid_gated_add_cpu(const void* args, void*) {
   });
 }
 
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const A*>(args);
+  return Json{{"tokens", a.input.shape[0]}, {"hidden", a.input.shape[1]},
+              {"dtype", std::string(dtype_name(a.input.dtype))}};
+}
+
 OpDef make_def() {
   OpDef d;
   d.name = A::kName;
@@ -69,6 +76,8 @@ OpDef make_def() {
   // Qwen1.5-MoE-A2.7B (hidden 2048) decode batches and a prefill chunk; Qwen2-57B-A14B (3584).
   for (int64_t t : {1, 64, 256, 8192}) d.bench_workloads.push_back({{"tokens", t}, {"hidden", 2048}});
   for (int64_t t : {256, 8192}) d.bench_workloads.push_back({{"tokens", t}, {"hidden", 3584}});
+  d.workload_from_call = workload_from_call;
+  d.architectures = {"qwen2_moe"};  // its gated shared expert
   return d;
 }
 

@@ -15,10 +15,22 @@ fk_status fused_add_rms_norm_cpu(const void* args, void*) {
   });
 }
 
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const FusedAddRmsNormArgs*>(args);
+  return Json{{"tokens", a.input.shape[0]},
+              {"hidden", a.input.shape[1]},
+              {"dtype", std::string(dtype_name(a.input.dtype))}};
+}
+
 OpDef make_def() {
-  return fused_add_rms_norm_def<FusedAddRmsNormArgs>(
+  OpDef d = fused_add_rms_norm_def<FusedAddRmsNormArgs>(
       "residual += input (rounded); input = residual * rsqrt(mean(residual^2) + eps) * weight, in place",
       {0.5f, 1.5f});
+  d.workload_from_call = workload_from_call;
+  // The final norm, and the layers' norms where rms_norm_linear runs as its parts.
+  d.architectures = {"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};
+  return d;
 }
 
 FK_REGISTER_OP(make_def);

@@ -15,11 +15,22 @@ fk_status gemma_fused_add_rms_norm_cpu(const void* args, void*) {
   });
 }
 
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const GemmaFusedAddRmsNormArgs*>(args);
+  return Json{{"tokens", a.input.shape[0]},
+              {"hidden", a.input.shape[1]},
+              {"dtype", std::string(dtype_name(a.input.dtype))}};
+}
+
 OpDef make_def() {
-  return fused_add_rms_norm_def<GemmaFusedAddRmsNormArgs>(
+  OpDef d = fused_add_rms_norm_def<GemmaFusedAddRmsNormArgs>(
       "residual += input (rounded); input = residual * rsqrt(mean(residual^2) + eps) * (1 + weight), in place "
       "(Gemma)",
       {-0.5f, 0.5f});
+  d.workload_from_call = workload_from_call;
+  d.architectures = {"gemma", "gemma2", "gemma3"};
+  return d;
 }
 
 FK_REGISTER_OP(make_def);

@@ -15,10 +15,21 @@ fk_status gemma_rms_norm_cpu(const void* args, void*) {
   });
 }
 
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const GemmaRmsNormArgs*>(args);
+  return Json{{"tokens", a.input.shape[0]},
+              {"hidden", a.input.shape[1]},
+              {"dtype", std::string(dtype_name(a.input.dtype))}};
+}
+
 OpDef make_def() {
   // Gemma checkpoints store weights as offsets from one: values around zero.
-  return rms_norm_def<GemmaRmsNormArgs>("out = input * rsqrt(mean(input^2) + eps) * (1 + weight), per row (Gemma)",
-                                        {-0.5f, 0.5f});
+  OpDef d = rms_norm_def<GemmaRmsNormArgs>(
+      "out = input * rsqrt(mean(input^2) + eps) * (1 + weight), per row (Gemma)", {-0.5f, 0.5f});
+  d.workload_from_call = workload_from_call;
+  d.architectures = {"gemma", "gemma2", "gemma3"};
+  return d;
 }
 
 FK_REGISTER_OP(make_def);

@@ -15,8 +15,20 @@ fk_status rms_norm_cpu(const void* args, void*) {
   });
 }
 
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const RmsNormArgs*>(args);
+  return Json{{"tokens", a.input.shape[0]},
+              {"hidden", a.input.shape[1]},
+              {"dtype", std::string(dtype_name(a.input.dtype))}};
+}
+
 OpDef make_def() {
-  return rms_norm_def<RmsNormArgs>("out = input * rsqrt(mean(input^2) + eps) * weight, per row", {0.5f, 1.5f});
+  OpDef d = rms_norm_def<RmsNormArgs>("out = input * rsqrt(mean(input^2) + eps) * weight, per row", {0.5f, 1.5f});
+  d.workload_from_call = workload_from_call;
+  // The first layer's norm where rms_norm_linear runs as its parts; OLMoE's q/k norms.
+  d.architectures = {"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};
+  return d;
 }
 
 FK_REGISTER_OP(make_def);

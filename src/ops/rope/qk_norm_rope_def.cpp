@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "fk/ops/rope.h"
+#include "ops/rope/rope_call_workload.h"
 #include "ops/rope/rope_reference.h"
 #include "ops/rope/rope_workload.h"
 
@@ -26,6 +27,12 @@ fk_status qk_norm_rope_cpu(const void* args, void*) {
     call.eps = a.eps;
     rope_reference(call);
   });
+}
+
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const QkNormRopeArgs*>(args);
+  return rope_call_workload(a.positions, a.query, a.key, a.cos_sin_cache, a.head_size, a.style);
 }
 
 OpDef make_def() {
@@ -94,6 +101,10 @@ OpDef make_def() {
       {{"tokens", 64}, {"q_heads", 32}, {"kv_heads", 8}, {"head_size", 128}, {"max_pos", 32768}},
       {{"tokens", 256}, {"q_heads", 32}, {"kv_heads", 8}, {"head_size", 128}, {"max_pos", 32768}},
   };
+  d.workload_from_call = workload_from_call;
+  // Models with per-head q/k norms, where rope_and_cache runs as its parts. No covers: the
+  // per-head norm has no op of its own.
+  d.architectures = {"qwen3", "qwen3_moe", "gemma3"};
   return d;
 }
 

@@ -85,6 +85,9 @@ OpDef make_def() {
       with(qwen3_yarn, {{"max_pos", 131072}, {"rot_dim", 128}}),                    // Qwen3-8B, YaRN x4
       {{"max_pos", 32768}, {"rot_dim", 128}, {"theta", 1000000.0}},                 // Mistral-7B v0.3
   };
+  // Built at model load, one per rope configuration.
+  d.architectures = {"llama",  "mistral", "qwen2",     "qwen3",     "gemma", "gemma2",
+                     "gemma3", "mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};
   return d;
 }
 

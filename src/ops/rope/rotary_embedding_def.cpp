@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "fk/ops/rope.h"
+#include "ops/rope/rope_call_workload.h"
 #include "ops/rope/rope_reference.h"
 #include "ops/rope/rope_workload.h"
 
@@ -23,6 +24,12 @@ fk_status rotary_embedding_cpu(const void* args, void*) {
     call.style = a.style;
     rope_reference(call);
   });
+}
+
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const RotaryEmbeddingArgs*>(args);
+  return rope_call_workload(a.positions, a.query, a.key, a.cos_sin_cache, a.head_size, a.style);
 }
 
 OpDef make_def() {
@@ -94,6 +101,9 @@ OpDef make_def() {
       {{"tokens", 64}, {"q_heads", 32}, {"kv_heads", 8}, {"head_size", 128}, {"max_pos", 32768}},
       {{"tokens", 256}, {"q_heads", 32}, {"kv_heads", 8}, {"head_size", 128}, {"max_pos", 32768}},
   };
+  d.workload_from_call = workload_from_call;
+  // Models without per-head q/k norms, where rope_and_cache runs as its parts.
+  d.architectures = {"llama", "mistral", "qwen2", "gemma", "gemma2", "mixtral", "qwen2_moe", "olmoe"};
   return d;
 }
 

@@ -96,6 +96,13 @@ OpCase make_case(const std::vector<TensorArg>& layout, const Json& w, uint64_t s
   return c;
 }
 
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const SampleArgs*>(args);
+  return Json{{"batch", a.logits.shape[0]}, {"vocab", a.logits.shape[1]},
+              {"dtype", std::string(dtype_name(a.logits.dtype))}};
+}
+
 OpDef make_def() {
   OpDef d;
   d.name = kOp;
@@ -139,6 +146,10 @@ OpDef make_def() {
     d.bench_workloads.push_back(J{{"batch", 256}, {"vocab", vocab}, {"temperature", 0}});
     d.bench_workloads.push_back(J{{"batch", 64}, {"vocab", vocab}, {"temperature", 0.7}, {"top_p", 0.9}});
   }
+  d.workload_from_call = workload_from_call;
+  // Every engine step's next tokens.
+  d.architectures = {"llama",  "mistral", "qwen2",     "qwen3",     "gemma", "gemma2",
+                     "gemma3", "mixtral", "qwen3_moe", "qwen2_moe", "olmoe"};
   return d;
 }
 

@@ -48,6 +48,9 @@ TEST(Capture, EveryCallBecomesATaskWorkloadThatInstantiates) {
     EXPECT_EQ(tasks.size(), files.size());
     for (const bench::Task& t : tasks) {
       const OpDef& def = OpRegistry::global().def(t.op);
+      // The op's level, the model's category (a dense model: no routed experts).
+      EXPECT_EQ(t.level, def.level) << t.op;
+      EXPECT_EQ(t.category, "dense-llm") << t.op;
       for (const bench::TaskWorkload& tw : t.workloads) {
         EXPECT_GT(tw.calls, 0);
         EXPECT_NO_THROW(def.make_case(tw.shape, test::seed_for("Capture") + 1)) << t.op << " " << tw.shape.dump();
@@ -97,7 +100,16 @@ TEST(Capture, MoeCallsBecomeTaskWorkloadsThatInstantiate) {
     const fs::path dir = fs::temp_directory_path() / ("fk-capture-" + std::string(model));
     fs::remove_all(dir);
     write_task_files(r, model, w.name, dir);
-    for (const bench::Task& t : bench::load_tasks(dir))
+    const auto tasks = bench::load_tasks(dir);
+    const auto level_of = [&](const std::string& op) {
+      for (const bench::Task& t : tasks)
+        if (t.op == op) return t.level;
+      return std::string("(no task)");
+    };
+    EXPECT_EQ(level_of("fused_moe"), "L2") << model;
+    EXPECT_EQ(level_of("embedding"), "L1") << model;
+    for (const bench::Task& t : tasks) EXPECT_EQ(t.category, "moe-llm") << model << " " << t.op;
+    for (const bench::Task& t : tasks)
       for (const bench::TaskWorkload& tw : t.workloads)
         EXPECT_NO_THROW(OpRegistry::global().def(t.op).make_case(tw.shape, 3)) << t.op << " " << tw.shape.dump();
     fs::remove_all(dir);
