@@ -16,11 +16,13 @@ causal flash-attention prefill through scaled_dot_product_attention), with the m
   * median, p10 and p90 in microseconds; GB/s and TFLOP/s from the cost model below; the
     fraction of speed of light when `fk env --measure` stored ceilings for this GPU.
 
-The shapes live in WORKLOADS below; keep them in step with the ops' bench_workloads
-(Llama-3.1-8B / Qwen3-8B / Mistral-7B production shapes).
+The shapes of the ops fastkernels has (rms_norm, fused_add_rms_norm, silu_and_mul,
+rotary_embedding) are those ops' bench_workloads, read from `fk ops list --json` (--fk, or
+the fk of a build under the repository); the GEMM and the contiguous SDPA prefill, which
+no op's bench workloads list as such, keep their shapes in OWN_WORKLOADS below.
 
 Usage: python3 bench/torch_ops_bench.py [--ops rms_norm,gemm] [--modes eager,compile]
-                                        [--json out.json]
+                                        [--json out.json] [--fk build/bin/fk]
 """
 import argparse
 import datetime
@@ -28,33 +30,16 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
 
-# --- shapes (mirror the C++ bench_workloads) -------------------------------------------
-WORKLOADS = {
-    "rms_norm": [
-        {"tokens": 16384, "hidden": 4096},
-        {"tokens": 1, "hidden": 4096},
-        {"tokens": 256, "hidden": 4096},
-        {"tokens": 4096, "hidden": 5120},
-    ],
-    "fused_add_rms_norm": [
-        {"tokens": 16384, "hidden": 4096},
-        {"tokens": 1, "hidden": 4096},
-        {"tokens": 256, "hidden": 4096},
-        {"tokens": 4096, "hidden": 5120},
-    ],
-    "silu_and_mul": [  # input [tokens, 2 * intermediate]
-        {"tokens": 16384, "intermediate": 14336},
-        {"tokens": 1, "intermediate": 14336},
-        {"tokens": 256, "intermediate": 14336},
-        {"tokens": 4096, "intermediate": 12288},
-    ],
-    "rotary_embedding": [  # neox style on q [tokens, heads*dim] and k [tokens, kv_heads*dim]
-        {"tokens": 16384, "num_heads": 32, "num_kv_heads": 8, "head_dim": 128},
-        {"tokens": 1, "num_heads": 32, "num_kv_heads": 8, "head_dim": 128},
-        {"tokens": 256, "num_heads": 32, "num_kv_heads": 8, "head_dim": 128},
-    ],
+# --- shapes -----------------------------------------------------------------------------
+# Ops timed on their fastkernels bench_workloads (16-bit ones: the timing below is bf16).
+CATALOG_OPS = ["rms_norm", "fused_add_rms_norm", "silu_and_mul", "rotary_embedding"]
+# Shapes of timings that are not one fastkernels op's bench workloads: a selection of the
+# linear op's GEMMs at prefill sizes, and PyTorch's contiguous-KV causal prefill (fastkernels'
+# prefill attention is paged).
+OWN_WORKLOADS = {
     "gemm": [  # out [m, n] = a [m, k] @ b [n, k]^T (nn.Linear layout)
         {"m": 8192, "n": 8192, "k": 8192},
         {"m": 16384, "n": 4096, "k": 4096},
@@ -66,6 +51,44 @@ WORKLOADS = {
         {"batch": 1, "seq_len": 16384, "num_heads": 32, "num_kv_heads": 8, "head_dim": 128},
     ],
 }
+ALL_OPS = CATALOG_OPS + list(OWN_WORKLOADS)
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def default_fk():
+    """The fk of a build under the repository (build, build-cuda, build-cpu), or None."""
+    for build in ("build", "build-cuda", "build-cpu"):
+        path = os.path.join(REPO, build, "bin", "fk")
+        if os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def catalog_workloads(fk, ops):
+    """{op: its bf16 bench workloads} from `fk ops list --json`."""
+    listing = subprocess.run([fk, "ops", "list", "--json"], capture_output=True, text=True, check=True)
+    by_name = {op["name"]: op for op in json.loads(listing.stdout)["ops"]}
+    out = {}
+    for op in ops:
+        if op not in by_name:
+            raise SystemExit(f"torch_ops_bench: {fk} has no op {op!r}")
+        out[op] = [w for w in by_name[op]["bench_workloads"] if w.get("dtype", "bf16") == "bf16"]
+    return out
+
+
+def workloads_for(ops, fk):
+    """{op: workloads} for the requested ops: catalog ops through fk, the rest from OWN_WORKLOADS."""
+    wanted = [o for o in ops if o in CATALOG_OPS]
+    workloads = {}
+    if wanted:
+        if not fk:
+            raise SystemExit("torch_ops_bench: no fk binary found; build fastkernels or pass --fk")
+        workloads.update(catalog_workloads(fk, wanted))
+    for o in ops:
+        if o in OWN_WORKLOADS:
+            workloads[o] = OWN_WORKLOADS[o]
+    return workloads
+
 
 EPS = 1e-6
 BF16_BYTES = 2
@@ -163,8 +186,8 @@ def make_op(torch, name, w, device):
         return (lambda: (randn(t, h, scale=2.0), randn(t, h, scale=2.0), randn(h) * 0.5 + 1.0), fn,
                 {"bytes": (4 * t * h + h) * BF16_BYTES, "flops": 5.0 * t * h, "math": "f32"})
 
-    if name == "silu_and_mul":
-        t, d = w["tokens"], w["intermediate"]
+    if name == "silu_and_mul":  # input [tokens, 2d]
+        t, d = w["tokens"], w["d"]
 
         def fn(x):
             return F.silu(x[..., :d]) * x[..., d:]
@@ -172,9 +195,9 @@ def make_op(torch, name, w, device):
         return (lambda: (randn(t, 2 * d, scale=4.0),), fn,
                 {"bytes": 3 * t * d * BF16_BYTES, "flops": 6.0 * t * d, "math": "f32"})
 
-    if name == "rotary_embedding":
-        t, nh, nkv, hd = w["tokens"], w["num_heads"], w["num_kv_heads"], w["head_dim"]
-        max_pos = 8192
+    if name == "rotary_embedding":  # neox style on q [tokens, heads*dim] and k [tokens, kv_heads*dim]
+        t, nh, nkv, hd = w["tokens"], w["q_heads"], w["kv_heads"], w["head_size"]
+        max_pos = w.get("max_pos", 4096)
 
         def rotate(x, cos, sin, heads):
             x = x.view(t, heads, hd)
@@ -225,7 +248,7 @@ def make_op(torch, name, w, device):
         return (inputs, fn,
                 {"bytes": (2 * b * nh * s * hd + 2 * b * nkv * s * hd) * BF16_BYTES, "flops": flops, "math": "bf16"})
 
-    raise KeyError(f"unknown op {name!r}; known: {', '.join(WORKLOADS)}")
+    raise KeyError(f"unknown op {name!r}; known: {', '.join(ALL_OPS)}")
 
 
 # --- the timer --------------------------------------------------------------------------
@@ -320,7 +343,9 @@ def format_row(r):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--ops", default=",".join(WORKLOADS), help="comma-separated ops (default: all)")
+    p.add_argument("--ops", default=",".join(ALL_OPS), help="comma-separated ops (default: all)")
+    p.add_argument("--fk", default=default_fk(),
+                   help="the fk binary whose `fk ops list --json` gives the ops' shapes (default: a build's bin/fk)")
     p.add_argument("--modes", default="eager,compile", help="eager, compile or both (default)")
     p.add_argument("--json", help="also write the results as JSON to this file")
     p.add_argument("--device", type=int, default=0)
@@ -336,8 +361,8 @@ def parse_args(argv):
     a.ops = [o for o in a.ops.split(",") if o]
     a.modes = [m for m in a.modes.split(",") if m]
     for o in a.ops:
-        if o not in WORKLOADS:
-            p.error(f"unknown op {o!r}; known: {', '.join(WORKLOADS)}")
+        if o not in ALL_OPS:
+            p.error(f"unknown op {o!r}; known: {', '.join(ALL_OPS)}")
     for m in a.modes:
         if m not in ("eager", "compile"):
             p.error(f"unknown mode {m!r}: eager or compile")
@@ -348,6 +373,7 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
+    workloads = workloads_for(args.ops, args.fk)
     import torch  # imported here: --help and the helpers work without PyTorch
 
     if not torch.cuda.is_available():
@@ -368,7 +394,7 @@ def main(argv):
           f"{'sets':>5} {'GB/s':>9} {'TFLOP/s':>8} SOL")
     results, failed = [], 0
     for op in args.ops:
-        for w in WORKLOADS[op]:
+        for w in workloads[op]:
             for mode in args.modes:
                 try:
                     r = bench_one(torch, timer, op, w, mode, ceilings)

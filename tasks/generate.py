@@ -22,12 +22,17 @@ captured; the MoE ops) takes table shapes instead: the serving shapes of its mod
 the SCENARIOS mix below. It switches to captures by itself once
 tasks/captures/<model>/ holds captures that call the op.
 
-Re-run after adding captures or changing a table: python3 tasks/generate.py
+Each task's level is its op's, from the op catalog of a built fk (`fk ops list --json`:
+--fk, or the fk of a build under the repository), which must also define every task's op.
+
+Re-run after adding captures or changing a table: python3 tasks/generate.py [--fk build/bin/fk]
 """
+import argparse
 import glob
 import gzip
 import json
 import os
+import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CAPTURES = os.path.join(HERE, "captures")
@@ -201,55 +206,55 @@ DENSE = ["llama-3.1-8b", "qwen3-8b", "mistral-7b-v0.3"]
 GEMMA = ["gemma-2-9b"]
 MOE = ["qwen3-30b-a3b", "mixtral-8x7b", "olmoe-1b-7b"]
 
-# Each task: its op and level, the models it takes shapes from, `gen` for table shapes
+# Each task: its op, the models it takes shapes from, `gen` for table shapes
 # (ops no model's captures call yet), `check`: shapes that are checked but never timed,
 # unlike any timed shape, so a candidate specialised to the timed shapes fails, and
 # `forbid`: libraries a candidate may not call.
 TASKS = {
-    "rms_norm": dict(op="rms_norm", level="L1", models=DENSE,
+    "rms_norm": dict(op="rms_norm", models=DENSE,
                      check=[{"tokens": 3, "hidden": 5120}, {"tokens": 17, "hidden": 1000, "dtype": "f16"}]),
-    "rotary_embedding": dict(op="rotary_embedding", level="L1", models=DENSE,
+    "rotary_embedding": dict(op="rotary_embedding", models=DENSE,
                              check=[{"tokens": 5, "q_heads": 4, "kv_heads": 2, "head_size": 64, "max_pos": 64},
                                     {"tokens": 3, "q_heads": 8, "kv_heads": 1, "head_size": 128, "max_pos": 4096,
                                      "dtype": "f16"}]),
-    "linear": dict(op="linear", level="L1", models=DENSE,
+    "linear": dict(op="linear", models=DENSE,
                    # The baseline is cuBLASLt: calling it is not a new kernel.
                    forbid=["cublas", "cublasLt"],
                    check=[{"m": 3, "n": 40, "k": 72}, {"m": 17, "n": 256, "k": 128, "bias": True}]),
-    "rms_norm_linear": dict(op="rms_norm_linear", level="L2", models=DENSE, gen=norm_linear,
+    "rms_norm_linear": dict(op="rms_norm_linear", models=DENSE, gen=norm_linear,
                             forbid=["cublas", "cublasLt"],
                             check=[{"m": 1, "n": 40, "k": 72}, {"m": 3, "n": 100, "k": 136, "bias": True},
                                    {"m": 1, "n": 24, "k": 256, "residual": False}]),
-    "reshape_and_cache": dict(op="reshape_and_cache", level="L1", models=DENSE,
+    "reshape_and_cache": dict(op="reshape_and_cache", models=DENSE,
                               check=[{"tokens": 7, "kv_heads": 2, "head_dim": 64, "page_size": 4, "num_pages": 8}]),
-    "sample": dict(op="sample", level="L1", models=DENSE,
+    "sample": dict(op="sample", models=DENSE,
                    check=[{"batch": 3, "vocab": 1000, "temperature": 1.0, "top_k": 20}]),
-    "fused_add_rms_norm": dict(op="fused_add_rms_norm", level="L2", models=DENSE,
+    "fused_add_rms_norm": dict(op="fused_add_rms_norm", models=DENSE,
                                check=[{"tokens": 3, "hidden": 5120}, {"tokens": 5, "hidden": 1000, "dtype": "f16"}]),
-    "silu_and_mul": dict(op="silu_and_mul", level="L1", models=DENSE,
+    "silu_and_mul": dict(op="silu_and_mul", models=DENSE,
                          check=[{"tokens": 3, "d": 1000}, {"tokens": 2, "d": 13, "dtype": "f16"}]),
-    "embedding": dict(op="embedding", level="L1", models=DENSE,
+    "embedding": dict(op="embedding", models=DENSE,
                       check=[{"tokens": 5, "hidden": 100, "vocab": 1000}]),
-    "qk_norm_rope": dict(op="qk_norm_rope", level="L2", models=DENSE,
+    "qk_norm_rope": dict(op="qk_norm_rope", models=DENSE,
                          check=[{"tokens": 5, "q_heads": 4, "kv_heads": 2, "head_size": 64, "max_pos": 64}]),
-    "rope_and_cache": dict(op="rope_and_cache", level="L2", models=DENSE, gen=rope_cache,
+    "rope_and_cache": dict(op="rope_and_cache", models=DENSE, gen=rope_cache,
                            check=[{"tokens": 5, "q_heads": 4, "kv_heads": 2, "head_size": 64, "max_pos": 64,
                                    "norm": True, "page_size": 4},
                                   {"tokens": 3, "q_heads": 8, "kv_heads": 1, "head_size": 128, "max_pos": 4096,
                                    "dtype": "f16", "padding": 1}]),
-    "batch_decode_paged_attention": dict(op="batch_decode_paged_attention", level="L1", models=DENSE,
+    "batch_decode_paged_attention": dict(op="batch_decode_paged_attention", models=DENSE,
                                          check=[{"kv_lens": [5, 17, 33], "num_qo_heads": 8, "num_kv_heads": 2,
                                                  "head_dim": 64, "page_size": 4}]),
-    "batch_prefill_paged_attention": dict(op="batch_prefill_paged_attention", level="L1", models=DENSE,
+    "batch_prefill_paged_attention": dict(op="batch_prefill_paged_attention", models=DENSE,
                                           check=[{"qo_lens": [7, 3], "kv_lens": [7, 20], "num_qo_heads": 8,
                                                   "num_kv_heads": 2, "head_dim": 64, "page_size": 4}]),
-    "gemma_rms_norm": dict(op="gemma_rms_norm", level="L1", models=GEMMA, gen=gemma_norm,
+    "gemma_rms_norm": dict(op="gemma_rms_norm", models=GEMMA, gen=gemma_norm,
                            check=[{"tokens": 3, "hidden": 1000}]),
-    "gemma_fused_add_rms_norm": dict(op="gemma_fused_add_rms_norm", level="L2", models=GEMMA, gen=gemma_fused_norm,
+    "gemma_fused_add_rms_norm": dict(op="gemma_fused_add_rms_norm", models=GEMMA, gen=gemma_fused_norm,
                                      check=[{"tokens": 3, "hidden": 1000}]),
-    "gelu_and_mul": dict(op="gelu_and_mul", level="L1", models=GEMMA, gen=gelu_and_mul,
+    "gelu_and_mul": dict(op="gelu_and_mul", models=GEMMA, gen=gelu_and_mul,
                          check=[{"tokens": 3, "d": 1000, "approximate": "tanh"}]),
-    "logit_softcap": dict(op="logit_softcap", level="L1", models=GEMMA, gen=logit_softcap,
+    "logit_softcap": dict(op="logit_softcap", models=GEMMA, gen=logit_softcap,
                           check=[{"tokens": 2, "vocab": 1000, "cap": 30.0}]),
 }
 
@@ -306,30 +311,30 @@ def gated_add(m, t, ctx, label):
 
 
 MOE_TASKS = {
-    "moe_topk_softmax": dict(op="moe_topk_softmax", level="L1", models=MOE, gen=topk_softmax,
+    "moe_topk_softmax": dict(op="moe_topk_softmax", models=MOE, gen=topk_softmax,
                              check=[{"tokens": 7, "experts": 60, "topk": 4}, {"tokens": 5, "experts": 8, "topk": 2,
                                                                              "ties": True}]),
-    "moe_topk_sigmoid": dict(op="moe_topk_sigmoid", level="L1", models=["llama-4-scout"], gen=topk_sigmoid,
+    "moe_topk_sigmoid": dict(op="moe_topk_sigmoid", models=["llama-4-scout"], gen=topk_sigmoid,
                              check=[{"tokens": 9, "experts": 12, "topk": 2}]),
-    "moe_grouped_topk": dict(op="moe_grouped_topk", level="L1", models=["deepseek-v3"], gen=grouped_topk,
+    "moe_grouped_topk": dict(op="moe_grouped_topk", models=["deepseek-v3"], gen=grouped_topk,
                              check=[{"tokens": 5, "experts": 48, "topk": 4, "groups": 6, "topk_group": 2,
                                      "scale": 2.0}]),
-    "moe_align_block_size": dict(op="moe_align_block_size", level="L1", models=MOE, gen=align,
+    "moe_align_block_size": dict(op="moe_align_block_size", models=MOE, gen=align,
                                  check=[{"tokens": 33, "topk": 3, "experts": 40, "block_size": 8,
                                          "routing": "skewed"}]),
-    "moe_unpermute_sum": dict(op="moe_unpermute_sum", level="L1", models=MOE, gen=unpermute_sum,
+    "moe_unpermute_sum": dict(op="moe_unpermute_sum", models=MOE, gen=unpermute_sum,
                               check=[{"tokens": 6, "topk": 3, "hidden": 200}]),
-    "fused_experts": dict(op="fused_experts", level="L2", models=MOE, gen=fused_experts,
+    "fused_experts": dict(op="fused_experts", models=MOE, gen=fused_experts,
                           check=[{"tokens": 5, "topk": 2, "experts": 6, "hidden": 128, "inter": 96},
                                  {"tokens": 9, "topk": 3, "experts": 4, "hidden": 72, "inter": 40,
                                   "routing": "dropped"}]),
-    "fused_moe": dict(op="fused_moe", level="L2", models=MOE, gen=fused_moe,
+    "fused_moe": dict(op="fused_moe", models=MOE, gen=fused_moe,
                       check=[{"tokens": 3, "topk": 2, "experts": 6, "hidden": 128, "inter": 96},
                              {"tokens": 7, "topk": 4, "experts": 60, "hidden": 64, "inter": 32,
                               "renormalize": False}]),
-    "sigmoid_gated_add": dict(op="sigmoid_gated_add", level="L1", models=["qwen1.5-moe-a2.7b"], gen=gated_add,
+    "sigmoid_gated_add": dict(op="sigmoid_gated_add", models=["qwen1.5-moe-a2.7b"], gen=gated_add,
                               check=[{"tokens": 5, "hidden": 1000}, {"tokens": 3, "hidden": 13, "dtype": "f16"}]),
-    "fused_experts_fp8": dict(op="fused_experts", level="L2", models=["qwen3-30b-a3b-fp8"], gen=fused_experts,
+    "fused_experts_fp8": dict(op="fused_experts", models=["qwen3-30b-a3b-fp8"], gen=fused_experts,
                               check=[{"tokens": 5, "topk": 2, "experts": 6, "hidden": 256, "inter": 160,
                                       "weight_dtype": "f8e4m3fn"}]),
 }
@@ -360,15 +365,35 @@ def task_workloads(task_id, spec, captures):
     return table_workloads(spec["gen"], spec["models"]), spec["models"], how
 
 
-def write_tasks(tasks, category, captures):
+# ---- the op catalog ----------------------------------------------------------------------
+def default_fk():
+    """The fk of a build under the repository (build, build-cuda, build-cpu), or None."""
+    for build in ("build", "build-cuda", "build-cpu"):
+        path = os.path.join(os.path.dirname(HERE), build, "bin", "fk")
+        if os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def load_catalog(fk):
+    """{op name: its entry of `fk ops list --json`}."""
+    if not fk:
+        raise SystemExit("tasks/generate.py: no fk binary found; build fastkernels or pass --fk")
+    listing = subprocess.run([fk, "ops", "list", "--json"], capture_output=True, text=True, check=True)
+    return {op["name"]: op for op in json.loads(listing.stdout)["ops"]}
+
+
+def write_tasks(tasks, category, captures, catalog):
     out_dir = os.path.join(HERE, category)
     os.makedirs(out_dir, exist_ok=True)
     for task_id, spec in tasks.items():
+        if spec["op"] not in catalog:
+            raise SystemExit(f"{task_id}: the op catalog has no op {spec['op']!r}")
         workloads, models, how = task_workloads(task_id, spec, captures)
         task = {
             "id": task_id,
             "op": spec["op"],
-            "level": spec["level"],
+            "level": catalog[spec["op"]]["level"],
             "category": category,
             "architectures": models,
             "description": f"Generated by tasks/generate.py from {how}.",
@@ -385,9 +410,13 @@ def write_tasks(tasks, category, captures):
 
 
 def main():
+    parser = argparse.ArgumentParser(description="Writes the shipped task files from captures and tables.")
+    parser.add_argument("--fk", default=default_fk(), help="the fk binary whose op catalog gives each task's level")
+    args = parser.parse_args()
+    catalog = load_catalog(args.fk)
     captures = load_captures()
-    write_tasks(TASKS, "dense-llm", captures)
-    write_tasks(MOE_TASKS, "moe-llm", captures)
+    write_tasks(TASKS, "dense-llm", captures, catalog)
+    write_tasks(MOE_TASKS, "moe-llm", captures, catalog)
 
 
 if __name__ == "__main__":

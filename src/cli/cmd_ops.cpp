@@ -186,12 +186,48 @@ void setup_variants(CLI::App* ops) {
   });
 }
 
+// `fk ops list --json`: what scripts (tasks/generate.py, bench/torch_ops_bench.py) read op
+// shapes and facts from, so they keep no tables of their own.
+Json op_catalog_json() {
+  const OpRegistry& reg = OpRegistry::global();
+  const std::vector<OpVariantInfo> variants = reg.variants();
+  Json ops = Json::array();
+  for (const OpDef* d : reg.defs()) {
+    Json backends = Json::array(), variant_names = Json::array();
+    if (reg.baseline(d->name, DeviceType::cpu)) backends.push_back("cpu");
+    if (reg.baseline(d->name, DeviceType::cuda)) backends.push_back("cuda");
+    for (const OpVariantInfo& v : variants)
+      if (v.op == d->name) variant_names.push_back(v.name);
+    ops.push_back({{"name", d->name},
+                   {"level", d->level},
+                   {"family", d->family},
+                   {"summary", d->summary},
+                   {"architectures", d->architectures},
+                   {"covers", d->covers},
+                   {"variants", variant_names},
+                   {"backends", backends},
+                   {"capturable", static_cast<bool>(d->workload_from_call)},
+                   {"test_workload_count", d->test_workloads.size()},
+                   {"bench_workload_count", d->bench_workloads.size()},
+                   {"bench_workloads", d->bench_workloads}});
+  }
+  return {{"ops", ops}};
+}
+
 void setup(CLI::App& app) {
   auto* ops = app.add_subcommand("ops", "The op catalog: list ops, check them against the oracle, time them");
   ops->require_subcommand(1);
 
   auto* list = ops->add_subcommand("list", "List every op with its family, level and backends");
+  static bool list_json = false;
+  list->add_flag("--json", list_json,
+                 "Print the catalog as JSON: per op its definition's fields, variants, backends, workload counts and "
+                 "bench workloads");
   list->callback([] {
+    if (list_json) {
+      std::printf("%s\n", op_catalog_json().dump(2).c_str());
+      return;
+    }
     std::printf("%-28s %-10s %-4s %-9s %s\n", "op", "family", "lvl", "backends", "summary");
     for (const OpDef* d : OpRegistry::global().defs()) {
       std::string backends;
