@@ -4,15 +4,18 @@
 #include <cctype>
 #include <filesystem>
 
-#include "serving/generate/engine.h"
+#include "fk/status.h"
+#include "models/registry.h"
 
 namespace fk::e2e {
 
 namespace fs = std::filesystem;
 
-std::string model_category(const ModelConfig& config) { return config.is_moe() ? "moe-llm" : "dense-llm"; }
+std::string model_category(const ModelConfig& config) {
+  return models::category_of_config(model_config_to_json(config), concat("model_type '", config.model_type, "'"));
+}
 
-std::string model_category(const std::string& model) { return model_category(engine::model_config_of(model)); }
+std::string model_category(const std::string& model) { return models::category_of(model); }
 
 std::string model_id(const std::string& model) {
   std::error_code ec;

@@ -1,7 +1,7 @@
 // What a model is, for grouping stored results: its id (one name however it was spelt on
 // the command line) and its benchmark category, named as the task folders are
-// (tasks/<category>/): "moe-llm" when its config has routed experts, else "dense-llm". The
-// config decides, so a new family or checkpoint needs no list kept here.
+// (tasks/<category>/), as its registered architecture's Model says (models/registry.h:
+// decoder LLMs are "moe-llm" when their config has routed experts, else "dense-llm").
 #pragma once
 #include <string>
 

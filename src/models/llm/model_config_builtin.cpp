@@ -84,6 +84,28 @@ const std::vector<std::pair<std::string_view, std::string_view>>& builtins() {
   "output_router_logits": false, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001,
   "shared_expert_intermediate_size": 5632, "sliding_window": 32768, "tie_word_embeddings": false,
   "torch_dtype": "bfloat16", "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})"},
+      {"qwen2.5-7b", R"({
+  "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151645,
+  "hidden_act": "silu", "hidden_size": 3584, "initializer_range": 0.02, "intermediate_size": 18944,
+  "max_position_embeddings": 32768, "max_window_layers": 28, "model_type": "qwen2", "num_attention_heads": 28,
+  "num_hidden_layers": 28, "num_key_value_heads": 4, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+  "sliding_window": 131072, "tie_word_embeddings": false, "torch_dtype": "bfloat16", "use_cache": true,
+  "use_sliding_window": false, "vocab_size": 152064})"},
+      {"gemma-7b", R"({
+  "architectures": ["GemmaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 2,
+  "eos_token_id": 1, "head_dim": 256, "hidden_act": "gelu", "hidden_size": 3072, "initializer_range": 0.02,
+  "intermediate_size": 24576, "max_position_embeddings": 8192, "model_type": "gemma", "num_attention_heads": 16,
+  "num_hidden_layers": 28, "num_key_value_heads": 16, "pad_token_id": 0, "rms_norm_eps": 1e-06,
+  "rope_scaling": null, "rope_theta": 10000.0, "torch_dtype": "bfloat16", "use_cache": true, "vocab_size": 256000})"},
+      {"gemma-3-1b", R"({
+  "architectures": ["Gemma3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "attn_logit_softcapping": null, "bos_token_id": 2, "cache_implementation": "hybrid", "eos_token_id": [1, 106],
+  "final_logit_softcapping": null, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 1152,
+  "initializer_range": 0.02, "intermediate_size": 6912, "max_position_embeddings": 32768,
+  "model_type": "gemma3_text", "num_attention_heads": 4, "num_hidden_layers": 26, "num_key_value_heads": 1,
+  "pad_token_id": 0, "query_pre_attn_scalar": 256, "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000,
+  "rope_scaling": null, "rope_theta": 1000000, "sliding_window": 512, "sliding_window_pattern": 6,
+  "torch_dtype": "bfloat16", "use_cache": true, "vocab_size": 262144})"},
 
       // Tiny models: 64 wide, 2 layers, 4 query / 2 kv heads of 16, vocabulary 256. Each
       // keeps its family's distinctive features (llama3 rope, sliding windows, biases,

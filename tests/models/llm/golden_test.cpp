@@ -10,7 +10,9 @@ TEST_P(GoldenCpu, LogitsAndGreedyTokensMatchTransformers) { check_family(GetPara
 
 INSTANTIATE_TEST_SUITE_P(Families, GoldenCpu,
                          ::testing::Values("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "mixtral",
-                                           "qwen3_moe", "olmoe", "qwen2_moe"));
+                                           "qwen3_moe", "olmoe", "qwen2_moe"),
+                         // Named by family: the model registry names these tests as golden tests.
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
 }  // namespace fk::engine::test
