@@ -17,6 +17,7 @@
 #include "harness/time/kernel_profile.h"
 #include "cli/command.h"
 #include "cli/engine_options.h"
+#include "cli/model_lookup.h"
 #include "fk/op_registry.h"
 #include "fk/status.h"
 #include "serving/bench/serving_bench.h"
@@ -78,6 +79,13 @@ void emit(const json& j, const std::string& path) {
   std::ofstream f(path);
   FK_CHECK(f.good(), "cannot write ", path);
   f << j.dump(2) << "\n";
+}
+
+// The engine runs Generate models: others get a named error until their runners exist.
+engine::EngineConfig bench_engine_config(const EngineOptions& o, const char* command) {
+  engine::EngineConfig c = o.to_config();
+  lookup_model(o.model, models::RunPattern::generate, c.backend == DeviceType::cuda ? "cuda" : "cpu", command);
+  return c;
 }
 
 struct LatencyCli {
@@ -151,7 +159,7 @@ json latency_kernel_profile(engine::Engine& e, const LatencyCli& o, std::mt19937
 void run_latency(const LatencyCli& o) {
   FK_CHECK(o.batch_size > 0 && o.input_len > 0 && o.output_len > 0 && o.iters > 0 && o.warmup >= 0,
            "bench latency: batch size, lengths and iterations must be positive");
-  engine::Engine e(o.engine.to_config());
+  engine::Engine e(bench_engine_config(o.engine, "fk bench latency"));
   FK_CHECK(o.kernel_profile == 0 || e.config().backend == DeviceType::cuda,
            "bench latency: --kernel-profile traces CUDA kernels; the engine runs on the CPU");
   std::mt19937_64 rng(o.engine.seed + 1);
@@ -200,7 +208,7 @@ std::pair<int64_t, int64_t> parse_range(const std::string& s, const char* what) 
 
 void run_throughput(const ThroughputCli& o) {
   FK_CHECK(o.num_prompts > 0, "bench throughput: --num-prompts must be positive");
-  engine::Engine e(o.engine.to_config());
+  engine::Engine e(bench_engine_config(o.engine, "fk bench throughput"));
   const int64_t V = e.spec().config.vocab_size;
   std::mt19937_64 rng(o.engine.seed + 7);
   const auto in_r = o.input_len > 0 ? std::pair{o.input_len, o.input_len} : parse_range(o.input_range, "--input-range");
@@ -321,6 +329,7 @@ void setup(CLI::App& app) {
   static LatencyCli l;
   auto* lat = bench->add_subcommand("latency", "Prefill and per-step decode time of one batch (median of runs)");
   l.engine.add_to(lat);
+  lat->get_option("--model")->description(kModelHelp);
   lat->add_option("--batch-size", l.batch_size)->capture_default_str();
   lat->add_option("--input-len", l.input_len)->capture_default_str();
   lat->add_option("--output-len", l.output_len)->capture_default_str();
@@ -335,6 +344,7 @@ void setup(CLI::App& app) {
   static ThroughputCli t;
   auto* thr = bench->add_subcommand("throughput", "N random requests at once, ignore-eos, run to completion");
   t.engine.add_to(thr);
+  thr->get_option("--model")->description(kModelHelp);
   thr->add_option("--num-prompts", t.num_prompts)->capture_default_str();
   thr->add_option("--input-len", t.input_len, "Fixed prompt length (overrides --input-range)");
   thr->add_option("--output-len", t.output_len, "Fixed output length (overrides --output-range)");

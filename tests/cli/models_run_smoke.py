@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""`fk models list --json` and `fk run` end to end on the CPU.
+
+    models_run_smoke.py path/to/fk
+
+The listing holds every field the progress board and users read, with the benchmark's
+Llama-3.1-8B and Mixtral-8x7B; `fk run` of the tiny Llama writes its JSON summary and gives
+the same checksum twice (and another for another seed); unknown models are refused with a
+pointer to `fk models list`, by `fk run` and by `fk bench`.
+"""
+import json, os, re, subprocess, sys, tempfile
+
+fk = sys.argv[1]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def run(*args):
+    return subprocess.run([fk, *args], capture_output=True, text=True, timeout=300)
+
+
+listing = run("models", "list", "--json")
+check(listing.returncode == 0, f"models list --json exited {listing.returncode}: {listing.stderr}")
+models = json.loads(listing.stdout)
+check(isinstance(models, list) and models, "models list --json is not a non-empty list")
+names = set()
+for m in models:
+    for key in ("architecture", "names", "category", "pattern", "presets", "backends", "golden_test"):
+        check(key in m, f"{m.get('architecture')}: no '{key}'")
+    check(m["pattern"] in ("generate", "denoise", "batch"), f"{m['architecture']}: pattern {m['pattern']}")
+    kinds = {p["kind"] for p in m["presets"]}
+    check(kinds >= {"production", "tiny"}, f"{m['architecture']}: preset kinds {kinds}")
+    check(all(p["name"] for p in m["presets"]), f"{m['architecture']}: a preset without a name")
+    names.update(m["names"])
+check({"Llama-3.1-8B", "Mixtral-8x7B"} <= names, f"benchmark names missing from {sorted(names)}")
+
+text = run("models", "list")
+check(text.returncode == 0 and "tiny-llama" in text.stdout and "Dense & MoE LLMs" in text.stdout,
+      f"models list (text): {text.stdout}{text.stderr}")
+
+with tempfile.TemporaryDirectory() as tmp:
+    outs = []
+    for i, seed in enumerate((0, 0, 1)):
+        path = os.path.join(tmp, f"run{i}.json")
+        r = run("run", "--model", "tiny-llama", "--device", "cpu", "--seed", str(seed), "--json-out", path)
+        check(r.returncode == 0, f"run exited {r.returncode}: {r.stderr}")
+        check("checksum" in r.stdout and "architecture llama" in r.stdout, f"run summary: {r.stdout}")
+        outs.append(json.load(open(path)))
+    a, b, c = outs
+    for key in ("model", "architecture", "pattern", "device", "tokens_in", "tokens_out", "seconds", "checksum"):
+        check(key in a, f"run JSON has no '{key}'")
+    check(a["model"] == "tiny-llama" and a["architecture"] == "llama" and a["pattern"] == "generate"
+          and a["device"] == "cpu", f"run JSON: {a}")
+    check(a["tokens_out"] == len(a["output"]) == 16 and a["tokens_in"] == len(a["prompt"]) == 16, f"run JSON: {a}")
+    check(re.fullmatch(r"[0-9a-f]{16}", a["checksum"]) is not None, f"checksum {a['checksum']}")
+    check(a["checksum"] == b["checksum"] and a["output"] == b["output"], "two runs of one seed differ")
+    check(c["output"] == a["output"] or c["checksum"] != a["checksum"], "another output, the same checksum")
+    check(c["prompt"] != a["prompt"], "another seed, the same prompt")
+
+for args in (("run", "--model", "no-such-model", "--device", "cpu"),
+             ("bench", "latency", "--model", "no-such-model", "--device", "cpu")):
+    r = run(*args)
+    check(r.returncode != 0 and "unknown model 'no-such-model'" in r.stderr and "fk models list" in r.stderr
+          and "tiny-llama" in r.stderr, f"{' '.join(args)}: exit {r.returncode}, stderr {r.stderr}")
+
+r = run("run", "--help")
+check("fk models list" in r.stdout, f"run --help does not point to fk models list: {r.stdout}")
+
+for f in failures:
+    print("FAIL:", f)
+print(f"{len(models)} architectures listed; " + ("all checks passed" if not failures else f"{len(failures)} failed"))
+sys.exit(1 if failures else 0)
