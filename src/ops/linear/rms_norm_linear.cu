@@ -8,14 +8,14 @@
 // decode GEMM has 1-2 thousand CTAs. At 1 row that costs less than the norm kernel's
 // launch gap (Llama-3.1-8B batch 1 x 1k: 5.67 ms a step against 5.72 unfused); at 4 rows
 // it is 64 KB a CTA and the step got slower (6.72 against 6.46 ms).
-// The variant rms_norm_linear=unfused (or FK_LINEAR_SKINNY=0) takes the second path
+// The variant rms_norm_linear=unfused (or linear=no_skinny) takes the second path
 // everywhere, for A/B runs; in the engine that variant makes the registry run the op as
 // its parts (rms_norm_linear_composed.cpp, where the variant is registered).
 #include <cuda_runtime.h>
 
 #include "fk/op_registry.h"
-#include "ops/common/env_switch.h"
 #include "ops/linear/cublaslt_context.h"
+#include "ops/linear/linear_variants.h"
 #include "ops/linear/rms_norm_linear_validate.h"
 #include "ops/linear/skinny_gemm.h"
 #include "ops/norm/norm_kernels.cuh"
@@ -26,8 +26,7 @@ namespace {
 constexpr const char* kOp = RmsNormLinearArgs::kName;
 
 bool fused_enabled() {
-  static const bool skinny = env_switch_on("FK_LINEAR_SKINNY");
-  return skinny && !OpRegistry::global().variant_on(kOp, "unfused");
+  return linear_paths().skinny && !OpRegistry::global().variant_on(kOp, "unfused");
 }
 
 // The one-kernel path; false when skinny_gemm does not take the problem.
