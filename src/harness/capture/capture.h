@@ -43,6 +43,8 @@ struct CaptureResult {
 };
 
 // Runs `workload` on an engine made from `config` (forced eager: graphs cannot be observed).
+// A fused op that the registry runs as its parts (a part has a candidate, or the op's
+// "unfused" variant is selected) is recorded as those parts: the observer sees what ran.
 CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& workload);
 
 // One task file per translated op (<dir>/<op>.json): its captured workloads with call counts,
