@@ -554,8 +554,10 @@ class WorkloadEvaluator {
   }
 
   // Why the candidate's outputs of a timed call are not the baseline's on the same inputs
-  // ("" when they agree). Both may be off the exact result by the tolerance, so they may
-  // differ by twice it; a replayed, stale or skipped output misses by far more.
+  // ("" when they agree). Both may be off the exact result o by the tolerance, so
+  // |cand - base| <= 2 atol + 2 rtol |o|, and with |o| <= (|base| + atol) / (1 - rtol) that
+  // is (2 atol + 2 rtol |base|) / (1 - rtol); a replayed, stale or skipped output misses by
+  // far more.
   std::string timed_mismatch(const Set& s, void* stream) {
     if (def_.check_outputs) {  // the custom check judges from the inputs (the baseline's copy)
       const OpCase base_host = case_to_device(def_, s.base, Device::cpu());
@@ -568,8 +570,9 @@ class WorkloadEvaluator {
     for (size_t a = 0; a < def_.tensor_args.size(); ++a) {
       if (!cand[a].defined()) continue;
       Tolerance tol = tolerance(s.host, def_.tensor_args[a], cand[a].dtype());
-      tol.atol *= 2;
-      tol.rtol *= 2;
+      const double widen = tol.rtol < 0.5 ? 2.0 / (1.0 - tol.rtol) : 4.0;
+      tol.atol *= widen;
+      tol.rtol *= widen;
       const OutputError e = compare_output(def_.tensor_args[a].name, cand[a], base[a], tol);
       if (e.num_bad > 0) why += describe_output_error(e);
     }

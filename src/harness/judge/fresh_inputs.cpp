@@ -20,16 +20,25 @@ std::vector<FreshInputRange> fresh_input_ranges(const OpDef& def, const OpCase& 
     if ((arg.role != ArgRole::in && arg.role != ArgRole::inout) || arg.host_only || !t.defined() ||
         !dtype_is_float(t.dtype()) || !t.view().is_contiguous() || t.numel() < 2 || !t.device().is_cpu())
       continue;
-    double lo = INFINITY, hi = -INFINITY;
+    double lo = INFINITY, hi = -INFINITY, sum = 0, sum_sq = 0;
     bool finite = true;
     for (int64_t i = 0; i < t.numel() && finite; ++i) {
       const double v = load_element(t.view().element_ptr(i), t.dtype());
       finite = std::isfinite(v);
       lo = std::min(lo, v), hi = std::max(hi, v);
+      sum += v, sum_sq += v * v;
     }
+    if (!finite) continue;
+    // Uniform with the checked values' mean and standard deviation (a uniform draw over
+    // [a, b] gives back [a, b]), inside their [min, max] (signs stay): values of the same
+    // scale, so errors against the tolerance stay what the checks saw.
+    const auto n = static_cast<double>(t.numel());
+    const double mean = sum / n, sd = std::sqrt(std::max(0.0, sum_sq / n - mean * mean));
+    lo = std::max(lo, mean - std::sqrt(3.0) * sd);
+    hi = std::min(hi, mean + std::sqrt(3.0) * sd);
     // fill_uniform needs finite bounds with a finite width in float.
     const auto flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
-    if (!finite || !(flo < fhi) || !std::isfinite(fhi - flo)) continue;
+    if (!(flo < fhi) || !std::isfinite(fhi - flo)) continue;
     out[a] = {true, flo, fhi};
   }
   return out;

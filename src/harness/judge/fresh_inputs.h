@@ -6,10 +6,11 @@
 // CPU and the GPU), so the baseline's copy gets identical inputs and its outputs are the
 // timed call's reference.
 //
-// Each refilled tensor keeps the range of the values its op drew for it (uniform in
-// [min, max] of the checked inputs), so signs and scales the op relies on stay; index
-// tensors and other integers, plan inputs on the host, and tensors whose values are all
-// equal or not all finite keep their checked values (the harness restores them).
+// Each refilled tensor keeps the scale and range of the values its op drew for it: uniform
+// with the checked inputs' mean and standard deviation, within their [min, max], so signs
+// and magnitudes the op and its tolerance rely on stay. Index tensors and other integers,
+// plan inputs on the host, and tensors whose values are all equal or not all finite keep
+// their checked values (the harness restores them).
 #pragma once
 #include <cstdint>
 #include <vector>
