@@ -1,28 +1,21 @@
-// `fk e2e eval | report | run`: candidates judged inside the engine. `eval` compiles every
-// candidate of a folder (<op>.cu / <op>.cpp / <op>/), runs the workload twice in separate
-// worker processes — the baseline, then every candidate installed — compares them (e2e/)
-// and stores the run in the results database. `report` rolls the stored runs up per model
-// and category. `run` is the worker.
+// `fk e2e eval | report | run`: candidates judged inside the engine. `eval` is
+// harness/e2e/e2e_eval.h's evaluation (compile, baseline and candidate runs in worker
+// processes, comparison, store) with its report printed and written; `report` rolls the
+// stored runs up per model and category; `run` is the worker.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
 
-#include "harness/sandbox/compile.h"
 #include "harness/store/result_store.h"
-#include "harness/sandbox/subprocess.h"
-#include "harness/judge/task.h"
 #include "cli/command.h"
 #include "cli/engine_options.h"
-#include "harness/e2e/e2e_compare.h"
+#include "harness/e2e/e2e_eval.h"
 #include "harness/e2e/e2e_html.h"
 #include "harness/e2e/e2e_rollup.h"
 #include "harness/e2e/e2e_run.h"
 #include "harness/e2e/e2e_store.h"
 #include "harness/e2e/model_identity.h"
-#include "harness/e2e/repeat_runs.h"
 #include "fk/op_registry.h"
 #include "fk/status.h"
 
@@ -70,11 +63,6 @@ struct EvalCli {
   bool no_db = false;
 };
 
-json read_json(const fs::path& p) {
-  std::ifstream f(p);
-  return json::parse(f);
-}
-
 // An output's folder is checked before the runs, not found missing after minutes of them.
 void check_output_folder(const std::string& path, const char* option) {
   if (path.empty()) return;
@@ -84,157 +72,31 @@ void check_output_folder(const std::string& path, const char* option) {
 
 fs::path db_path(const std::string& db) { return db.empty() ? bench::ResultStore::default_path() : fs::path(db); }
 
-// The level of each op's task, recorded with the run (an op may have no task: no level).
-// The task named after its op wins where several tasks share one op.
-std::map<std::string, std::string> task_levels(const std::string& dir) {
-  const fs::path d = dir.empty() ? bench::default_tasks_dir() : fs::path(dir);
-  if (dir.empty() && !fs::is_directory(d)) return {};  // an installed fk without its source tree
-  FK_CHECK(fs::is_directory(d), "--tasks-dir ", d.string(), " is not a folder");
-  std::map<std::string, std::string> levels;
-  for (const bench::Task& t : bench::load_tasks(d))
-    if (t.id == t.op)
-      levels[t.op] = t.level;
-    else
-      levels.emplace(t.op, t.level);
-  return levels;
-}
-
-// The candidates of a folder, by op name.
-std::vector<std::pair<std::string, fs::path>> find_candidates(const fs::path& dir) {
-  FK_CHECK(fs::is_directory(dir), "--candidates ", dir.string(), " is not a folder");
-  std::vector<std::pair<std::string, fs::path>> out;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const fs::path p = entry.path();
-    const std::string ext = p.extension().string();
-    if (!entry.is_directory() && ext != ".cu" && ext != ".cpp") continue;
-    const std::string op = p.stem().string();
-    FK_CHECK(OpRegistry::global().has(op), "candidate ", p.string(), ": no op named '", op,
-             "' (name candidates <op>.cu, <op>.cpp or <op>/)");
-    out.push_back({op, p});
-  }
-  std::sort(out.begin(), out.end());
-  FK_CHECK(!out.empty(), "--candidates ", dir.string(), " holds no candidate");
-  return out;
-}
-
 int run_eval(const EvalCli& o) {
-  // What can be wrong with the command line fails here, before minutes of runs: the model,
-  // the workload, the candidates, the tasks, the output folders and the database.
-  const engine::EngineConfig engine_config = o.engine.to_config();
-  json report = {{"command", invoked_command()},
-                 {"model", e2e::model_id(o.engine.model)},
-                 {"category", e2e::model_category(o.engine.model)},
-                 {"workload", o.workload},
-                 {"backend", engine_config.backend == DeviceType::cuda ? "cuda" : "cpu"},
-                 // Both sides' runs take these kernel variants (EngineOptions::to_args).
-                 {"variants", OpRegistry::global().active_variants()}};
-  report["workload_spec"] = e2e::to_json(e2e::workload_spec(o.workload));
-  const auto found = find_candidates(o.candidates);
-  const auto levels = task_levels(o.tasks_dir);
+  const engine::EngineConfig engine_config = o.engine.to_config();  // bad engine options fail here
   check_output_folder(o.json_out, "--json");
   check_output_folder(o.html_out, "--html");
-  std::unique_ptr<e2e::E2eStore> store;
-  if (!o.no_db) store = std::make_unique<e2e::E2eStore>(db_path(o.db));
-
-  // Every candidate is listed (with its task level); "ok" says how its compile went, and is
-  // absent for those after a failed one (not compiled).
-  json candidates = json::array();
-  for (const auto& [op, src] : found) {
-    candidates.push_back({{"op", op}, {"source", src.string()}});
-    if (const auto l = levels.find(op); l != levels.end()) candidates.back()["level"] = l->second;
-  }
-  std::vector<std::string> installs;
-  std::string verdict, reason;
-  for (size_t i = 0; i < found.size(); ++i) {
-    const auto& [op, src] = found[i];
-    const bench::CompileResult c = bench::compile_candidate(src);
-    candidates[i]["ok"] = c.ok;
-    candidates[i]["cached"] = c.cached;
-    if (!c.ok) {
-      verdict = "COMPILE_ERROR";
-      reason = concat(src.string(), ":\n", c.log);
-      break;
-    }
-    installs.push_back(op + "=" + c.library.string());
-  }
-  report["candidates"] = candidates;
-  if (verdict.empty()) {
-    const fs::path tmp = fs::temp_directory_path() / concat("fk-e2e-", ::getpid());
-    fs::create_directories(tmp);
-    // teacher: "out" (the first baseline run writes the teacher-forced logits), "in" (the
-    // first candidate run compares against them) or "" (a repeat: timing and tokens only).
-    auto worker = [&](const std::string& name, bool candidate, const std::string& teacher) {
-      std::vector<std::string> argv = {bench::self_executable(), "e2e", "run", "--workload", o.workload,
-                                       "--result", (tmp / (name + ".json")).string()};
-      for (const std::string& a : o.engine.to_args()) argv.push_back(a);
-      if (!teacher.empty()) {
-        argv.push_back(teacher == "out" ? "--teacher-out" : "--teacher-in");
-        argv.push_back((tmp / "teacher.safetensors").string());
-      }
-      if (candidate)
-        for (const std::string& i : installs) {
-          argv.push_back("--install");
-          argv.push_back(i);
-        }
-      bench::ProcessOptions po;
-      po.timeout_s = o.timeout_s;
-      std::printf("e2e: %s run...\n", name.c_str());
-      return bench::run_process(argv, po);
-    };
-    // Pairs alternate their order (baseline first, then candidate first, ...) so that run
-    // order does not pass for a speedup (harness/e2e/repeat_runs.h).
-    std::vector<json> base_runs, cand_runs;
-    for (int pair = 0; pair < o.repeats && verdict.empty(); ++pair) {
-      for (const bool candidate_side : {!e2e::baseline_first(pair), e2e::baseline_first(pair)}) {
-        const size_t n = candidate_side ? cand_runs.size() : base_runs.size();
-        const std::string name = concat(candidate_side ? "candidate" : "baseline", n);
-        const std::string teacher = pair > 0 ? "" : candidate_side ? "in" : "out";
-        const bench::ProcessResult r = worker(name, candidate_side, teacher);
-        if (!candidate_side) {
-          FK_CHECK(r.exited() && r.exit_code == 0, "e2e: the baseline run failed (", r.describe(), "):\n", r.output);
-          base_runs.push_back(read_json(tmp / (name + ".json")));
-        } else if (r.timed_out) {
-          verdict = "TIMEOUT";
-          reason = r.describe();
-          break;
-        } else if (!r.exited() || r.exit_code != 0) {
-          verdict = "RUNTIME_ERROR";
-          reason = concat(r.describe(), ": ", r.output.substr(r.output.size() > 2000 ? r.output.size() - 2000 : 0));
-          break;
-        } else {
-          cand_runs.push_back(read_json(tmp / (name + ".json")));
-        }
-      }
-    }
-    if (verdict.empty()) {
-      const json base = e2e::fold_runs(base_runs), cand = e2e::fold_runs(cand_runs);
-      json cmp = e2e::compare_runs(base, cand);
-      cmp["runs_per_side"] = o.repeats;
-      cmp["baseline"]["elapsed_s_runs"] = base["elapsed_s_runs"];
-      cmp["candidate"]["elapsed_s_runs"] = cand["elapsed_s_runs"];
-      cmp["baseline"]["reproducible"] = base["reproducible"];
-      cmp["candidate"]["reproducible"] = cand["reproducible"];
-      if (!base["reproducible"].get<bool>())
-        cmp["warning"] = "the baseline's own runs produced different tokens: token agreement is not a reliable signal here";
-      report["comparison"] = cmp;
-      verdict = cmp["verdict"];
-      reason = cmp.value("reason", "");
-    }
-    fs::remove_all(tmp);
-  }
-  report["verdict"] = verdict;
-  if (!reason.empty()) report["reason"] = reason;
-  if (store) {
-    const std::string batch = o.batch.empty() ? bench::ResultStore::new_batch_id() : o.batch;
-    const int64_t id = store->add(batch, e2e::record_of_report(report));
-    report["stored"] = {{"db", store->path().string()}, {"batch", batch}, {"id", id}};
-  }
+  e2e::E2eEvalOptions eo;
+  eo.model = o.engine.model;
+  eo.backend = engine_config.backend == DeviceType::cuda ? "cuda" : "cpu";
+  eo.engine_args = o.engine.to_args();
+  eo.workload = o.workload;
+  eo.candidates = o.candidates;
+  eo.timeout_s = o.timeout_s;
+  eo.repeats = o.repeats;
+  eo.tasks_dir = o.tasks_dir;
+  if (!o.no_db) eo.db = db_path(o.db);
+  eo.batch = o.batch;
+  eo.command = invoked_command();
+  const json report = e2e::evaluate_in_engine(eo);
+  const std::string verdict = report["verdict"];
   std::printf("%s\n", report.dump(2).c_str());
   if (!o.json_out.empty()) write_text(o.json_out, report.dump(2) + "\n", "report JSON");
   if (!o.html_out.empty()) write_text(o.html_out, e2e::e2e_report_html(report), "report HTML");
-  if (store) std::printf("e2e: stored as run %lld of batch %s (fk e2e report)\n",
-                         static_cast<long long>(report["stored"]["id"].get<int64_t>()),
-                         report["stored"]["batch"].get<std::string>().c_str());
+  if (report.contains("stored"))
+    std::printf("e2e: stored as run %lld of batch %s (fk e2e report)\n",
+                static_cast<long long>(report["stored"]["id"].get<int64_t>()),
+                report["stored"]["batch"].get<std::string>().c_str());
   if (!o.expect.empty()) {
     if (verdict != o.expect) {
       std::fprintf(stderr, "e2e: verdict %s, expected %s\n", verdict.c_str(), o.expect.c_str());

@@ -86,6 +86,7 @@ json run_workload(const RunOptions& o) {
                  {"output_tokens_per_s", static_cast<double>(out_tokens) / elapsed},
                  {"ttft_s", ttft},
                  {"e2e_s", e2e},
+                 {"backend", o.engine.backend == DeviceType::cuda ? "cuda" : "cpu"},
                  {"installed", json::array()}};
   for (const auto& [op, lib] : o.installs) result["installed"].push_back({{"op", op}, {"library", lib.string()}});
 
