@@ -2,7 +2,8 @@
 """Writes src/text/tokenizer/unicode_tables.cpp from Python's unicodedata.
 
 The tokenizer needs, per code point: the general-category classes the pre-tokenizer regexes
-use (\\p{L}, \\p{N}, punctuation, marks) and, for NFC, canonical combining classes, full
+use (\\p{L}, \\p{N}, punctuation, marks), whether it is a word character as Rust's regex \\w
+sees it (added tokens' single_word), and, for NFC, canonical combining classes, full
 canonical decompositions and the primary composites. Run: python3 scripts/gen_unicode_tables.py
 """
 import pathlib
@@ -25,9 +26,26 @@ def ranges(value_of):
     return out
 
 
+# Other_Alphabetic code points that are not marks (unicodedata has no Alphabetic property;
+# PropList.txt lists these as So: circled, squared and negative Latin letters). The rest of
+# Other_Alphabetic is Mn/Mc, already in M.
+OTHER_ALPHABETIC_SYMBOLS = [(0x24B6, 0x24E9), (0x1F130, 0x1F149), (0x1F150, 0x1F169), (0x1F170, 0x1F189)]
+JOIN_CONTROL = (0x200C, 0x200D)
+
+
+def is_word(cp, c):
+    """The Rust regex crate's Unicode \\w (what HF tokenizers' single_word test uses):
+    Alphabetic + M + Nd + Pc + Join_Control, with Alphabetic = L* + Nl + Other_Alphabetic.
+    Python's re \\w is str.isalnum() or '_': all of L and N (so ² and ½ too), but no marks,
+    no Pc but '_' and no Join_Control; HF decides with Rust's, hence this definition. The
+    non-mark Other_Alphabetic list above matches Perl's \\p{Alphabetic} for Unicode 14."""
+    return (c[0] in "LM" or c in ("Nl", "Nd", "Pc") or cp in JOIN_CONTROL
+            or any(lo <= cp <= hi for lo, hi in OTHER_ALPHABETIC_SYMBOLS))
+
+
 def cat_class(cp):
     c = unicodedata.category(chr(cp))
-    return {"L": 1, "N": 2, "P": 4, "M": 8}.get(c[0], 0)
+    return {"L": 1, "N": 2, "P": 4, "M": 8}.get(c[0], 0) | (16 if is_word(cp, c) else 0)
 
 
 def canon_decomp(cp):

@@ -23,9 +23,12 @@ char32_t cp_at(std::string_view s, size_t pos) {
   unicode::decode_utf8(s.substr(pos, n), cps, off, "text");
   return cps.empty() ? 0 : cps[0];
 }
+// HF decides single_word boundaries with the regexes \w$ and ^\w of the Rust regex crate,
+// whose Unicode \w is not "letter or number": ² and ½ (No) are not word characters, ‿
+// (Pc), ZWJ (Join_Control) and Ⓐ (Other_Alphabetic) are.
 bool is_word_char(char32_t c) {
-  return c == '_' || unicode::is_letter(c) || unicode::is_number(c) ||
-         (c >= 0x80 && (unicode::category(c) & unicode::kMark));
+  if (c < 0x80) return c == '_' || unicode::is_letter(c) || unicode::is_number(c);
+  return (unicode::category(c) & unicode::kWord) != 0;
 }
 
 }  // namespace

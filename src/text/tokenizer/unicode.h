@@ -9,7 +9,10 @@
 
 namespace fk::tokenizer::unicode {
 
-enum : uint8_t { kLetter = 1, kNumber = 2, kPunctuation = 4, kMark = 8 };
+// kWord: a word character as the Rust regex crate's Unicode \w sees it (Alphabetic, marks,
+// decimal digits, connector punctuation, join controls): what HF tokenizers' single_word
+// test uses. Not the same as Python's re \w (see scripts/gen_unicode_tables.py).
+enum : uint8_t { kLetter = 1, kNumber = 2, kPunctuation = 4, kMark = 8, kWord = 16 };
 
 // Category class bits of a code point (0 for anything else).
 uint8_t category(char32_t c);
