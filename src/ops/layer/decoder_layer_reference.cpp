@@ -1,0 +1,160 @@
+// decoder_layer's CPU reference: the references of the ops the layer is made of, called in
+// the layer's order (fk/ops/layer.h).
+//
+// With the layer's tensors in the model dtype it is the CPU backend: the activations
+// between the parts live in the workspace tensors, in the model dtype as the engine's
+// buffers hold them, and the result is bit for bit that of the parts called one by one.
+// With hidden, residual and the caches in f64 it is the oracle: the activations between
+// the parts are f64, so no implementation is held to roundings that a fused one need not
+// make. The roundings that remain belong to the layer's state: the residual stream (held in
+// the dtype, and the norms read the rounded values) and q, k, v (the cache holds k and v in
+// the dtype, and attention reads all three so).
+#include <cmath>
+
+#include "fk/element.h"
+#include "fk/op_registry.h"
+#include "fk/ops/linear.h"
+#include "ops/activation/activation_reference.h"
+#include "ops/kv_cache/kv_cache_reference.h"
+#include "ops/layer/decoder_layer_attention.h"
+#include "ops/layer/decoder_layer_reference.h"
+#include "ops/layer/decoder_layer_validate.h"
+#include "ops/linear/linear_reference.h"
+#include "ops/norm/norm_reference.h"
+#include "ops/rope/rope_reference.h"
+#include "ops/rope/rope_validate.h"
+
+namespace fk::ops {
+
+namespace {
+
+constexpr const char* kOp = DecoderLayerArgs::kName;
+
+void copy_values(const TensorView& dst, const TensorView& src) {
+  for (int64_t t = 0; t < src.shape[0]; ++t)
+    for (int64_t h = 0; h < src.shape[1]; ++h) set(dst, get(src, t, h), t, h);
+}
+
+// The activations between the parts: the workspace tensors (CPU backend) or f64 copies of
+// their shapes (oracle). qkv keeps the model dtype in both (q, k and v are rounded).
+struct Activations {
+  TensorView normed, attn_out, gate_up, act;
+  Tensor storage[4];
+};
+
+Activations activations(const DecoderLayerArgs& a, bool oracle) {
+  Activations x;
+  const TensorView* workspace[4] = {&a.normed, &a.attn_out, &a.gate_up, &a.act};
+  TensorView* view[4] = {&x.normed, &x.attn_out, &x.gate_up, &x.act};
+  for (int i = 0; i < 4; ++i) {
+    if (!oracle) {
+      *view[i] = *workspace[i];
+      continue;
+    }
+    x.storage[i] = Tensor::empty({workspace[i]->shape[0], workspace[i]->shape[1]}, DType::f64);
+    *view[i] = x.storage[i].view();
+  }
+  return x;
+}
+
+// A cache in the model dtype for the attention reference, which reads caches of q's dtype:
+// the cache itself, or (the oracle's f64 cache) a copy. The copy is exact: every value of
+// the oracle's cache is a model-dtype value (the case's inputs, and keys and values the
+// layer rounded to the dtype in qkv).
+Tensor model_dtype_copy(const TensorView& cache, DType model) {
+  Tensor copy = Tensor::empty({cache.shape[0], cache.shape[1], cache.shape[2], cache.shape[3]}, model);
+  const TensorView c = copy.view();
+  for (int64_t p = 0; p < cache.shape[0]; ++p)
+    for (int64_t s = 0; s < cache.shape[1]; ++s)
+      for (int64_t h = 0; h < cache.shape[2]; ++h)
+        for (int64_t d = 0; d < cache.shape[3]; ++d) set(c, get(cache, p, s, h, d), p, s, h, d);
+  return copy;
+}
+
+// The attention op's CPU baseline is its reference (attention_reference.cpp); it writes
+// f64 outputs for the oracle.
+void attention_reference(const DecoderLayerArgs& a, const DecoderLayerShape& s, const DecoderLayerViews& v) {
+  Tensor k_copy, v_copy;
+  TensorView k_cache = a.k_cache, v_cache = a.v_cache;
+  if (k_cache.dtype != s.model) {
+    k_copy = model_dtype_copy(a.k_cache, s.model);
+    v_copy = model_dtype_copy(a.v_cache, s.model);
+    k_cache = k_copy.view();
+    v_cache = v_copy.view();
+  }
+  with_layer_attention(a, s, v, k_cache, v_cache, [](const auto& args) {
+    using Args = std::decay_t<decltype(args)>;
+    const fk_op_fn ref = OpRegistry::global().baseline(Args::kName, DeviceType::cpu);
+    FK_CHECK(ref != nullptr, kOp, ": ", Args::kName, " has no CPU reference");
+    const fk_status st = ref(&args, nullptr);
+    if (st != FK_OK) FK_FAIL(st, last_error_message());
+  });
+}
+
+// Bad positions and slots are reported before anything is written.
+void check_before_writing(const DecoderLayerArgs& a, const DecoderLayerShape& s) {
+  const int64_t max_pos = a.cos_sin_cache.rank == 2 ? a.cos_sin_cache.shape[0] : 0;
+  for (int64_t t = 0; t < s.tokens; ++t) {
+    const int64_t p = get_index(a.positions, t);
+    FK_CHECK(p >= 0 && p < max_pos, kOp, ": positions[", t, "] = ", p, " is outside the cos/sin cache [0, ", max_pos,
+             ")");
+  }
+  check_cache_slots(kOp, a.slot_mapping, a.k_cache.shape[0], a.k_cache.shape[1]);
+}
+
+}  // namespace
+
+void decoder_layer_reference(const DecoderLayerArgs& a) {
+  const DecoderLayerShape s = validate_decoder_layer(a, DeviceType::cpu);
+  if (s.tokens == 0) return;
+  check_before_writing(a, s);
+  const bool oracle = a.hidden.dtype == DType::f64;
+  const Activations x = activations(a, oracle);
+  DecoderLayerViews v = decoder_layer_views(a, s);
+  v.attn_out.data = x.attn_out.data;
+  v.attn_out.dtype = x.attn_out.dtype;
+  const TensorView none{};
+
+  // Input norm and the QKV projection (rms_norm_linear; rms_norm on the first layer). The
+  // stream s lives in residual_mid, or in residual itself on the first layer.
+  const TensorView& stream = a.first_layer ? a.residual : a.residual_mid;
+  if (a.first_layer) {
+    rms_norm_reference(x.normed, a.residual, nullptr, a.input_norm, a.eps, NormScale::weight);
+  } else {
+    copy_values(a.residual_mid, a.residual);
+    rms_norm_reference(x.normed, a.hidden, &a.residual_mid, a.input_norm, a.eps, NormScale::weight);
+  }
+  linear_reference(LinearArgs{a.qkv, x.normed, a.qkv_weight, a.qkv_bias, none, none});
+
+  // Rope (after the per-head q/k norms) and the cache write (rope_and_cache).
+  RopeReferenceCall rope;
+  rope.op = kOp;
+  rope.shape = validate_rope_common(kOp, a.positions, v.q, v.k, a.cos_sin_cache, a.head_dim, a.rope_style,
+                                    RopeImpl::reference);
+  rope.positions = a.positions;
+  rope.query = v.q;
+  rope.key = v.k;
+  rope.cos_sin_cache = a.cos_sin_cache;
+  rope.style = a.rope_style;
+  if (arg_present(a.q_norm)) {
+    rope.q_weight = &a.q_norm;
+    rope.k_weight = &a.k_norm;
+    rope.eps = a.eps;
+  }
+  rope_reference(rope);
+  const auto copy = [](double y) { return y; };
+  write_cache_reference(v.k, v.v, a.k_cache, a.v_cache, a.slot_mapping, copy, copy);
+
+  attention_reference(a, s, v);
+
+  // The output projection into hidden, then residual = o + s, its norm and the MLP
+  // (rms_norm_linear; fused_add_rms_norm then linear on the first layer, the same values).
+  linear_reference(LinearArgs{a.hidden, x.attn_out, a.o_weight, none, none, none});
+  if (!a.first_layer) copy_values(a.residual, stream);
+  rms_norm_reference(x.normed, a.hidden, &a.residual, a.post_attention_norm, a.eps, NormScale::weight);
+  linear_reference(LinearArgs{x.gate_up, x.normed, a.gate_up_weight, none, none, none});
+  gated_reference(x.act, x.gate_up, silu_ref);
+  linear_reference(LinearArgs{a.hidden, x.act, a.down_weight, none, none, none});
+}
+
+}  // namespace fk::ops

@@ -1,0 +1,232 @@
+// Shared by the CPU decoder_layer candidates: the whole layer written for the test with
+// loops of its own (no engine code): float math, each activation rounded to the model
+// dtype where an engine stores it. Each candidate file shows only what it does differently.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "fk/dtype_convert.h"
+#include "fk/ops/layer.h"
+
+namespace adv_layer {
+
+using fk::DType;
+using fk::TensorView;
+
+inline float load(const TensorView& v, int64_t offset) {
+  const char* p = static_cast<const char*>(v.data) + offset * v.element_size();
+  if (v.dtype == DType::f32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  uint16_t b;
+  std::memcpy(&b, p, 2);
+  return v.dtype == DType::bf16 ? fk::bf16_to_float(b) : fk::f16_to_float(b);
+}
+
+inline void store(const TensorView& v, int64_t offset, float x) {
+  char* p = static_cast<char*>(v.data) + offset * v.element_size();
+  if (v.dtype == DType::f32) {
+    std::memcpy(p, &x, 4);
+    return;
+  }
+  const uint16_t b = v.dtype == DType::bf16 ? fk::float_to_bf16(x) : fk::float_to_f16(x);
+  std::memcpy(p, &b, 2);
+}
+
+inline float round_to(DType t, float x) {
+  if (t == DType::bf16) return fk::bf16_to_float(fk::float_to_bf16(x));
+  if (t == DType::f16) return fk::f16_to_float(fk::float_to_f16(x));
+  return x;
+}
+
+inline int64_t load_index(const TensorView& v, int64_t i) {
+  const char* p = static_cast<const char*>(v.data);
+  if (v.dtype == DType::i32) {
+    int32_t x;
+    std::memcpy(&x, p + i * v.strides[0] * 4, 4);
+    return x;
+  }
+  int64_t x;
+  std::memcpy(&x, p + i * v.strides[0] * 8, 8);
+  return x;
+}
+
+inline bool present(const TensorView& v) { return v.data != nullptr && v.numel() > 0; }
+
+// rows[t, :] of a [T, N] matrix view as floats.
+inline std::vector<float> read_matrix(const TensorView& v) {
+  const int64_t R = v.shape[0], C = v.shape[1];
+  std::vector<float> out(static_cast<size_t>(R * C));
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t c = 0; c < C; ++c) out[r * C + c] = load(v, r * v.strides[0] + c * v.strides[1]);
+  return out;
+}
+
+inline std::vector<float> read_vector(const TensorView& v) {
+  std::vector<float> out(static_cast<size_t>(v.shape[0]));
+  for (int64_t i = 0; i < v.shape[0]; ++i) out[i] = load(v, i * v.strides[0]);
+  return out;
+}
+
+inline void round_all(std::vector<float>& x, DType t) {
+  for (float& f : x) f = round_to(t, f);
+}
+
+// out[m, :] = x[m, :] * rsqrt(mean(x[m, :]^2) + eps) * w
+inline std::vector<float> rms_norm(const std::vector<float>& x, int64_t M, int64_t K, const std::vector<float>& w,
+                                   float eps) {
+  std::vector<float> out(x.size());
+  for (int64_t m = 0; m < M; ++m) {
+    float ss = 0;
+    for (int64_t k = 0; k < K; ++k) ss += x[m * K + k] * x[m * K + k];
+    const float inv = 1.f / std::sqrt(ss / static_cast<float>(K) + eps);
+    for (int64_t k = 0; k < K; ++k) out[m * K + k] = x[m * K + k] * inv * w[k];
+  }
+  return out;
+}
+
+// out[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]) for a [N, K] weight view.
+inline std::vector<float> gemm(const std::vector<float>& x, int64_t M, const TensorView& W, const TensorView& bias) {
+  const int64_t N = W.shape[0], K = W.shape[1];
+  const std::vector<float> w = read_matrix(W);
+  const std::vector<float> b = present(bias) ? read_vector(bias) : std::vector<float>(static_cast<size_t>(N), 0.f);
+  std::vector<float> out(static_cast<size_t>(M * N));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      float acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += x[m * K + k] * w[n * K + k];
+      out[m * N + n] = acc + b[n];
+    }
+  return out;
+}
+
+// One head (D floats) normalised per head (with w) and rotated at position p.
+inline void norm_rope_head(float* x, int64_t D, const std::vector<float>* w, float eps, const TensorView& cos_sin,
+                           int64_t p, fk::ops::RopeStyle style) {
+  if (w) {
+    float ss = 0;
+    for (int64_t d = 0; d < D; ++d) ss += x[d] * x[d];
+    const float inv = 1.f / std::sqrt(ss / static_cast<float>(D) + eps);
+    for (int64_t d = 0; d < D; ++d) x[d] = x[d] * inv * (*w)[d];
+  }
+  const int64_t half = cos_sin.shape[1] / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    const float c = load(cos_sin, p * cos_sin.strides[0] + i), s = load(cos_sin, p * cos_sin.strides[0] + half + i);
+    const int64_t i1 = style == fk::ops::RopeStyle::gptj ? 2 * i : i;
+    const int64_t i2 = style == fk::ops::RopeStyle::gptj ? 2 * i + 1 : i + half;
+    const float x1 = x[i1], x2 = x[i2];
+    x[i1] = x1 * c - x2 * s;
+    x[i2] = x2 * c + x1 * s;
+  }
+}
+
+inline int64_t cache_offset(const TensorView& cache, int64_t page, int64_t slot, int64_t head) {
+  return page * cache.strides[0] + slot * cache.strides[1] + head * cache.strides[2];
+}
+
+// The layer. add_residual = false leaves out the residual add after the attention (the
+// stream becomes o alone): a wrong layer for the harness to catch.
+inline void decoder_layer(const fk::ops::DecoderLayerArgs& a, bool add_residual = true) {
+  const DType dt = a.input_norm.dtype;
+  const int64_t T = a.hidden.shape[0], H = a.hidden.shape[1];
+  const int64_t Hq = a.num_heads, Hk = a.num_kv_heads, D = a.head_dim, group = Hq / Hk;
+  const int64_t qkv_width = (Hq + 2 * Hk) * D, S = a.k_cache.shape[1];
+  if (T == 0) return;
+
+  // The stream s and the input norm.
+  std::vector<float> s = read_matrix(a.residual);
+  if (!a.first_layer) {
+    const std::vector<float> h = read_matrix(a.hidden);
+    for (size_t i = 0; i < s.size(); ++i) s[i] = round_to(dt, s[i] + h[i]);
+  }
+  std::vector<float> x = rms_norm(s, T, H, read_vector(a.input_norm), a.eps);
+  round_all(x, dt);
+  std::vector<float> qkv = gemm(x, T, a.qkv_weight, a.qkv_bias);
+  round_all(qkv, dt);
+
+  // q/k norms and rope, then the cache write.
+  const bool qk_norm = present(a.q_norm);
+  const std::vector<float> qw = qk_norm ? read_vector(a.q_norm) : std::vector<float>();
+  const std::vector<float> kw = qk_norm ? read_vector(a.k_norm) : std::vector<float>();
+  for (int64_t t = 0; t < T; ++t) {
+    const int64_t p = load_index(a.positions, t);
+    for (int64_t h = 0; h < Hq + Hk; ++h) {
+      float* head = &qkv[t * qkv_width + h * D];
+      norm_rope_head(head, D, qk_norm ? (h < Hq ? &qw : &kw) : nullptr, a.eps, a.cos_sin_cache, p, a.rope_style);
+      for (int64_t d = 0; d < D; ++d) head[d] = round_to(dt, head[d]);
+    }
+    const int64_t slot = load_index(a.slot_mapping, t);
+    if (slot < 0) continue;
+    for (int64_t h = 0; h < Hk; ++h)
+      for (int64_t d = 0; d < D; ++d) {
+        const int64_t off = cache_offset(a.k_cache, slot / S, slot % S, h) + d;
+        store(a.k_cache, off, qkv[t * qkv_width + (Hq + h) * D + d]);
+        store(a.v_cache, off, qkv[t * qkv_width + (Hq + Hk + h) * D + d]);
+      }
+  }
+
+  // Paged causal attention of each sequence's query tokens (the last of its KV).
+  std::vector<float> attn(static_cast<size_t>(T * Hq * D), 0.f), logits, o(static_cast<size_t>(D));
+  const int64_t B = a.kv_indptr_host.shape[0] - 1;
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t q0 = load_index(a.qo_indptr_host, b), q1 = load_index(a.qo_indptr_host, b + 1);
+    const int64_t p0 = load_index(a.kv_indptr_host, b), p1 = load_index(a.kv_indptr_host, b + 1);
+    const int64_t kv_len = p1 == p0 ? 0 : (p1 - p0 - 1) * S + load_index(a.kv_last_page_len_host, b);
+    for (int64_t t = q0; t < q1; ++t) {
+      const int64_t pos = kv_len - (q1 - t);
+      const int64_t lo = a.window_left >= 0 ? std::max<int64_t>(0, pos - a.window_left) : 0;
+      logits.assign(static_cast<size_t>(pos + 1), 0.f);
+      for (int64_t h = 0; h < Hq; ++h) {
+        const float* q = &qkv[t * qkv_width + h * D];
+        float mx = -INFINITY;
+        for (int64_t j = lo; j <= pos; ++j) {
+          const int64_t page = load_index(a.kv_indices, p0 + j / S);
+          const int64_t off = cache_offset(a.k_cache, page, j % S, h / group);
+          float dot = 0;
+          for (int64_t d = 0; d < D; ++d) dot += q[d] * load(a.k_cache, off + d);
+          logits[j] = dot * a.sm_scale;
+          mx = std::max(mx, logits[j]);
+        }
+        float sum = 0;
+        std::fill(o.begin(), o.end(), 0.f);
+        for (int64_t j = lo; j <= pos; ++j) {
+          const float e = std::exp(logits[j] - mx);
+          sum += e;
+          const int64_t page = load_index(a.kv_indices, p0 + j / S);
+          const int64_t off = cache_offset(a.v_cache, page, j % S, h / group);
+          for (int64_t d = 0; d < D; ++d) o[d] += e * load(a.v_cache, off + d);
+        }
+        for (int64_t d = 0; d < D; ++d) attn[(t * Hq + h) * D + d] = round_to(dt, o[d] / sum);
+      }
+    }
+  }
+
+  // Output projection, the residual add, the MLP.
+  std::vector<float> proj = gemm(attn, T, a.o_weight, TensorView{});
+  round_all(proj, dt);
+  for (size_t i = 0; i < s.size(); ++i) s[i] = round_to(dt, add_residual ? proj[i] + s[i] : proj[i]);
+  x = rms_norm(s, T, H, read_vector(a.post_attention_norm), a.eps);
+  round_all(x, dt);
+  std::vector<float> gate_up = gemm(x, T, a.gate_up_weight, TensorView{});
+  round_all(gate_up, dt);
+  const int64_t I = a.down_weight.shape[1];
+  std::vector<float> act(static_cast<size_t>(T * I));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t i = 0; i < I; ++i) {
+      const float g = gate_up[t * 2 * I + i], u = gate_up[t * 2 * I + I + i];
+      act[t * I + i] = round_to(dt, g / (1.f + std::exp(-g)) * u);
+    }
+  const std::vector<float> out = gemm(act, T, a.down_weight, TensorView{});
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < H; ++h) {
+      store(a.residual, t * a.residual.strides[0] + h * a.residual.strides[1], s[t * H + h]);
+      store(a.hidden, t * a.hidden.strides[0] + h * a.hidden.strides[1], out[t * H + h]);
+    }
+}
+
+}  // namespace adv_layer
