@@ -478,11 +478,11 @@ class WorkloadEvaluator {
 
   // An edge round, in buffers of its own. The oracle sees the same inputs, so the expected
   // outputs are exact; the candidate is held to the element tolerance (not to the
-  // baseline's relative L2 error, a statistic of random inputs). A pattern the op's
-  // contract excludes shows as a baseline that is not right on it (or a reference or
-  // baseline that refuses the inputs): that round does not count against the candidate.
-  // Patterns need an oracle (with the baseline as the reference, right and wrong cannot be
-  // told apart there); the one-element change does not.
+  // baseline's relative L2 error, a statistic of random inputs). Inputs the op's contract
+  // excludes show as a baseline that is not right on them, or a reference or baseline that
+  // refuses them: that round does not count against the candidate. Patterns need an
+  // oracle (with the baseline as the reference, right and wrong cannot be told apart
+  // there); the one-element change does not.
   void edge_round(WorkloadResult& w, PreparedRound prep, const EdgeRound& e) {
     if (!prep.applicable || (e.pattern && !is_oracle(prep.kind))) return;
     const std::string which = e.name();
@@ -491,12 +491,11 @@ class WorkloadEvaluator {
     try {
       base = run_baseline(prep, host, /*judge_baseline=*/true);
     } catch (const HarnessFailure&) {
-      if (e.pattern) return;  // the reference refused the pattern
-      throw;
+      return;  // the reference refused the inputs
     } catch (const Failure& f) {
-      // The baseline refused the pattern; any other failure (an error the candidate left
+      // The baseline refused the inputs; any other failure (an error the candidate left
       // pending) still counts.
-      if (e.pattern && f.message.rfind("baseline", 0) == 0) return;
+      if (f.message.rfind("baseline", 0) == 0) return;
       throw;
     }
     if (!base.wrong.empty()) return;

@@ -187,5 +187,36 @@ TEST(Evaluate, ACacheKeyedOnASampleOfTheInputBytesAnswersTheChangedRoundStale) {
   EXPECT_TRUE(has(r.message, "one element changed")) << r.message;
 }
 
+// Every op's CPU implementation judged as a candidate on its first test workload, timed:
+// fresh timed inputs, the timed checks and the edge rounds must never fail (or break on)
+// an implementation that is right, whatever the op's arguments.
+TEST(Evaluate, EveryOpsOwnImplementationPassesAsACandidate) {
+  int judged = 0;
+  for (const OpDef* def : OpRegistry::global().defs()) {
+    const fk_op_fn fn = OpRegistry::global().baseline(def->name, DeviceType::cpu);
+    if (!fn || def->test_workloads.empty()) continue;
+    SCOPED_TRACE(def->name);
+    Task task;
+    task.id = def->name;
+    task.op = def->name;
+    task.level = def->level;
+    task.category = "test";
+    task.workloads = {{def->test_workloads.front(), 1, "test"}};
+    EvalConfig cfg;
+    cfg.backend = DeviceType::cpu;
+    cfg.seeds = {test::seed_for(def->name, 0), test::seed_for(def->name, 1), test::seed_for(def->name, 2)};
+    cfg.secret_seed = test::seed_for(def->name, 3);
+    cfg.warmup_calls = 1;
+    cfg.min_timed_calls = 4;
+    cfg.max_timed_calls = 4;
+    cfg.min_timed_ms = 0;
+    const EvalResult r =
+        evaluate(task, Implementation{fn, OpRegistry::global().active_plan(def->name, DeviceType::cpu)}, cfg);
+    EXPECT_EQ(r.verdict, Verdict::PASSED) << r.message;
+    ++judged;
+  }
+  EXPECT_GT(judged, 20);
+}
+
 }  // namespace
 }  // namespace fk::bench
