@@ -69,4 +69,10 @@ std::string apply_chat_template(const nlohmann::json& tokenizer_config,
                                 const nlohmann::json& messages, bool add_generation_prompt,
                                 const TemplateOptions& options = {});
 
+// Whether the config's chat template loops over a message's content (`{% for part in
+// message['content'] %}`): such a template takes OpenAI content parts as a list, as HF
+// passes them; any other renders a list as its Python repr, so a server joins the parts'
+// text into one string first. The test is vLLM's (its "openai" vs "string" content format).
+bool chat_template_takes_content_parts(const nlohmann::ordered_json& tokenizer_config);
+
 }  // namespace fk::chat

@@ -55,9 +55,9 @@ Json token_text(const Json& v) {
   return nullptr;
 }
 
+// The source of the config's chat template (the "default" one of a named list).
 template <class Json>
-std::string apply(const Json& tokenizer_config, const Json& messages, bool add_generation_prompt,
-                  const TemplateOptions& options) {
+std::string template_source(const Json& tokenizer_config) {
   FK_CHECK(tokenizer_config.is_object(), "tokenizer_config must be a JSON object");
   FK_CHECK(tokenizer_config.contains("chat_template"), "tokenizer_config has no chat_template");
   const auto& ct = tokenizer_config["chat_template"];
@@ -76,6 +76,13 @@ std::string apply(const Json& tokenizer_config, const Json& messages, bool add_g
   } else {
     FK_FAIL(FK_ERR_INVALID_ARGUMENT, "chat_template must be a string or a list of {name, template}");
   }
+  return source;
+}
+
+template <class Json>
+std::string apply(const Json& tokenizer_config, const Json& messages, bool add_generation_prompt,
+                  const TemplateOptions& options) {
+  const std::string source = template_source(tokenizer_config);
   Json context = Json::object();
   context["messages"] = messages;
   context["add_generation_prompt"] = add_generation_prompt;
@@ -97,7 +104,35 @@ std::string apply(const Json& tokenizer_config, const Json& messages, bool add_g
   return Template::parse(source, "chat_template", options).render(context);
 }
 
+// `e` is x.content or x['content'] for a variable x.
+bool is_content_of_variable(const detail::Expr& e) {
+  if (e.args.empty() || !e.args[0] || e.args[0]->kind != detail::Expr::Name) return false;
+  if (e.kind == detail::Expr::Attr) return e.name == "content";
+  if (e.kind != detail::Expr::Item || e.args.size() < 2 || !e.args[1] || e.args[1]->kind != detail::Expr::Literal)
+    return false;
+  const auto* key = std::get_if<std::string>(&e.args[1]->value.v);
+  return key != nullptr && *key == "content";
+}
+
+bool body_loops_over_content(const detail::Body& body) {
+  for (const detail::NodePtr& n : body) {
+    if (!n) continue;
+    if (n->kind == detail::Node::For && n->expr && is_content_of_variable(*n->expr)) return true;
+    for (const detail::Body& b : n->bodies)
+      if (body_loops_over_content(b)) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+bool chat_template_takes_content_parts(const nlohmann::ordered_json& tokenizer_config) {
+  const std::string source = template_source(tokenizer_config);
+  const TemplateOptions options;
+  auto tokens = detail::lex(source, "chat_template", {options.trim_blocks, options.lstrip_blocks});
+  const detail::Body body = detail::parse_tokens(tokens, "chat_template");
+  return body_loops_over_content(body);
+}
 
 std::string apply_chat_template(const nlohmann::ordered_json& tokenizer_config,
                                 const nlohmann::ordered_json& messages, bool add_generation_prompt,
