@@ -88,6 +88,7 @@ std::shared_ptr<TokenStream> EngineLoop::submit(const std::string& id, std::vect
   {
     std::lock_guard lk(mu_);
     if (!failure_.empty()) FK_FAIL(FK_ERR_INTERNAL, "the engine stopped after an error: ", failure_);
+    if (shutting_down_) FK_FAIL(FK_ERR_INTERNAL, "the server is shutting down");
     stats_.queued++;
     stats_.prompt_tokens += static_cast<int64_t>(prompt.size());
     queue_.push_back({id, std::move(prompt), params, stream});
@@ -96,12 +97,34 @@ std::shared_ptr<TokenStream> EngineLoop::submit(const std::string& id, std::vect
   return stream;
 }
 
-void EngineLoop::abort(const std::string& id) {
+void EngineLoop::abort(const std::string& id, engine::FinishReason counted_as) {
   {
     std::lock_guard lk(mu_);
-    aborts_.push_back(id);
+    aborts_.emplace_back(id, counted_as);
   }
   cv_.notify_all();
+}
+
+int64_t EngineLoop::abort_all(const std::string& reason) {
+  int64_t n = 0;
+  {
+    std::lock_guard lk(mu_);
+    shutting_down_ = true;
+    abort_all_reason_ = reason.empty() ? "aborted" : reason;
+    n = stats_.running + stats_.queued;
+  }
+  cv_.notify_all();
+  return n;
+}
+
+void EngineLoop::begin_shutdown() {
+  std::lock_guard lk(mu_);
+  shutting_down_ = true;
+}
+
+bool EngineLoop::shutting_down() const {
+  std::lock_guard lk(mu_);
+  return shutting_down_;
 }
 
 std::string EngineLoop::failure() const {
@@ -119,13 +142,17 @@ void EngineLoop::run() {
   std::vector<engine::StepToken> tokens;
   while (true) {
     std::deque<Submission> subs;
-    std::vector<std::string> aborts;
+    std::vector<std::pair<std::string, engine::FinishReason>> aborts;
+    std::string abort_all;
     {
       std::unique_lock lk(mu_);
-      cv_.wait(lk, [&] { return stop_ || !queue_.empty() || !aborts_.empty() || engine_->has_unfinished(); });
+      cv_.wait(lk, [&] {
+        return stop_ || !queue_.empty() || !aborts_.empty() || !abort_all_reason_.empty() || engine_->has_unfinished();
+      });
       if (stop_) return;
       subs.swap(queue_);
       aborts.swap(aborts_);
+      abort_all.swap(abort_all_reason_);
       stats_.queued -= static_cast<int64_t>(subs.size());
       stats_.running += static_cast<int64_t>(subs.size());
     }
@@ -140,7 +167,22 @@ void EngineLoop::run() {
         stats_.running--;
       }
     }
-    for (const std::string& id : aborts) engine_->abort(id);
+    for (const auto& [id, counted_as] : aborts)
+      if (engine_->abort(id) && counted_as != engine::FinishReason::abort) counted_as_[id] = counted_as;
+    if (!abort_all.empty()) {
+      // Every request ends now, with the reason as its error; the engine frees them at its
+      // next step (their results then find no stream and are dropped).
+      for (auto& [id, s] : live_) {
+        engine_->abort(id);
+        s->finish(engine::FinishReason::abort, 0, abort_all);
+      }
+      std::lock_guard lk(mu_);
+      const auto n = static_cast<int64_t>(live_.size());
+      stats_.running -= n;
+      stats_.requests_finished += n;
+      stats_.finished_by_reason[static_cast<size_t>(engine::FinishReason::abort)] += n;
+      live_.clear();
+    }
     if (!engine_->has_unfinished()) {
       std::lock_guard lk(mu_);
       stats_.loop_work_s += std::chrono::duration<double>(Clock::now() - t_work).count();
@@ -180,12 +222,18 @@ void EngineLoop::run() {
     stats_.kv_usage = es.num_pages > 0 ? 1.0 - static_cast<double>(es.free_pages) / static_cast<double>(es.num_pages) : 0;
     stats_.generation_tokens += static_cast<int64_t>(tokens.size());
     for (const engine::GenerationResult& g : done) {
+      engine::FinishReason counted = g.finish_reason;
+      if (auto c = counted_as_.find(g.id); c != counted_as_.end()) {
+        if (counted == engine::FinishReason::abort) counted = c->second;
+        counted_as_.erase(c);
+      }
       auto it = live_.find(g.id);
       if (it == live_.end()) continue;
       it->second->finish(g.finish_reason, g.num_cached_tokens);
       live_.erase(it);
       stats_.running--;
       stats_.requests_finished++;
+      stats_.finished_by_reason[static_cast<size_t>(counted)]++;
     }
     stats_.engine = es;
     const auto t_end = Clock::now();

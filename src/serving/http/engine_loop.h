@@ -3,6 +3,7 @@
 // thread-safe), adds submitted requests between steps, applies aborts (a client that went
 // away frees its request and KV blocks) and steps while anything is unfinished.
 #pragma once
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "serving/generate/engine.h"
@@ -50,6 +52,8 @@ struct LoopStats {
   int64_t running = 0;  // submitted and not finished
   int64_t queued = 0;   // submitted, not yet handed to the engine
   int64_t requests_finished = 0;
+  // Finished requests by why they finished (stop, length, abort), indexed by FinishReason.
+  std::array<int64_t, 4> finished_by_reason{};
   int64_t prompt_tokens = 0, generation_tokens = 0;
   double kv_usage = 0;  // fraction of KV pages in use (0 when unknown)
   // Where the loop thread's time goes (seconds since start): inside the engine's steps
@@ -69,7 +73,17 @@ class EngineLoop {
   // error and never reaches the loop). Throws fk::Error naming the problem.
   std::shared_ptr<TokenStream> submit(const std::string& id, std::vector<int64_t> prompt,
                                       const engine::SamplingParams& params);
-  void abort(const std::string& id);  // the client went away
+  // Ends a request early: its client went away, or (`counted_as` stop) a stop string ended
+  // its text. `counted_as` is the finish reason the metrics count it under.
+  void abort(const std::string& id, engine::FinishReason counted_as = engine::FinishReason::abort);
+  // Shutting down: later submissions are refused, and every request in the loop (queued or
+  // running) is aborted, its stream finishing with `reason` as its error. Returns how many
+  // requests that ends.
+  int64_t abort_all(const std::string& reason);
+  // Stops taking submissions (they throw naming the shutdown) and lets the loop finish what
+  // it holds; abort_all() ends the rest.
+  void begin_shutdown();
+  bool shutting_down() const;
   // Why the loop stopped serving (the engine threw, e.g. a device fault); "" while healthy.
   // submit() then throws at once instead of queueing work nobody would run.
   std::string failure() const;
@@ -92,7 +106,10 @@ class EngineLoop {
     std::shared_ptr<TokenStream> stream;
   };
   std::deque<Submission> queue_;
-  std::vector<std::string> aborts_;
+  std::vector<std::pair<std::string, engine::FinishReason>> aborts_;
+  std::map<std::string, engine::FinishReason> counted_as_;  // loop thread only: early ends not counted as abort
+  bool shutting_down_ = false;
+  std::string abort_all_reason_;  // set by abort_all(): the loop thread ends every request
   std::map<std::string, std::shared_ptr<TokenStream>> live_;  // loop thread only
   LoopStats stats_;
   bool stop_ = false;

@@ -40,6 +40,8 @@ using Choice = ChoiceStream;
 constexpr std::chrono::milliseconds kDisconnectPoll{50};
 // The status nginx logs for a client that closed the connection before the answer.
 constexpr int kClientClosedRequest = 499;
+// The error of requests ended by a shutdown (and of those refused while it runs).
+const char* const kShuttingDown = "the server is shutting down";
 
 std::unique_ptr<tokenizer::Tokenizer> load_tokenizer(const ServerConfig& c, const std::string& model) {
   namespace fs = std::filesystem;
@@ -61,6 +63,7 @@ struct HttpServer::Impl {
   std::atomic<int64_t> next_id{0};
   enum class Kind { completion, chat };
   int bound_port = -1;
+  const int64_t models_created = static_cast<int64_t>(std::time(nullptr));  // what /v1/models says
 
   Impl(ServerConfig c, std::unique_ptr<engine::Engine> e) : config(std::move(c)), loop(std::move(e)) {
     tok = load_tokenizer(config, loop.engine().config().model);
@@ -84,6 +87,7 @@ struct HttpServer::Impl {
   std::vector<std::unique_ptr<Choice>> submit_all(const CompletionRequest& cr, const std::string& id) {
     if (const std::string f = loop.failure(); !f.empty())
       throw ApiError(503, "server_error", concat("the engine stopped after an error: ", f));
+    if (loop.shutting_down()) throw ApiError(503, "server_error", kShuttingDown);
     const engine::Engine& e = loop.engine();
     check_limits(cr, ServerLimits{e.max_model_len(), loop.kv_capacity_tokens(), config.max_pending});
     const LoopStats s = loop.stats();
@@ -100,7 +104,8 @@ struct HttpServer::Impl {
           const std::string cid = concat(id, "-", index);
           engine::SamplingParams sp = cr.params;
           if (sp.seed) sp.seed = *sp.seed + static_cast<uint64_t>(j);  // n samples of one seed differ
-          sp.max_tokens = max_tokens_for(cr, static_cast<int64_t>(cr.prompts[p].size()), e.max_model_len());
+          sp.max_tokens = max_tokens_for(cr, static_cast<int64_t>(cr.prompts[p].size()), e.max_model_len(),
+                                         loop.kv_capacity_tokens());
           auto stream = loop.submit(cid, cr.prompts[p], sp);
           choices.push_back(std::make_unique<Choice>(index, cid, static_cast<int64_t>(cr.prompts[p].size()), stream,
                                                      tok.get(), cr.stop));
@@ -112,14 +117,14 @@ struct HttpServer::Impl {
     return choices;
   }
 
+  // The error of a choice the engine ended with one: a shutdown is a 503 (another replica
+  // can take the request), anything else a 500.
+  ApiError choice_error(const Choice& c) const {
+    return ApiError(loop.shutting_down() ? 503 : 500, "server_error", c.error());
+  }
+
   void observe(const Choice& c, Clock::time_point t0) {
-    const double end = seconds_since(t0);
-    metrics.e2e.observe(end);
-    if (c.first_token_s() >= 0) {
-      metrics.ttft.observe(c.first_token_s());
-      if (c.tokens().size() > 1)
-        metrics.tpot.observe((end - c.first_token_s()) / static_cast<double>(c.tokens().size() - 1));
-    }
+    metrics.observe_request(seconds_since(t0), c.first_token_s(), static_cast<int64_t>(c.tokens().size()));
   }
 
   // The logprobs object of some of a choice's tokens; null when the request did not ask.
@@ -174,8 +179,8 @@ struct HttpServer::Impl {
               metrics.count_http(kClientClosedRequest);
               return;
             }
-          } while (c->next(fresh, text, t0, [&] { loop.abort(c->id()); }));
-          if (!c->error().empty()) throw ApiError(500, "server_error", c->error());
+          } while (c->next(fresh, text, t0, [&] { loop.abort(c->id(), engine::FinishReason::stop); }));
+          if (!c->error().empty()) throw choice_error(*c);
           observe(*c, t0);
           int64_t text_offset = 0;
           results.push_back({c->index(), c->tokens(), c->text(), c->finish_reason(),
@@ -210,7 +215,7 @@ struct HttpServer::Impl {
           std::vector<engine::TokenLogprobs> unsent_logprobs;
           while (more) {
             if (!wait_or_abandon(*c, *choices, last_look, client_gone)) return false;
-            more = c->next(fresh, text, t0, [&] { loop.abort(c->id()); });
+            more = c->next(fresh, text, t0, [&] { loop.abort(c->id(), engine::FinishReason::stop); });
             unsent.insert(unsent.end(), fresh.begin(), fresh.end());
             unsent_logprobs.insert(unsent_logprobs.end(), c->fresh_logprobs().begin(), c->fresh_logprobs().end());
             const engine::FinishReason fin = more ? engine::FinishReason::none : c->finish_reason();
@@ -230,6 +235,16 @@ struct HttpServer::Impl {
             }
           }
           observe(*c, t0);
+          if (!c->error().empty()) {
+            // The request failed or the server shut down under it: the stream ends with an
+            // error event (what OpenAI's clients raise on), then [DONE].
+            send(error_body(choice_error(*c)));
+            for (const auto& other : *choices) loop.abort(other->id());
+            const std::string done = "data: [DONE]\n\n";
+            sink.write(done.data(), done.size());
+            sink.done();
+            return true;
+          }
           prompt_tokens += c->prompt_tokens();
           completion_tokens += static_cast<int64_t>(c->tokens().size());
         }
@@ -258,10 +273,25 @@ struct HttpServer::Impl {
       if (!tok) throw ApiError(501, "not_implemented_error", "the model has no tokenizer (no tokenizer.json found)");
       const json body = parse_body(req.body);
       check_model(body, config.served_model_name);
-      const auto p = body.find("prompt");
-      if (p == body.end() || !p->is_string()) throw ApiError(400, "invalid_request_error", "'prompt' must be a string", "prompt");
-      const bool special = body.value("add_special_tokens", true);
-      const std::vector<int64_t> ids = tok->encode(p->get<std::string>(), special);
+      std::vector<int64_t> ids;
+      if (body.contains("messages")) {
+        // A conversation, as vLLM's /tokenize takes it: the ids of the prompt the chat
+        // template renders (add_generation_prompt defaults to true there too).
+        if (tok_config == nullptr || !tok_config->contains("chat_template"))
+          throw ApiError(400, "invalid_request_error",
+                         "'messages' needs a chat_template in the model's tokenizer_config.json; this model has none",
+                         "messages");
+        ids = encode_chat(req.body, body, tok.get(), *tok_config);
+      } else {
+        const auto p = body.find("prompt");
+        if (p == body.end() || !p->is_string())
+          throw ApiError(400, "invalid_request_error", "'prompt' (a string) or 'messages' (a chat) is required",
+                         "prompt");
+        const auto special = body.find("add_special_tokens");
+        if (special != body.end() && !special->is_boolean())
+          throw ApiError(400, "invalid_request_error", "'add_special_tokens' must be a boolean", "add_special_tokens");
+        ids = tok->encode(p->get<std::string>(), special == body.end() || special->get<bool>());
+      }
       res.set_content(
           json_text(json{{"tokens", ids}, {"count", ids.size()}, {"max_model_len", loop.engine().max_model_len()}}),
           "application/json");
@@ -309,15 +339,25 @@ struct HttpServer::Impl {
       r.set_content(f.empty() ? "ok\n" : "engine failed: " + f + "\n", "text/plain");
     });
     http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) {
-      const json model = {{"id", config.served_model_name},
-                          {"object", "model"},
-                          {"created", static_cast<int64_t>(std::time(nullptr))},
-                          {"owned_by", "fastkernels"},
-                          {"max_model_len", loop.engine().max_model_len()}};
-      r.set_content(json{{"object", "list"}, {"data", json::array({model})}}.dump(), "application/json");
+      r.set_content(json_text(json{{"object", "list"}, {"data", json::array({model_json()})}}), "application/json");
+      metrics.count_http(200);
+    });
+    // One model by id, as OpenAI's GET /v1/models/{model}; ids may hold '/' (HF names).
+    http.Get(R"(/v1/models/(.+))", [this](const httplib::Request& q, httplib::Response& r) {
+      const std::string id = q.matches[1];
+      if (id != config.served_model_name) {
+        send_error(r, ApiError(404, "not_found_error",
+                               concat("The model '", id, "' does not exist; this server serves '",
+                                      config.served_model_name, "'"),
+                               "model"));
+        metrics.count_http(404);
+        return;
+      }
+      r.set_content(json_text(model_json()), "application/json");
+      metrics.count_http(200);
     });
     http.Get("/metrics", [this](const httplib::Request&, httplib::Response& r) {
-      r.set_content(metrics.render(loop.stats()), "text/plain; version=0.0.4");
+      r.set_content(metrics.render(loop.stats(), config.served_model_name), "text/plain; version=0.0.4");
     });
     http.Post("/tokenize", [this](const httplib::Request& q, httplib::Response& r) { tokenize(q, r); });
     http.Post("/detokenize", [this](const httplib::Request& q, httplib::Response& r) { detokenize(q, r); });
@@ -354,6 +394,16 @@ struct HttpServer::Impl {
       const int yes = 1;
       ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));  // restart while old connections linger
     });
+  }
+
+  json model_json() const {
+    return {{"id", config.served_model_name},
+            {"object", "model"},
+            {"created", models_created},
+            {"owned_by", "fastkernels"},
+            {"root", loop.engine().config().model},
+            {"parent", nullptr},
+            {"max_model_len", loop.engine().max_model_len()}};
   }
 
   ApiError library_error(const httplib::Request& q, int status) const {
@@ -437,6 +487,19 @@ int HttpServer::bind() {
 
 void HttpServer::serve() { impl_->http.listen_after_bind(); }
 void HttpServer::stop() { impl_->http.stop(); }
+
+void HttpServer::stop_accepting() {
+  impl_->loop.begin_shutdown();
+  impl_->http.stop();
+}
+
+int64_t HttpServer::in_flight() const {
+  const LoopStats s = impl_->loop.stats();
+  return s.running + s.queued;
+}
+
+int64_t HttpServer::abort_in_flight() { return impl_->loop.abort_all(kShuttingDown); }
+
 int HttpServer::port() const { return impl_->bound_port; }
 
 }  // namespace fk::serve

@@ -4,8 +4,10 @@
 //   POST /v1/chat/completions (with tokenizer.json and the chat_template of
 //                          tokenizer_config.json in the model folder), streamed or not,
 //                          logprobs / top_logprobs
-//   POST /tokenize, /detokenize (with the model's tokenizer.json)
-//   GET  /v1/models, /health, /metrics (Prometheus text)
+//   POST /tokenize (a prompt, or chat messages through the template), /detokenize (with
+//                          the model's tokenizer.json)
+//   GET  /v1/models, /v1/models/{id}, /health, /metrics (Prometheus text, fk's names and
+//                          vLLM's)
 // HTTP threads only parse, submit and wait; the engine runs on its own thread (EngineLoop).
 // A request whose client hangs up is aborted while it computes (connection_watch.h).
 #pragma once
@@ -40,6 +42,14 @@ class HttpServer {
   int bind();
   void serve();  // blocks until stop()
   void stop();
+  // Graceful shutdown, in steps a signal handler can interleave: stop_accepting() closes the
+  // listening socket and refuses new requests (serve() returns once the answers in progress
+  // are written); in_flight() counts requests still queued or running; abort_in_flight()
+  // ends them all (streams get a final error event, others a 503 naming the shutdown) and
+  // returns how many.
+  void stop_accepting();
+  int64_t in_flight() const;
+  int64_t abort_in_flight();
   int port() const;
 
  private:

@@ -1,7 +1,11 @@
 // Prometheus text metrics of the server: request and token counters from the engine loop,
-// and latency histograms (time to first token, time per output token, end to end).
+// and latency histograms (time to first token, time per output token, end to end). Each
+// is there twice: under fk's own names, and under vLLM's (vllm:..., labelled with
+// model_name, vLLM's histogram buckets) so dashboards and autoscalers made for vLLM read
+// fk serve unchanged.
 #pragma once
 #include <array>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -14,8 +18,9 @@ namespace fk::serve {
 class Histogram {
  public:
   explicit Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
-  void observe(double v);
-  std::string render(const std::string& name, const std::string& help) const;
+  void observe(double v, uint64_t times = 1);  // `times` observations of v
+  // `labels`: extra labels of every sample, e.g. model_name="m" (already escaped).
+  std::string render(const std::string& name, const std::string& help, const std::string& labels = {}) const;
 
  private:
   mutable std::mutex mu_;
@@ -28,11 +33,15 @@ class Histogram {
 class ServerMetrics {
  public:
   ServerMetrics();
-  Histogram ttft, tpot, e2e;
+  // One finished request: its latency, its first token's (< 0: it made none), and how many
+  // tokens it made.
+  void observe_request(double e2e_s, double first_token_s, int64_t tokens);
   void count_http(int status);
-  std::string render(const LoopStats& loop) const;
+  std::string render(const LoopStats& loop, const std::string& model_name) const;
 
  private:
+  Histogram ttft_, tpot_, e2e_;
+  Histogram vllm_ttft_, vllm_tpot_, vllm_e2e_;  // vLLM's buckets
   mutable std::mutex mu_;
   uint64_t ok_ = 0, client_errors_ = 0, server_errors_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "serving/http/chat_messages.h"
 #include "text/chat_template.h"
 #include "text/tokenizer/unicode.h"
 #include "fk/ops/logprobs.h"
@@ -108,8 +109,10 @@ void parse_sampling(const json& body, CompletionRequest& r, const tokenizer::Tok
   if (auto so = body.find("stream_options"); so != body.end() && so->is_object())
     r.include_usage = get_bool(*so, "include_usage", false);
   engine::SamplingParams& sp = r.params;
-  const int64_t max_tokens = get_int(body, "max_completion_tokens", 16, 1, int64_t{1} << 30);
-  sp.max_tokens = get_int(body, "max_tokens", max_tokens, 1, int64_t{1} << 30);
+  // max_completion_tokens (OpenAI's newer name) wins over max_tokens; with neither, the
+  // default the caller set (16 for completions; chat runs to the context's end).
+  const int64_t max_tokens = get_int(body, "max_tokens", sp.max_tokens, 1, int64_t{1} << 30);
+  sp.max_tokens = get_int(body, "max_completion_tokens", max_tokens, 1, int64_t{1} << 30);
   for (const char* key : {"max_tokens", "max_completion_tokens"})
     if (auto it = body.find(key); it != body.end() && !it->is_null()) r.max_tokens_given = true;
   sp.min_tokens = get_int(body, "min_tokens", 0, 0, sp.max_tokens);
@@ -207,9 +210,14 @@ CompletionRequest parse_completion_request(const std::string& text, const std::s
   return r;
 }
 
-int64_t max_tokens_for(const CompletionRequest& r, int64_t prompt_tokens, int64_t max_model_len) {
-  if (r.max_tokens_given || max_model_len <= 0) return r.params.max_tokens;
-  return std::max<int64_t>(1, std::min(r.params.max_tokens, max_model_len - prompt_tokens));
+int64_t max_tokens_for(const CompletionRequest& r, int64_t prompt_tokens, int64_t max_model_len,
+                       int64_t kv_capacity_tokens) {
+  if (r.max_tokens_given) return r.params.max_tokens;
+  int64_t k = r.params.max_tokens;
+  if (max_model_len > 0) k = std::min(k, max_model_len - prompt_tokens);
+  // A sequence holds K/V for all its tokens but the last sampled one.
+  if (kv_capacity_tokens > 0) k = std::min(k, kv_capacity_tokens - prompt_tokens + 1);
+  return std::max<int64_t>(1, k);
 }
 
 void check_limits(const CompletionRequest& r, const ServerLimits& limits) {
@@ -219,7 +227,7 @@ void check_limits(const CompletionRequest& r, const ServerLimits& limits) {
                     "); this server holds at most ", limits.max_sequences, " at once (--max-pending)"));
   for (const auto& prompt : r.prompts) {
     const int64_t p = static_cast<int64_t>(prompt.size());
-    const int64_t k = max_tokens_for(r, p, limits.max_model_len);
+    const int64_t k = max_tokens_for(r, p, limits.max_model_len, limits.kv_capacity_tokens);
     if (limits.max_model_len > 0 && p + k > limits.max_model_len) {
       if (r.max_tokens_given)
         bad("max_tokens", concat("This model's maximum context length is ", limits.max_model_len,
@@ -300,30 +308,34 @@ CompletionRequest parse_chat_request(const std::string& text, const std::string&
     throw ApiError(400, "invalid_request_error",
                    "chat completions need the model's tokenizer.json and a chat_template in its tokenizer_config.json; "
                    "this model has none: use /v1/completions");
+  CompletionRequest r;
+  r.prompts.push_back(encode_chat(text, body, tok, *tokenizer_config));
+  parse_chat_logprobs(body, r);
+  // As in vLLM, a chat request that names no max_tokens runs to its end (EOS, a stop) or
+  // the context's; max_tokens_for cuts this to the room the prompt leaves.
+  r.params.max_tokens = int64_t{1} << 30;
+  parse_sampling(body, r, tok);
+  return r;
+}
+
+std::vector<int64_t> encode_chat(const std::string& text, const json& body, const tokenizer::Tokenizer* tok,
+                                 const nlohmann::ordered_json& tokenizer_config) {
   // Key order matters to templates (tojson of tool arguments): read the messages ordered.
   const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text);
   const auto m = ordered.find("messages");
   if (m == ordered.end() || !m->is_array() || m->empty()) bad("messages", "'messages' must be a non-empty list");
-  for (const auto& msg : *m) {
-    if (!msg.is_object() || !msg.contains("role") || !msg["role"].is_string())
-      bad("messages", "every message must be an object with a string 'role'");
-    if (msg.contains("content") && !msg["content"].is_string() && !msg["content"].is_array() &&
-        !msg["content"].is_null())
-      bad("messages", "a message's 'content' must be a string, a list of parts, or null");
-  }
   const bool add_generation_prompt = get_bool(body, "add_generation_prompt", true);
   std::string prompt;
   try {
-    prompt = chat::apply_chat_template(*tokenizer_config, *m, add_generation_prompt);
+    const nlohmann::ordered_json messages =
+        chat_messages_for_template(*m, chat::chat_template_takes_content_parts(tokenizer_config));
+    prompt = chat::apply_chat_template(tokenizer_config, messages, add_generation_prompt);
   } catch (const Error& e) {
     bad("messages", concat("the chat template refused the messages: ", e.what()));
   }
-  CompletionRequest r;
-  r.prompts.push_back(tok->encode(prompt, /*add_special_tokens=*/false));
-  if (r.prompts[0].empty()) bad("messages", "the rendered conversation encodes to no tokens");
-  parse_chat_logprobs(body, r);
-  parse_sampling(body, r, tok);
-  return r;
+  std::vector<int64_t> ids = tok->encode(prompt, /*add_special_tokens=*/false);
+  if (ids.empty()) bad("messages", "the rendered conversation encodes to no tokens");
+  return ids;
 }
 
 json chat_response(const std::string& id, const std::string& model, int64_t created,

@@ -60,8 +60,10 @@ struct ServerLimits {
   int64_t max_sequences = 0;       // sequences (prompts x n) in the server at once
 };
 // The max_tokens of one prompt's sequences: the request's own, or, when it named none, the
-// default cut to the context left after the prompt.
-int64_t max_tokens_for(const CompletionRequest& r, int64_t prompt_tokens, int64_t max_model_len);
+// default cut to the context left after the prompt (and to what the KV cache holds, when
+// kv_capacity_tokens > 0).
+int64_t max_tokens_for(const CompletionRequest& r, int64_t prompt_tokens, int64_t max_model_len,
+                       int64_t kv_capacity_tokens = 0);
 // Throws a 400 naming the limit a request can never fit: more sequences than the server
 // holds, a prompt plus max_tokens beyond the model's context (vLLM's message), or a sequence
 // needing more K/V than the whole cache.
@@ -86,6 +88,12 @@ nlohmann::json completion_chunk(const std::string& id, const std::string& model,
 // prompt, encoded without adding special tokens again (the template writes them).
 CompletionRequest parse_chat_request(const std::string& body, const std::string& served_model,
                                      const tokenizer::Tokenizer* tokenizer, const nlohmann::ordered_json* tokenizer_config);
+
+// The prompt ids of a chat body's `messages` (with add_generation_prompt, default true),
+// rendered by the chat template of `tokenizer_config`. `text` is the body as received (its
+// key order is kept for the template), `body` the same parsed. Throws ApiError (400).
+std::vector<int64_t> encode_chat(const std::string& text, const nlohmann::json& body,
+                                 const tokenizer::Tokenizer* tokenizer, const nlohmann::ordered_json& tokenizer_config);
 
 nlohmann::json chat_response(const std::string& id, const std::string& model, int64_t created,
                              const std::vector<ChoiceResult>& choices, int64_t prompt_tokens);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """fk serve driven by the official `openai` Python client: completions (text and token ids,
-plain and streamed), chat completions through the chat template, logprobs of both, models,
-and errors.
+plain and streamed), chat completions through the chat template (content as a string or as
+text parts), logprobs of both, models (listed and by id), and errors.
 
     openai_client_smoke.py PATH_TO_FK SOURCE_DIR
 """
@@ -88,6 +88,31 @@ def main(fk, source):
                 if ch.choices and ch.choices[0].logprobs:
                     streamed += [e.logprob for e in ch.choices[0].logprobs.content]
             assert streamed == [e.logprob for e in content], (streamed, content)
+            # Content as a list of text parts (what the SDK's typed messages and `vllm bench
+            # serve` send): the same prompt as the parts' texts joined with "\n".
+            parts = client.chat.completions.create(
+                model="tiny", temperature=0, max_completion_tokens=5, extra_body={"ignore_eos": True},
+                messages=[{"role": "user", "content": [{"type": "text", "text": "Hi"}, {"type": "text", "text": "there"}]}])
+            joined = client.chat.completions.create(
+                model="tiny", temperature=0, max_completion_tokens=5, extra_body={"ignore_eos": True},
+                messages=[{"role": "user", "content": "Hi\nthere"}])
+            assert parts.usage.completion_tokens == 5, parts
+            assert parts.usage.prompt_tokens == joined.usage.prompt_tokens, (parts.usage, joined.usage)
+            assert parts.choices[0].message.content == joined.choices[0].message.content, (parts, joined)
+            try:
+                client.chat.completions.create(model="tiny", max_tokens=2, messages=[{"role": "user", "content": [
+                    {"type": "image_url", "image_url": {"url": "http://example.com/a.png"}}]}])
+                raise AssertionError("an image part was accepted by a text model")
+            except openai.BadRequestError as e:
+                assert "image_url" in str(e), e
+
+            assert client.models.retrieve("tiny").id == "tiny"
+            try:
+                client.models.retrieve("no-such-model")
+                raise AssertionError("an unknown model was found")
+            except openai.NotFoundError as e:
+                assert "no-such-model" in str(e), e
+
             try:
                 client.completions.create(model="tiny", prompt="x", max_tokens=4, logprobs=21)
                 raise AssertionError("logprobs=21 was accepted")

@@ -109,6 +109,14 @@ class TestServer {
     return events;
   }
 
+  // GETs a path; the parsed answer (null when the connection failed or the body is not JSON).
+  nlohmann::json get(const std::string& path, int* status = nullptr) const {
+    httplib::Client cli("127.0.0.1", port_);
+    auto r = cli.Get(path.c_str());
+    if (status) *status = r ? r->status : 0;
+    return r ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json();
+  }
+
   std::string metrics() const {
     httplib::Client cli("127.0.0.1", port_);
     auto r = cli.Get("/metrics");
