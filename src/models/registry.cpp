@@ -178,6 +178,18 @@ ModelSource resolve_model(std::string_view model) {
           "config.json (presets: ", join(preset_names()), "; see `fk models list`)");
 }
 
+void check_runnable(const ModelSource& model, RunPattern runnable, std::string_view backend,
+                    std::string_view command) {
+  const ModelRegistration& r = *model.registration;
+  if (r.pattern != runnable)
+    FK_FAIL(FK_ERR_UNSUPPORTED, command, ": model '", model.source, "' (architecture '", r.architecture,
+            "') runs by the ", run_pattern_name(r.pattern), " pattern, which has no runner in `", command,
+            "` yet (it runs ", run_pattern_name(runnable), " models)");
+  if (std::find(r.backends.begin(), r.backends.end(), backend) == r.backends.end())
+    FK_FAIL(FK_ERR_UNSUPPORTED, command, ": architecture '", r.architecture, "' has no ", backend,
+            " backend (it has: ", join(r.backends), ")");
+}
+
 std::unique_ptr<Model> create_model_from_config(std::string_view config_json, std::string_view source) {
   return registration_for_config(config_json, source).factory(config_json, source);
 }

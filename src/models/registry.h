@@ -76,6 +76,11 @@ struct ModelSource {
 // Throws naming the model and pointing to `fk models list` when it is neither a preset
 // nor a folder with a config of a registered type.
 ModelSource resolve_model(std::string_view model);
+// Throws a named error unless `command` can run the model: its pattern is `runnable` (the
+// one pattern that command has a runner for) and `backend` ("cpu", "cuda") is one of its
+// registration's backends.
+void check_runnable(const ModelSource& model, RunPattern runnable, std::string_view backend,
+                    std::string_view command);
 // The registration whose config_types hold the config's type (throws naming the type and
 // the registered ones).
 const ModelRegistration& registration_for_config(std::string_view config_json, std::string_view source = "config.json");

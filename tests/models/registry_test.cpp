@@ -126,6 +126,27 @@ TEST(ModelRegistry, UnknownNamesListTheKnownOnes) {
   EXPECT_NE(error_of([] { registration_for_config("{"); }).find("not valid JSON"), std::string::npos);
 }
 
+// Commands run the patterns they have runners for, on the registration's backends.
+TEST(ModelRegistry, CommandsRefusePatternsAndBackendsTheyLack) {
+  const ModelSource llama = resolve_model("tiny-llama");
+  check_runnable(llama, RunPattern::generate, "cpu", "fk run");
+  EXPECT_NE(error_of([&] { check_runnable(llama, RunPattern::batch, "cpu", "fk run"); })
+                .find("fk run: model 'tiny-llama' (architecture 'llama') runs by the generate pattern, which has no "
+                      "runner in `fk run` yet"),
+            std::string::npos);
+  ModelRegistration denoiser = *llama.registration;  // the same entry, as a Denoise model on CUDA only
+  denoiser.pattern = RunPattern::denoise;
+  denoiser.backends = {"cuda"};
+  ModelSource s = llama;
+  s.registration = &denoiser;
+  EXPECT_NE(error_of([&] { check_runnable(s, RunPattern::generate, "cuda", "fk bench latency"); })
+                .find("runs by the denoise pattern"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { check_runnable(s, RunPattern::denoise, "cpu", "fk run"); })
+                .find("architecture 'llama' has no cpu backend (it has: cuda)"),
+            std::string::npos);
+}
+
 // Each golden test named by a registration has its upstream outputs committed.
 TEST(ModelRegistry, GoldenTestsHaveTheirData) {
   for (const ModelRegistration* r : model_registrations()) {

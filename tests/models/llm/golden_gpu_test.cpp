@@ -15,7 +15,8 @@ TEST_P(GoldenGpu, LogitsAndGreedyTokensMatchTransformers) {
 
 INSTANTIATE_TEST_SUITE_P(Families, GoldenGpu,
                          ::testing::Values("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "mixtral",
-                                           "qwen3_moe", "olmoe", "qwen2_moe"));
+                                           "qwen3_moe", "olmoe", "qwen2_moe"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
 }  // namespace fk::engine::test
