@@ -5,8 +5,8 @@
 
 namespace fk::bench {
 
-int timed_check_stride(size_t output_bytes) {
-  return output_bytes <= kCheckEveryTimedCallBytes ? 1 : kLargestTimedCheckStride;
+int timed_check_stride(size_t copied_bytes) {
+  return copied_bytes <= kCheckEveryTimedCallBytes ? 1 : kLargestTimedCheckStride;
 }
 
 bool timed_call_checked(uint64_t secret, int call, int stride) {
