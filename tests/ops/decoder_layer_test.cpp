@@ -1,8 +1,9 @@
-// decoder_layer on the CPU: its baseline (the reference) and its composition of registry
-// calls give the bits of the parts called one by one as an engine calls them, both pass
-// the harness's check against the oracle, a part's candidate runs inside the composition,
-// bad arguments get errors that name them, and a captured call rebuilds its workload. The
-// oracle comparison on every test workload is also the generic op_oracle test's.
+// decoder_layer on the CPU: its baseline (the composition of registry calls) and its
+// reference run in the model dtype give the bits of the parts called one by one as an
+// engine calls them, the composition passes the harness's check against the oracle, a
+// part's candidate runs inside it, bad arguments get errors that name them, and a captured
+// call rebuilds its workload. The oracle comparison on every test workload is also the
+// generic op_oracle test's.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -13,9 +14,9 @@
 #include "fk/ops/attention.h"
 #include "fk/ops/layer.h"
 #include "fk/ops/linear.h"
-#include "fk/ops/norm.h"
 #include "fk/ops/rope.h"
 #include "harness/check/op_check.h"
+#include "ops/layer/decoder_layer_reference.h"
 #include "support/test_seed.h"
 
 namespace fk::ops {
@@ -59,7 +60,7 @@ void call_parts_by_hand(const DecoderLayerArgs& a) {
   out.strides[2] = 1;
   const TensorView none{};
   if (a.first_layer)
-    call_op(RmsNormLinearArgs{a.qkv, a.normed, none, a.residual, none, a.input_norm, a.qkv_weight, a.qkv_bias, a.eps},
+    call_op(RmsNormLinearArgs{a.qkv, a.normed, none, a.hidden, none, a.input_norm, a.qkv_weight, a.qkv_bias, a.eps},
             cpu, nullptr);
   else
     call_op(RmsNormLinearArgs{a.qkv, a.normed, a.residual_mid, a.hidden, a.residual, a.input_norm, a.qkv_weight,
@@ -83,11 +84,13 @@ void call_parts_by_hand(const DecoderLayerArgs& a) {
                                            a.cuda_graph},
             cpu, nullptr);
   }
-  call_op(LinearArgs{a.hidden, a.attn_out, a.o_weight, none, none, none}, cpu, nullptr);
-  if (a.first_layer) {
-    call_op(FusedAddRmsNormArgs{a.hidden, a.residual, a.post_attention_norm, a.eps}, cpu, nullptr);
-    call_op(LinearArgs{a.gate_up, a.hidden, a.gate_up_weight, none, none, none}, cpu, nullptr);
+  if (a.first_layer) {  // the stream is hidden; o goes to residual_mid
+    call_op(LinearArgs{a.residual_mid, a.attn_out, a.o_weight, none, none, none}, cpu, nullptr);
+    call_op(RmsNormLinearArgs{a.gate_up, a.normed, a.residual, a.residual_mid, a.hidden, a.post_attention_norm,
+                              a.gate_up_weight, none, a.eps},
+            cpu, nullptr);
   } else {
+    call_op(LinearArgs{a.hidden, a.attn_out, a.o_weight, none, none, none}, cpu, nullptr);
     call_op(RmsNormLinearArgs{a.gate_up, a.normed, a.residual, a.hidden, a.residual_mid, a.post_attention_norm,
                               a.gate_up_weight, none, a.eps},
             cpu, nullptr);
@@ -103,13 +106,15 @@ void expect_same_outputs(const OpCase& got, const OpCase& want, const std::strin
       EXPECT_TRUE(same_bits(got.tensors[i], want.tensors[i])) << what << ": " << args[i].name << " differs";
 }
 
-TEST(DecoderLayer, BaselineAndCompositionEqualThePartsCalledByHand) {
+TEST(DecoderLayer, BaselineCompositionAndReferenceEqualThePartsCalledByHand) {
   const OpDef& def = layer_def();
   ASSERT_NE(def.composed[static_cast<int>(DeviceType::cpu)], nullptr);
   for (const Json& w : def.test_workloads) {
     const OpCase c = def.make_case(w, test::seed_for("decoder_layer_parts"));
-    OpCase by_hand = clone_case(c), baseline = clone_case(c), composed = clone_case(c);
+    OpCase by_hand = clone_case(c), baseline = clone_case(c), composed = clone_case(c), reference = clone_case(c);
     call_parts_by_hand(by_hand.as<DecoderLayerArgs>());
+    decoder_layer_reference(reference.as<DecoderLayerArgs>());
+    expect_same_outputs(reference, by_hand, "reference " + w.dump());
     ASSERT_EQ(OpRegistry::global().baseline(def.name, DeviceType::cpu)(baseline.args_ptr(), nullptr), FK_OK)
         << last_error_message();
     ASSERT_EQ(def.composed[static_cast<int>(DeviceType::cpu)](composed.args_ptr(), nullptr), FK_OK)

@@ -13,7 +13,7 @@ namespace fk::ops {
 // stream as vLLM's layers carry it (the sub-layer output beside the residual, added by the
 // next norm):
 //
-//   s        = first_layer ? residual : round(hidden + residual)          (residual stream)
+//   s        = first_layer ? hidden : round(hidden + residual)            (residual stream)
 //   x        = rms_norm(s) * input_norm
 //   qkv      = x @ qkv_weight^T (+ qkv_bias)                              [q | k | v] per token
 //   q, k     = rope(per-head rms_norm(q) * q_norm, ...)  (the norm with q_norm / k_norm only)
@@ -25,16 +25,17 @@ namespace fk::ops {
 //   hidden   = (silu(g) * u) @ down_weight^T, with [g | u] = x @ gate_up_weight^T
 //
 // i.e. exactly the ops a decoder runs for the layer, in that order, each intermediate held
-// in the model dtype (the workspace tensors below): rms_norm_linear (rms_norm on the first
-// layer's input), rope_and_cache (fk/ops/rope.h), batch_decode_paged_attention or
-// batch_prefill_paged_attention (fk/ops/attention.h), linear, fused_add_rms_norm /
-// rms_norm_linear, silu_and_mul (fk/ops/activation.h). The layer's outputs are `hidden` and
+// in the model dtype (the workspace tensors below): rms_norm_linear (without the add on the
+// first layer), rope_and_cache (fk/ops/rope.h), batch_decode_paged_attention or
+// batch_prefill_paged_attention (fk/ops/attention.h), linear, rms_norm_linear,
+// silu_and_mul (fk/ops/activation.h), linear. The layer's outputs are `hidden` and
 // `residual` (the next layer's inputs) and the cache rows of this step's tokens.
 //
 // Why in place: the engine carries the stream in two [T, H] buffers, and a layer ends with
 // its output beside the updated residual, so a whole model calls this op layer after layer
-// on the same two buffers with no copy. The first layer has no previous output: with
-// first_layer = 1 the embedding is in `residual` and `hidden`'s contents are not read.
+// on the same two buffers with no copy. The first layer has no residual yet (vLLM's
+// residual = None): with first_layer = 1 its input is `hidden` alone (the embedding) and
+// `residual`'s contents are not read.
 //
 // Attention: a batch with as many query tokens as sequences (T == B) is a decode batch
 // (every sequence one token: the decode kernel serves it); any other batch (prefill,
@@ -60,8 +61,8 @@ namespace fk::ops {
 struct DecoderLayerArgs {
   static constexpr const char* kName = "decoder_layer";
   // The residual stream.
-  TensorView hidden;    // [T, H] inout: the previous layer's output in (not read when first_layer); this layer's MLP output out
-  TensorView residual;  // [T, H] inout: the stream before the layer in (the embedding when first_layer); s + o out
+  TensorView hidden;    // [T, H] inout: the previous layer's output (the embedding when first_layer) in; this layer's MLP output out
+  TensorView residual;  // [T, H] inout: the stream before the layer in (not read when first_layer); s + o out
 
   // The layer's weights (HF / vLLM layout: [out_features, in_features]).
   TensorView input_norm;           // [H] read
@@ -94,7 +95,7 @@ struct DecoderLayerArgs {
   // Workspace: the activations between the parts, in the model dtype, and the attention
   // op's workspaces (sized by paged_attention_workspace_bytes for this batch).
   TensorView normed;              // [T, H]
-  TensorView residual_mid;        // [T, H]: the stream after the input add (the parts write it out of place)
+  TensorView residual_mid;        // [T, H]: the stream after the input add (the parts write it out of place), or the first layer's o
   TensorView qkv;                 // [T, (Hq + 2 Hk) D]
   TensorView attn_out;            // [T, Hq D]
   TensorView gate_up;             // [T, 2 I]
@@ -111,7 +112,7 @@ struct DecoderLayerArgs {
   float eps;             // every RMSNorm of the layer (q/k norms included)
   float sm_scale;        // attention logit scale (models: 1 / sqrt(D))
   int32_t window_left;   // -1 = none; >= 0: sliding window (fk/ops/attention.h)
-  int32_t first_layer;   // 1: the stream is `residual` alone (no add before the input norm)
+  int32_t first_layer;   // 1: the stream is `hidden` alone (no add before the input norm; residual not read)
   int32_t cuda_graph;    // the attention op's cuda_graph attribute (decode: grid class)
 };
 

@@ -1,14 +1,12 @@
 // decoder_layer composed of registry calls of its parts, in the order of fk/ops/layer.h.
-// The first layer has no previous output to add before its input norm, and the residual
-// add after its attention would read and write the same buffer (rms_norm_linear writes
-// its residual out of place), so that add is fused_add_rms_norm's, in place, and the MLP's
-// GEMM reads the normalised rows from hidden.
+// rms_norm_linear writes the residual out of place: a layer's input add goes into
+// residual_mid and its residual add back into residual. The first layer's stream is
+// hidden itself (no input add), so its o goes into residual_mid for the add to read.
 #include <type_traits>
 
 #include "fk/op_registry.h"
 #include "fk/ops/activation.h"
 #include "fk/ops/linear.h"
-#include "fk/ops/norm.h"
 #include "fk/ops/rope.h"
 #include "ops/layer/decoder_layer_attention.h"
 #include "ops/layer/decoder_layer_composed.h"
@@ -28,7 +26,7 @@ fk_status composed(const void* args, void* stream) {
     const TensorView none{};
 
     if (a.first_layer)
-      call_op(RmsNormLinearArgs{a.qkv, a.normed, none, a.residual, none, a.input_norm, a.qkv_weight, a.qkv_bias, a.eps},
+      call_op(RmsNormLinearArgs{a.qkv, a.normed, none, a.hidden, none, a.input_norm, a.qkv_weight, a.qkv_bias, a.eps},
               B, stream);
     else
       call_op(RmsNormLinearArgs{a.qkv, a.normed, a.residual_mid, a.hidden, a.residual, a.input_norm, a.qkv_weight,
@@ -38,15 +36,13 @@ fk_status composed(const void* args, void* stream) {
                              a.slot_mapping, a.head_dim, a.rope_style, a.eps},
             B, stream);
     with_layer_attention(a, s, v, a.k_cache, a.v_cache, [&](const auto& attn) { call_op(attn, B, stream); });
-    call_op(LinearArgs{a.hidden, a.attn_out, a.o_weight, none, none, none}, B, stream);
-    if (a.first_layer) {
-      call_op(FusedAddRmsNormArgs{a.hidden, a.residual, a.post_attention_norm, a.eps}, B, stream);
-      call_op(LinearArgs{a.gate_up, a.hidden, a.gate_up_weight, none, none, none}, B, stream);
-    } else {
-      call_op(RmsNormLinearArgs{a.gate_up, a.normed, a.residual, a.hidden, a.residual_mid, a.post_attention_norm,
-                                a.gate_up_weight, none, a.eps},
-              B, stream);
-    }
+    // o, and residual = o + s with its norm into the MLP's GEMM.
+    const TensorView& o = a.first_layer ? a.residual_mid : a.hidden;
+    const TensorView& stream_in = a.first_layer ? a.hidden : a.residual_mid;
+    call_op(LinearArgs{o, a.attn_out, a.o_weight, none, none, none}, B, stream);
+    call_op(RmsNormLinearArgs{a.gate_up, a.normed, a.residual, o, stream_in, a.post_attention_norm, a.gate_up_weight,
+                              none, a.eps},
+            B, stream);
     call_op(SiluAndMulArgs{a.act, a.gate_up}, B, stream);
     call_op(LinearArgs{a.hidden, a.act, a.down_weight, none, none, none}, B, stream);
   });

@@ -1,6 +1,8 @@
 // decoder_layer: definition (workloads, case, cost, tolerance, capture) and registrations.
-// The CPU baseline is the reference (decoder_layer_reference.cpp); the CUDA baseline and
-// the fallback composition are registry calls of the parts (decoder_layer_composed.cpp).
+// The baseline on either backend is the registry calls of the parts
+// (decoder_layer_composed.cpp); the CPU baseline runs the reference
+// (decoder_layer_reference.cpp) instead when it is the oracle (f64 outputs), which the
+// parts' implementations do not take.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -20,8 +22,12 @@ namespace {
 using Args = DecoderLayerArgs;
 constexpr const char* kOp = Args::kName;
 
-fk_status decoder_layer_cpu(const void* args, void*) {
-  return op_guard([&] { decoder_layer_reference(*static_cast<const Args*>(args)); });
+fk_status decoder_layer_cpu(const void* args, void* stream) {
+  const auto& a = *static_cast<const Args*>(args);
+  const bool oracle = a.hidden.dtype == DType::f64 || a.residual.dtype == DType::f64 ||
+                      a.k_cache.dtype == DType::f64 || a.v_cache.dtype == DType::f64;
+  if (!oracle) return decoder_layer_composed_cpu(args, stream);
+  return op_guard([&] { decoder_layer_reference(a); });
 }
 
 // The layer's fields of a workload (defaults in brackets):
@@ -338,7 +344,7 @@ OpDef make_def() {
       // Qwen3's q/k norms on a mixed batch: a decode, a fresh prefill, a chunk after context.
       J{{"hidden", 128}, {"heads", 4}, {"kv_heads", 1}, {"head_dim", 32}, {"intermediate", 160},
         {"qo_lens", {1, 7, 12}}, {"kv_lens", {9, 7, 20}}, {"page_size", 8}, {"qk_norm", true}},
-      // The first layer: the embedding in residual, hidden not read.
+      // The first layer: the embedding in hidden, residual not read.
       J{{"hidden", 64}, {"heads", 2}, {"kv_heads", 2}, {"head_dim", 32}, {"intermediate", 128},
         {"qo_lens", {10}}, {"kv_lens", {10}}, {"first_layer", true}},
       // f16, Qwen2's qkv bias, a sliding window.

@@ -1,10 +1,11 @@
 // decoder_layer's CPU reference: the references of the ops the layer is made of, called in
 // the layer's order (fk/ops/layer.h).
 //
-// With the layer's tensors in the model dtype it is the CPU backend: the activations
-// between the parts live in the workspace tensors, in the model dtype as the engine's
-// buffers hold them, and the result is bit for bit that of the parts called one by one.
-// With hidden, residual and the caches in f64 it is the oracle: the activations between
+// With the layer's tensors in the model dtype the activations between the parts live in
+// the workspace tensors, in the model dtype as the engine's buffers hold them, and the
+// result is bit for bit that of the parts called one by one (the CPU baseline, which calls
+// them through the registry; the op's test holds the two together). With hidden, residual
+// and the caches in f64 it is the oracle: the activations between
 // the parts are f64, so no implementation is held to roundings that a fused one need not
 // make. The roundings that remain belong to the layer's state: the residual stream (held in
 // the dtype, and the norms read the rounded values) and q, k, v (the cache holds k and v in
@@ -36,17 +37,18 @@ void copy_values(const TensorView& dst, const TensorView& src) {
 }
 
 // The activations between the parts: the workspace tensors (CPU backend) or f64 copies of
-// their shapes (oracle). qkv keeps the model dtype in both (q, k and v are rounded).
+// their shapes (oracle). qkv keeps the model dtype in both (q, k and v are rounded). `o` is
+// the first layer's output projection (residual_mid's place).
 struct Activations {
-  TensorView normed, attn_out, gate_up, act;
-  Tensor storage[4];
+  TensorView normed, attn_out, gate_up, act, o;
+  Tensor storage[5];
 };
 
 Activations activations(const DecoderLayerArgs& a, bool oracle) {
   Activations x;
-  const TensorView* workspace[4] = {&a.normed, &a.attn_out, &a.gate_up, &a.act};
-  TensorView* view[4] = {&x.normed, &x.attn_out, &x.gate_up, &x.act};
-  for (int i = 0; i < 4; ++i) {
+  const TensorView* workspace[5] = {&a.normed, &a.attn_out, &a.gate_up, &a.act, &a.residual_mid};
+  TensorView* view[5] = {&x.normed, &x.attn_out, &x.gate_up, &x.act, &x.o};
+  for (int i = 0; i < 5; ++i) {
     if (!oracle) {
       *view[i] = *workspace[i];
       continue;
@@ -115,11 +117,11 @@ void decoder_layer_reference(const DecoderLayerArgs& a) {
   v.attn_out.dtype = x.attn_out.dtype;
   const TensorView none{};
 
-  // Input norm and the QKV projection (rms_norm_linear; rms_norm on the first layer). The
-  // stream s lives in residual_mid, or in residual itself on the first layer.
-  const TensorView& stream = a.first_layer ? a.residual : a.residual_mid;
+  // Input norm and the QKV projection (rms_norm_linear, without the add on the first
+  // layer). The stream s lives in residual_mid, or in hidden itself on the first layer.
+  const TensorView& stream = a.first_layer ? a.hidden : a.residual_mid;
   if (a.first_layer) {
-    rms_norm_reference(x.normed, a.residual, nullptr, a.input_norm, a.eps, NormScale::weight);
+    rms_norm_reference(x.normed, a.hidden, nullptr, a.input_norm, a.eps, NormScale::weight);
   } else {
     copy_values(a.residual_mid, a.residual);
     rms_norm_reference(x.normed, a.hidden, &a.residual_mid, a.input_norm, a.eps, NormScale::weight);
@@ -147,11 +149,13 @@ void decoder_layer_reference(const DecoderLayerArgs& a) {
 
   attention_reference(a, s, v);
 
-  // The output projection into hidden, then residual = o + s, its norm and the MLP
-  // (rms_norm_linear; fused_add_rms_norm then linear on the first layer, the same values).
-  linear_reference(LinearArgs{a.hidden, x.attn_out, a.o_weight, none, none, none});
-  if (!a.first_layer) copy_values(a.residual, stream);
-  rms_norm_reference(x.normed, a.hidden, &a.residual, a.post_attention_norm, a.eps, NormScale::weight);
+  // The output projection (into hidden; on the first layer, whose stream is in hidden,
+  // into residual_mid, or the oracle's f64 copy of it), then residual = o + s, its norm and
+  // the MLP (rms_norm_linear).
+  const TensorView& o = a.first_layer ? x.o : a.hidden;
+  linear_reference(LinearArgs{o, x.attn_out, a.o_weight, none, none, none});
+  copy_values(a.residual, stream);
+  rms_norm_reference(x.normed, o, &a.residual, a.post_attention_norm, a.eps, NormScale::weight);
   linear_reference(LinearArgs{x.gate_up, x.normed, a.gate_up_weight, none, none, none});
   gated_reference(x.act, x.gate_up, silu_ref);
   linear_reference(LinearArgs{a.hidden, x.act, a.down_weight, none, none, none});

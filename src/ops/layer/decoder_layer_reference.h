@@ -1,5 +1,4 @@
-// decoder_layer's CPU reference (the CPU baseline and the oracle): see
-// decoder_layer_reference.cpp.
+// decoder_layer's CPU reference (the oracle): see decoder_layer_reference.cpp.
 #pragma once
 #include "fk/ops/layer.h"
 

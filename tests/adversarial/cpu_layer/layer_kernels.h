@@ -139,10 +139,10 @@ inline void decoder_layer(const fk::ops::DecoderLayerArgs& a, bool add_residual 
   if (T == 0) return;
 
   // The stream s and the input norm.
-  std::vector<float> s = read_matrix(a.residual);
+  std::vector<float> s = read_matrix(a.hidden);
   if (!a.first_layer) {
-    const std::vector<float> h = read_matrix(a.hidden);
-    for (size_t i = 0; i < s.size(); ++i) s[i] = round_to(dt, s[i] + h[i]);
+    const std::vector<float> r = read_matrix(a.residual);
+    for (size_t i = 0; i < s.size(); ++i) s[i] = round_to(dt, s[i] + r[i]);
   }
   std::vector<float> x = rms_norm(s, T, H, read_vector(a.input_norm), a.eps);
   round_all(x, dt);
