@@ -13,6 +13,7 @@
 #include "runtime/state/kv_cache.h"
 #include "models/llm/model_spec.h"
 #include "models/llm/weights.h"
+#include "fk/ops/layer.h"
 #include "fk/tensor.h"
 
 namespace fk::engine {
@@ -72,6 +73,13 @@ class DecoderModel {
   // the residual updated in place, the layer's output left in a_.
   void separate_norm_layer(const ForwardBatch& b, int64_t layer, const KvCache& kv, TensorView& residual,
                            void* stream);
+  // Whether this step runs each layer as one decoder_layer op (layer_op_, and a step whose
+  // attention is one op: not a mixed step split into its decode and prefill parts), and
+  // that op's arguments for layer `layer` on the stream (hidden in a_, the residual in
+  // `residual`, updated in place; residual_mid its scratch).
+  bool runs_layer_op(const ForwardBatch& b) const;
+  ops::DecoderLayerArgs layer_args(const ForwardBatch& b, int64_t layer, const KvCache& kv,
+                                   const TensorView& residual, const TensorView& residual_mid) const;
   // The MLP's activation (act = act_fn(gate) * up) for the model's activation function.
   void activation(const TensorView& act, const TensorView& gate_up, void* stream) const;
   // The attention block from the QKV projection on: rope (with q/k norms), cache write,
@@ -97,6 +105,11 @@ class DecoderModel {
   // layer; their residual stream then ping-pongs between residual_ and this buffer.
   bool fuse_norm_linear_ = false;
   Tensor residual_alt_;
+  // Every layer is one the decoder_layer op covers (fk/ops/layer.h: plain RMSNorm without
+  // sandwich norms, per-head q/k norms or none, a bias on qkv only, a dense SiLU MLP, no
+  // logit soft-cap): forward calls that op once per layer, so a candidate for it replaces
+  // whole layers. Models with other layers anywhere keep the ops of each layer.
+  bool layer_op_ = false;
   // MoE layers: router logits [T, E], routing [T, k] (f32 weights, i32 ids), the experts'
   // workspace; OLMoE: the normalised q and k [T, q_size], [T, kv_size]. A shared expert
   // (Qwen2-MoE) runs its gate_up and activation in gate_up_ and act_ (sized for both it and
