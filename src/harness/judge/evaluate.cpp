@@ -172,13 +172,6 @@ std::vector<Tensor> written_on_host(const OpDef& def, const OpCase& c, void* str
   return out;
 }
 
-size_t case_bytes(const OpCase& c) {
-  size_t n = 0;
-  for (const Tensor& t : c.tensors)
-    if (t.defined()) n += t.nbytes();
-  return n;
-}
-
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -262,6 +255,7 @@ class WorkloadEvaluator {
     std::vector<Tensor> inout;              // the in-place arguments' checked inputs, on the device (inout_sources)
     std::vector<FreshInputRange> fresh;     // which inputs get fresh values for each timed call
     std::vector<Tensor> inputs;             // the candidate's read-only inputs as written before its call
+    OpCase mirror;                          // for an op's own output check: the baseline's case on the host
   };
 
   Device device() const { return cfg_.backend == DeviceType::cpu ? Device::cpu() : Device::cuda(0); }
@@ -471,7 +465,7 @@ class WorkloadEvaluator {
       if (!w.deterministic) judge(w, again_which, host, again, base, /*random_inputs=*/true);
     }
     if (!secret) {  // the public rounds' buffers become the timing sets
-      Set set{host, base.dev, cand_dev, {}, {}, {}};
+      Set set{host, base.dev, cand_dev, {}, {}, {}, {}};
       if (r == 1 && !sets_.empty()) sets_.front() = std::move(set);
       else sets_.push_back(std::move(set));
     }
@@ -553,6 +547,19 @@ class WorkloadEvaluator {
     return "";
   }
 
+  // Bytes an op's own output check copies to the host per checked timed call: the fresh
+  // inputs and both sides' outputs.
+  size_t checked_copy_bytes(const Set& s) const {
+    size_t n = 0;
+    for (size_t a = 0; a < def_.tensor_args.size(); ++a) {
+      const Tensor& t = s.base.tensors[a];
+      if (!t.defined()) continue;
+      if (s.fresh[a].refill) n += t.nbytes();
+      if (written(def_.tensor_args[a].role)) n += 2 * t.nbytes();
+    }
+    return n;
+  }
+
   // Why the candidate's outputs of a timed call are not the baseline's on the same inputs
   // ("" when they agree). Both may be off the exact result o by the tolerance, so
   // |cand - base| <= 2 atol + 2 rtol |o|, and with |o| <= (|base| + atol) / (1 - rtol) that
@@ -560,10 +567,21 @@ class WorkloadEvaluator {
   // far more. Compared where the outputs live (outside_tolerance.h); copied to the host
   // only to describe a mismatch, or for an op's own output check, which reads the inputs.
   std::string timed_mismatch(const Set& s, void* stream) {
-    if (def_.check_outputs) {  // judged from the inputs (the baseline's copy holds the same)
-      const OpCase base_host = case_to_device(def_, s.base, Device::cpu());
-      const OpCase cand_host = case_to_device(def_, s.cand, Device::cpu());
-      return def_.check_outputs(base_host, base_host, cand_host);
+    if (def_.check_outputs) {  // judged from the inputs: the baseline's copy holds the same
+      // The mirror's unchanging inputs were copied once; the fresh ones and the outputs now
+      // (such ops have no in-place arguments, whose inputs the outputs would overwrite).
+      for (size_t a = 0; a < def_.tensor_args.size(); ++a) {
+        const Tensor& t = s.base.tensors[a];
+        if (!t.defined() || t.nbytes() == 0 || !(s.fresh[a].refill || written(def_.tensor_args[a].role))) continue;
+        rt::memcpy_async(s.mirror.tensors[a].data(), Device::cpu(), t.data(), t.device(), t.nbytes(), stream);
+      }
+      rt::stream_synchronize(stream);
+      OpCase cand_host = s.mirror;
+      const std::vector<Tensor> cand_out = written_on_host(def_, s.cand, stream);
+      for (size_t a = 0; a < def_.tensor_args.size(); ++a)
+        if (cand_out[a].defined()) cand_host.tensors[a] = cand_out[a];
+      cand_host.bind(def_.tensor_args);
+      return def_.check_outputs(s.mirror, s.mirror, cand_host);
     }
     std::string why;
     for (size_t a = 0; a < def_.tensor_args.size(); ++a) {
@@ -584,8 +602,12 @@ class WorkloadEvaluator {
 
   void time_workload(WorkloadResult& w) {
     void* stream = timer_.stream();
+    // An op's own output check reads the case on the host (timed_mismatch): there, large
+    // inputs keep their checked values and are copied once (keep_large_inputs).
+    constexpr size_t kLargeInputBytes = size_t{64} << 20;
     for (auto& s : sets_) {
       s.fresh = fresh_input_ranges(def_, s.host);
+      if (def_.check_outputs) keep_large_inputs(s.fresh, s.host, kLargeInputBytes);
       s.inout = inout_sources(s.host);
       s.inputs.assign(def_.tensor_args.size(), Tensor());
       for (size_t a = 0; a < def_.tensor_args.size(); ++a)
@@ -595,6 +617,10 @@ class WorkloadEvaluator {
       plan(base_, s.base, stream, "baseline");
       restore_inout(s.inout, s.fresh, s.cand, stream);
       plan(cand_, s.cand, stream, "candidate");
+      if (def_.check_outputs) {
+        rt::stream_synchronize(stream);
+        s.mirror = case_to_device(def_, s.base, Device::cpu());
+      }
     }
     std::vector<double> tb, tc;
     double total_b = 0, total_c = 0;
@@ -602,7 +628,7 @@ class WorkloadEvaluator {
     // Outputs are compared where they live, on every call; an op's own output check reads
     // the whole case on the host, so there a secret sample of the calls is checked when
     // that copy is large (timed_check_sample.h).
-    const int check_stride = def_.check_outputs ? timed_check_stride(case_bytes(sets_.front().base)) : 1;
+    const int check_stride = def_.check_outputs ? timed_check_stride(checked_copy_bytes(sets_.front())) : 1;
     // The kernel trace of the timed calls: the harness's stream is the only one allowed.
     const bool trace = cfg_.backend == DeviceType::cuda && kernel_trace_available();
     uint32_t own_stream = 0;

@@ -44,6 +44,18 @@ std::vector<FreshInputRange> fresh_input_ranges(const OpDef& def, const OpCase& 
   return out;
 }
 
+int keep_large_inputs(std::vector<FreshInputRange>& ranges, const OpCase& host, size_t max_bytes) {
+  FK_CHECK(ranges.size() == host.tensors.size(), "fresh input ranges for ", ranges.size(), " tensors, case has ",
+           host.tensors.size());
+  bool small_refilled = false;
+  for (size_t a = 0; a < ranges.size(); ++a) small_refilled |= ranges[a].refill && host.tensors[a].nbytes() <= max_bytes;
+  if (!small_refilled) return 0;
+  int kept = 0;
+  for (size_t a = 0; a < ranges.size(); ++a)
+    if (ranges[a].refill && host.tensors[a].nbytes() > max_bytes) ranges[a].refill = false, ++kept;
+  return kept;
+}
+
 void write_fresh_inputs(const std::vector<FreshInputRange>& ranges, const OpCase& c, uint64_t seed, void* stream) {
   FK_CHECK(ranges.size() == c.tensors.size(), "fresh input ranges for ", ranges.size(), " tensors, case has ",
            c.tensors.size());

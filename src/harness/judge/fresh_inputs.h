@@ -27,6 +27,11 @@ struct FreshInputRange {
 // One entry per tensor argument of the op, from the host case the checks used.
 std::vector<FreshInputRange> fresh_input_ranges(const OpDef& def, const OpCase& host);
 
+// For checks that copy the case to the host on every checked call: inputs over `max_bytes`
+// keep their checked values (and are copied once), provided some smaller input still gets
+// fresh values, which is enough to make every call's inputs new. Returns how many were kept.
+int keep_large_inputs(std::vector<FreshInputRange>& ranges, const OpCase& host, size_t max_bytes);
+
 // Writes new values into the refilled tensors of `c` (host or device tensors; device
 // fills are queued on `stream`). The same seed writes the same bits on every device.
 void write_fresh_inputs(const std::vector<FreshInputRange>& ranges, const OpCase& c, uint64_t seed, void* stream);

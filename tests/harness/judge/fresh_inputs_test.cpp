@@ -142,6 +142,20 @@ TEST(FreshInputs, OneSeedWritesTheSameBitsAnotherSeedOthers) {
   }
 }
 
+TEST(FreshInputs, LargeInputsKeepTheirValuesWhileASmallerOneIsFresh) {
+  const Mixed m = mixed_case(test::seed_for("fresh_large"));
+  // x is 8 x 32 bf16 (512 bytes), acc 8 x 32 f32 (1024 bytes).
+  std::vector<FreshInputRange> r = fresh_input_ranges(m.def, m.c);
+  EXPECT_EQ(keep_large_inputs(r, m.c, 600), 1);
+  EXPECT_TRUE(r[0].refill);
+  EXPECT_FALSE(r[2].refill) << "over the limit, and x is still fresh";
+  // With nothing small left fresh, every input stays fresh.
+  r = fresh_input_ranges(m.def, m.c);
+  EXPECT_EQ(keep_large_inputs(r, m.c, 100), 0);
+  EXPECT_TRUE(r[0].refill);
+  EXPECT_TRUE(r[2].refill);
+}
+
 TEST(FreshInputs, EveryTimedCallHasItsOwnSecretSeed) {
   std::set<uint64_t> seen;
   for (int call = 0; call < 1000; ++call) seen.insert(timed_call_seed(42, call));
