@@ -28,6 +28,27 @@ TEST(DecoderLlm, DeclaresTheCheckpointsTensors) {
   }
 }
 
+// A block-fp8 checkpoint (Qwen3-*-FP8) stores its projections in fp8, each with a scale
+// per 128 x 128 block; the router, norms and embeddings stay in the model dtype.
+TEST(DecoderLlm, DeclaresFp8BlockScales) {
+  nlohmann::json config = nlohmann::json::parse(model_config_json_by_name("tiny-qwen3-moe"));
+  config["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {128, 128}},
+                                   {"activation_scheme", "dynamic"}};
+  std::map<std::string, models::TensorDecl> declared;
+  for (const models::TensorDecl& w : models::create_model_from_config(config.dump())->weights()) declared[w.name] = w;
+  const std::string expert = "model.layers.0.mlp.experts.3.down_proj.weight";
+  ASSERT_TRUE(declared.count(expert));
+  EXPECT_EQ(declared[expert].dtype, DType::f8e4m3fn);
+  EXPECT_EQ(declared[expert].shape, (Shape{64, 32}));
+  ASSERT_TRUE(declared.count(expert + "_scale_inv"));
+  EXPECT_EQ(declared[expert + "_scale_inv"].dtype, DType::f32);
+  EXPECT_EQ(declared[expert + "_scale_inv"].shape, (Shape{1, 1}));
+  EXPECT_EQ(declared["model.layers.1.self_attn.q_proj.weight"].dtype, DType::f8e4m3fn);
+  EXPECT_EQ(declared["model.layers.0.mlp.gate.weight"].dtype, DType::bf16);
+  EXPECT_FALSE(declared.count("model.layers.0.mlp.gate.weight_scale_inv"));
+  EXPECT_EQ(declared["model.embed_tokens.weight"].dtype, DType::bf16);
+}
+
 TEST(DecoderLlm, OneKvGroupPerAttentionWindow) {
   const auto llama = models::create_model("tiny-llama")->state();
   ASSERT_EQ(llama.size(), 1u);
