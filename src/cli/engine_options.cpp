@@ -1,4 +1,5 @@
 #include "cli/engine_options.h"
+#include "cli/model_lookup.h"
 
 #include "cli/variant_option.h"
 #include "fk/runtime.h"
@@ -7,8 +8,7 @@
 namespace fk::cli {
 
 void EngineOptions::add_to(CLI::App* cmd) {
-  cmd->add_option("--model", model,
-                  "A built-in config (random weights; see `fk env`/model_config_names) or an HF checkpoint folder")
+  cmd->add_option("--model", model, kModelHelp)
       ->capture_default_str();
   cmd->add_flag("--dummy-weights", dummy_weights, "Random weights even for a checkpoint folder (its config only)");
   cmd->add_option("--device", device, "cpu, cuda or auto (cuda when a device is visible)")->capture_default_str();
