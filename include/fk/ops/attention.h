@@ -46,13 +46,6 @@
 //                indices must be in [0, P).
 // Workspaces: paged_attention_workspace_bytes() gives sizes that suffice on any Hopper
 // GPU with up to kPagedAttentionMaxSms SMs; plan reports a clear error if they are short.
-//
-// Programmatic dependent launch: fk's split-KV decode (opt-in, FK_SPLIT_KV_DECODE=1)
-// streams the K/V of its first tiles before it waits for the kernel launched right before
-// it: every cached token of a decode sequence but its last (the one a decode step's
-// KV-cache write adds) must not be written by that kernel; the metadata, as the rope ops'
-// positions, must not be either (step inputs copied from the host are fine).
-// FK_DECODE_EARLY_KV=0 reads all of them after the wait.
 #pragma once
 #include <algorithm>
 #include <cstdint>

@@ -12,7 +12,7 @@
 //   kernel launched right before them, to take a dependent load (from DRAM, at decode) off
 //   a decode layer's critical path; everything else waits. So weight must not be written by
 //   the kernel launched immediately before the op (a copy, or any kernel before that one,
-//   is fine: model weights are). FK_NORM_EARLY_WEIGHT=0 reads it after the wait.
+//   is fine: model weights are). The ops' variant `late_weight` reads it after the wait.
 #pragma once
 #include "fk/op.h"
 

@@ -28,14 +28,8 @@
 // the kernel launched right before them, to take dependent loads off a decode layer's
 // critical path; q, k, v and everything they write wait. So positions and slot_mapping must not be
 // written by the kernel launched immediately before the op (a copy, or any kernel before
-// that one, is fine: an engine's step inputs are). FK_ROPE_EARLY_READS=0 reads them after
-// the wait.
-// FK_ROPE_EARLY_TRIGGER=1 (off by default) has the vector rope kernel let the next kernel
-// launch before its own wait, so the kernel after it may start while the one before rope
-// still runs: that kernel's pre-wait reads must then not come from either of them. It pays
-// for the split-KV decode, whose early K/V loads then overlap the QKV GEMM's tail, and
-// costs FlashInfer's decode, whose parked CTAs slow that GEMM (Llama-3.1-8B batch 4 x 1k
-// 6.14 -> 6.64 ms; bench/results/h100/split_kv_decode_tc.json).
+// that one, is fine: an engine's step inputs are). The ops' variant `late_reads` reads
+// them after the wait.
 //
 // The cache: see fk/rope_cache.h (make_rope_cos_sin_cache). An f32 cache is recommended
 // whatever the q/k dtype; a cache in the q/k dtype is accepted too.
