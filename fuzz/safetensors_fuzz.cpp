@@ -7,7 +7,7 @@
 #include <cstring>
 #include <optional>
 
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 #include "fk/status.h"
 
 namespace {

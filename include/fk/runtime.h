@@ -13,7 +13,7 @@ bool cuda_available();
 int device_count();
 bool built_with_cuda();
 
-// Device memory comes from the caching allocator (fk/allocator.h). `stream` is a
+// Device memory comes from the caching allocator (src/core/cuda/allocator.h). `stream` is a
 // cudaStream_t (nullptr = legacy default stream): a freed block is reused on the same
 // stream without synchronisation, on another only after the freeing stream reached it.
 void* device_malloc(size_t bytes, int device, void* stream = nullptr);

@@ -11,7 +11,7 @@
 #include "cli/command.h"
 #include "cli/engine_options.h"
 #include "cli/model_lookup.h"
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 #include "fk/status.h"
 #include "serving/generate/engine.h"
 

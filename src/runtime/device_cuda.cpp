@@ -1,7 +1,7 @@
 #include <cuda_runtime.h>
 
 #include "runtime/device.h"
-#include "fk/allocator.h"
+#include "core/cuda/allocator.h"
 #include "fk/cuda/check.h"
 #include "fk/cuda/stream.h"
 #include "fk/status.h"

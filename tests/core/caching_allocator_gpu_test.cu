@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "fk/allocator.h"
+#include "core/cuda/allocator.h"
 #include "fk/cuda/check.h"
 #include "fk/cuda/stream.h"
 #include "support/test_seed.h"

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <map>
 
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 
 namespace fk::safetensors {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 #include "support/test_seed.h"
 
 namespace fk::safetensors {

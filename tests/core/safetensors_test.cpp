@@ -1,4 +1,4 @@
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The bookkeeping of the caching device allocator (fk/allocator.h), apart from the CUDA
+// The bookkeeping of the caching device allocator (core/cuda/allocator.h), apart from the CUDA
 // calls it makes: those go through AllocatorBackend, so the binning, splitting, merging
 // and stream-safety rules are tested on the CPU with a fake backend, and
 // CachingDeviceAllocator plugs in the CUDA runtime.
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "fk/allocator.h"
+#include "core/cuda/allocator.h"
 
 namespace fk::detail {
 

@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "core/cuda/allocator_core.h"
-#include "fk/allocator.h"
+#include "core/cuda/allocator.h"
 #include "fk/cuda/check.h"
 #include "fk/cuda/stream.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "fk/allocator.h"
+#include "core/cuda/allocator.h"
 #include "fk/cuda/check.h"
 #include "fk/runtime.h"
 

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/safetensors/strict_json.h"
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 #include "fk/status.h"
 
 namespace fk::safetensors {

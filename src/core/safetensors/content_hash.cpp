@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 
 namespace fk::safetensors {
 

@@ -5,7 +5,7 @@
 
 #include "core/safetensors/mapped_file.h"
 #include "fk/runtime.h"
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 #include "fk/status.h"
 
 namespace fk::safetensors {

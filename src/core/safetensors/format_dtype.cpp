@@ -2,7 +2,7 @@
 // each maps to (where there is one).
 #include <array>
 
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 
 namespace fk::safetensors {
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/safetensors/strict_json.h"
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 #include "fk/status.h"
 
 namespace fk::safetensors {

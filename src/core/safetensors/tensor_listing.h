@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 
 namespace fk::safetensors {
 

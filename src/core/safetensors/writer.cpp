@@ -8,7 +8,7 @@
 #include <system_error>
 
 #include "fk/runtime.h"
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 #include "fk/status.h"
 
 namespace fk::safetensors {

@@ -9,7 +9,7 @@
 
 #include "fk/element.h"
 #include "fk/runtime.h"
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 
 namespace fk::bench {
 

@@ -5,7 +5,7 @@
 #include "harness/device/ceilings_cuda.h"
 #include "harness/device/device_info.h"
 #include "harness/time/stats.h"
-#include "fk/allocator.h"
+#include "core/cuda/allocator.h"
 #include "fk/cuda/check.h"
 #include "fk/cuda/stream.h"
 #include "fk/tensor.h"

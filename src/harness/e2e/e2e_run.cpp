@@ -6,7 +6,7 @@
 
 #include "harness/sandbox/candidate.h"
 #include "fk/op_registry.h"
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 #include "fk/status.h"
 
 namespace fk::e2e {

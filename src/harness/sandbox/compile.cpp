@@ -9,7 +9,7 @@
 
 #include "harness/sandbox/subprocess.h"
 #include "fk/op.h"
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 #include "fk/status.h"
 #include "fk/toolchain_config.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 #include "fk/status.h"
 #include "models/llm/fp8_blocks.h"
 #include "models/llm/weights.h"

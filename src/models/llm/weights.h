@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "models/llm/model_spec.h"
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 #include "fk/tensor.h"
 
 namespace fk::engine {

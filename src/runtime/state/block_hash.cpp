@@ -1,6 +1,6 @@
 #include "runtime/state/block_hash.h"
 
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 
 namespace fk::engine {
 

@@ -9,7 +9,7 @@
 #include "fk/ops/attention.h"
 #include "fk/philox.h"
 #include "fk/runtime.h"
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 #include "fk/status.h"
 
 namespace fk::engine {

@@ -25,7 +25,7 @@
 #include "models/llm/weights.h"
 #include "fk/element.h"
 #include "models/llm/model_config.h"
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 #include "support/test_seed.h"
 
 namespace fk::engine {

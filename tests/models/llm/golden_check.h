@@ -20,7 +20,7 @@
 #include "fk/element.h"
 #include "models/llm/model_config.h"
 #include "fk/runtime.h"
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 
 namespace fk::engine::test {
 

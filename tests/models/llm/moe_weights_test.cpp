@@ -13,7 +13,7 @@
 #include "models/llm/model_spec.h"
 #include "models/llm/weights.h"
 #include "models/llm/model_config.h"
-#include "fk/safetensors.h"
+#include "core/safetensors/safetensors.h"
 #include "support/test_seed.h"
 
 namespace fk::engine {
