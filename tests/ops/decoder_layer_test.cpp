@@ -183,7 +183,7 @@ TEST(DecoderLayer, NamesBadArguments) {
   {
     OpCase c = def.make_case(w, 1);
     c.tensors[6] = Tensor::empty({0}, DType::bf16);  // k_norm
-    c.tensors[5] = Tensor::zeros({16}, DType::bf16);  // q_norm alone
+    c.tensors[5] = Tensor::zeros({64}, DType::bf16);  // q_norm alone
     c.bind(def.tensor_args);
     EXPECT_NE(error_of(c).find("decoder_layer: q_norm and k_norm come together"), std::string::npos) << error_of(c);
   }

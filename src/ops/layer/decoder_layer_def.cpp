@@ -337,27 +337,28 @@ OpDef make_def() {
   d.architectures = {"llama", "mistral", "qwen2", "qwen3"};
 
   using J = Json;
+  // Head dims 64 and 128: the CUDA attention kernels' (64, 128, 256).
   d.test_workloads = {
       // A decode batch over earlier context (pages of 4: several pages a sequence).
-      J{{"hidden", 64}, {"heads", 4}, {"kv_heads", 2}, {"head_dim", 16}, {"intermediate", 96},
+      J{{"hidden", 64}, {"heads", 4}, {"kv_heads", 2}, {"head_dim", 64}, {"intermediate", 96},
         {"qo_lens", {1, 1, 1}}, {"kv_lens", {5, 17, 33}}, {"page_size", 4}},
       // Qwen3's q/k norms on a mixed batch: a decode, a fresh prefill, a chunk after context.
-      J{{"hidden", 128}, {"heads", 4}, {"kv_heads", 1}, {"head_dim", 32}, {"intermediate", 160},
+      J{{"hidden", 128}, {"heads", 4}, {"kv_heads", 1}, {"head_dim", 64}, {"intermediate", 160},
         {"qo_lens", {1, 7, 12}}, {"kv_lens", {9, 7, 20}}, {"page_size", 8}, {"qk_norm", true}},
       // The first layer: the embedding in hidden, residual not read.
-      J{{"hidden", 64}, {"heads", 2}, {"kv_heads", 2}, {"head_dim", 32}, {"intermediate", 128},
+      J{{"hidden", 64}, {"heads", 2}, {"kv_heads", 2}, {"head_dim", 64}, {"intermediate", 128},
         {"qo_lens", {10}}, {"kv_lens", {10}}, {"first_layer", true}},
       // f16, Qwen2's qkv bias, a sliding window.
-      J{{"hidden", 96}, {"heads", 3}, {"kv_heads", 1}, {"head_dim", 32}, {"intermediate", 64},
+      J{{"hidden", 96}, {"heads", 3}, {"kv_heads", 1}, {"head_dim", 64}, {"intermediate", 64},
         {"qo_lens", {4, 1}}, {"kv_lens", {20, 3}}, {"dtype", "f16"}, {"qkv_bias", true}, {"window_left", 6}},
       // Interleaved partial rotary; NaN in every cache slot no query may read.
-      J{{"hidden", 64}, {"heads", 2}, {"kv_heads", 1}, {"head_dim", 32}, {"rot_dim", 16}, {"style", "gptj"},
+      J{{"hidden", 64}, {"heads", 2}, {"kv_heads", 1}, {"head_dim", 64}, {"rot_dim", 32}, {"style", "gptj"},
         {"intermediate", 64}, {"qo_lens", {3}}, {"kv_lens", {8}}, {"page_size", 4}, {"nan_past_end", true}},
       // Production head dim.
       J{{"hidden", 256}, {"heads", 2}, {"kv_heads", 1}, {"head_dim", 128}, {"intermediate", 256},
         {"qo_lens", {1, 1}}, {"kv_lens", {40, 70}}, {"qk_norm", true}},
       // No tokens.
-      J{{"hidden", 64}, {"heads", 2}, {"kv_heads", 1}, {"head_dim", 32}, {"intermediate", 64},
+      J{{"hidden", 64}, {"heads", 2}, {"kv_heads", 1}, {"head_dim", 64}, {"intermediate", 64},
         {"qo_lens", Json::array()}, {"kv_lens", Json::array()}},
   };
   // Llama-3.1-8B and Qwen3-8B: 32 query / 8 KV heads of 128, hidden 4096; a decode step of
