@@ -29,7 +29,10 @@ namespace fk::ops {
 // first layer), rope_and_cache (fk/ops/rope.h), batch_decode_paged_attention or
 // batch_prefill_paged_attention (fk/ops/attention.h), linear, rms_norm_linear,
 // silu_and_mul (fk/ops/activation.h), linear. The layer's outputs are `hidden` and
-// `residual` (the next layer's inputs) and the cache rows of this step's tokens.
+// `residual` (the next layer's inputs) and the cache rows of this step's tokens. The
+// oracle rounds only the residual stream and q, k, v (the cache and the attention hold
+// them in the dtype) and keeps the other intermediates in f64, so a fused implementation
+// may keep those in fp32.
 //
 // Why in place: the engine carries the stream in two [T, H] buffers, and a layer ends with
 // its output beside the updated residual, so a whole model calls this op layer after layer
