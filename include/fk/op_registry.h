@@ -173,6 +173,10 @@ class OpRegistry {
   // captured) and reported to the observer. Null clears it.
   using CallObserver = std::function<void(const OpDef& def, DeviceType backend, const void* args, double seconds)>;
   void set_call_observer(CallObserver observer);
+  // Inside the observer: how many observed calls enclose the one just reported on this
+  // thread (0 for a call the engine made; 1 for a part a layer op called, and so on). The
+  // observer is told of a call after it returns, so an op's parts are reported before it.
+  static int observed_call_depth();
 
   // Kernel variants. define_variant registers one (from the op's files); select_variants
   // sets the op's active set (empty: the default path) and throws fk::Error naming an

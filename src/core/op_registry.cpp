@@ -208,6 +208,9 @@ void OpRegistry::set_call_observer(CallObserver observer) {
   observer_ = std::move(observer);
 }
 
+// Observed calls in progress on this thread (see OpRegistry::observed_call_depth).
+static thread_local int observed_depth = 0;
+
 // The name of the variant that makes a fused op run its composed form (FK_REGISTER_VARIANT
 // from the op's folder): the registry reads it here, so no op repeats the choice.
 constexpr std::string_view kUnfusedVariant = "unfused";
@@ -257,10 +260,18 @@ void OpRegistry::call(std::string_view name, DeviceType backend, const void* arg
   const bool cuda = backend == DeviceType::cuda;  // CPU ops are synchronous
   if (cuda) rt::stream_synchronize(stream);
   const auto t0 = std::chrono::steady_clock::now();
-  call_unobserved(name, backend, args, stream);
+  {
+    struct Depth {  // the calls an op makes through the registry (a layer's parts) are nested in it
+      Depth() { ++observed_depth; }
+      ~Depth() { --observed_depth; }
+    } depth;
+    call_unobserved(name, backend, args, stream);
+  }
   if (cuda) rt::stream_synchronize(stream);
   observer_(def(name), backend, args, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
+
+int OpRegistry::observed_call_depth() { return observed_depth; }
 
 void OpRegistry::call_unobserved(std::string_view name, DeviceType backend, const void* args, void* stream) const {
   fk_op_fn fn = active(name, backend);

@@ -18,12 +18,30 @@ std::optional<json> workload_of_call(const OpDef& def, const void* args) {
   return def.workload_from_call(args);
 }
 
+namespace {
+
+// One observed call. A layer op's parts are calls of their own, nested in it: the kernel
+// trace gives each call the kernels that ran while it was the innermost open call, so an
+// op's time is its own kernels plus its nested calls' time (wall clock already includes them).
+struct CallNode {
+  CapturedOp* op;
+  const std::string* key;  // the call's workload in op->seconds (map keys are stable)
+  int64_t parent = -1;
+  double own_seconds = 0;  // kernel time while innermost (traced), or wall time
+};
+
+}  // namespace
+
 CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& workload) {
   config.cuda_graphs = false;  // a replayed graph calls no op: nothing could be observed
   const bool on_gpu = config.backend == DeviceType::cuda;
   engine::Engine e(config);
   std::map<std::string, CapturedOp> by_op;
-  std::optional<CallGpuTimer> gpu;
+  std::vector<CallNode> nodes;
+  // Calls reported but whose enclosing call (if any) is not yet: per depth, since the
+  // observer hears of a call after it returns, a call's parts come before it.
+  std::vector<std::vector<int64_t>> waiting_parent;
+  std::optional<CallGpuTimer> gpu;  // after what its sinks write to: it goes first
   if (on_gpu) gpu.emplace();
   const bool traced = gpu && gpu->available();
   OpRegistry::global().set_call_observer([&](const OpDef& def, DeviceType, const void* args, double seconds) {
@@ -34,19 +52,21 @@ CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& 
     const auto w = workload_of_call(def, args);
     const json shape = w ? *w : json{{"untranslated", true}};
     auto [it, fresh] = c.workloads.try_emplace(shape.dump(), shape, 0);
-    const std::string& key = it->first;  // map keys are stable: the sink may keep it
+    const std::string& key = it->first;
     it->second.second++;
     c.wall_seconds[key] += seconds;
     c.total_wall_seconds += seconds;
-    if (!traced) {
-      c.seconds[key] += seconds;
-      c.total_seconds += seconds;
-      return;
-    }
     c.seconds.try_emplace(key, 0.0);
-    gpu->call_ended([&c, &key](double kernel_seconds) {
-      c.seconds[key] += kernel_seconds;
-      c.total_seconds += kernel_seconds;
+
+    const auto index = static_cast<int64_t>(nodes.size());
+    nodes.push_back({&c, &key, -1, traced ? 0.0 : seconds});
+    const auto depth = static_cast<size_t>(OpRegistry::observed_call_depth());
+    if (waiting_parent.size() < depth + 2) waiting_parent.resize(depth + 2);
+    for (int64_t child : waiting_parent[depth + 1]) nodes[static_cast<size_t>(child)].parent = index;
+    waiting_parent[depth + 1].clear();
+    if (depth > 0) waiting_parent[depth].push_back(index);
+    if (traced) gpu->call_ended([&nodes, index](double kernel_seconds) {
+      nodes[static_cast<size_t>(index)].own_seconds += kernel_seconds;
     });
   });
   struct Reset {
@@ -61,13 +81,25 @@ CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& 
   }
   while (e.has_unfinished()) e.step();
   if (traced) gpu->flush();
+
   CaptureResult out;
+  // Parts come before the call that encloses them, so one pass in call order carries each
+  // call's whole time up to its parent before the parent's is read.
+  std::vector<double> inclusive(nodes.size(), 0.0);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const CallNode& n = nodes[i];
+    inclusive[i] += n.own_seconds;
+    if (traced && n.parent >= 0) inclusive[static_cast<size_t>(n.parent)] += inclusive[i];
+    n.op->seconds[*n.key] += inclusive[i];
+    n.op->total_seconds += inclusive[i];
+    if (n.parent < 0) {
+      n.op->top_level_seconds += inclusive[i];
+      out.total_seconds += inclusive[i];
+    }
+  }
   out.time_source = traced ? "kernel trace" : "wall clock";
   out.category = model_category(e.spec().config);
-  for (auto& [name, c] : by_op) {
-    out.total_seconds += c.total_seconds;
-    out.ops.push_back(std::move(c));
-  }
+  for (auto& [name, c] : by_op) out.ops.push_back(std::move(c));
   std::sort(out.ops.begin(), out.ops.end(),
             [](const CapturedOp& a, const CapturedOp& b) { return a.total_seconds > b.total_seconds; });
   return out;

@@ -29,12 +29,14 @@ struct CapturedOp {
   std::map<std::string, double> seconds;       // shape.dump() -> time in the op (GPU time when traced)
   std::map<std::string, double> wall_seconds;  // shape.dump() -> wall time of the synchronised calls
   int64_t calls = 0;
-  double total_seconds = 0, total_wall_seconds = 0;
+  // Time in the op's calls, their nested calls included (a layer op's parts); of that, the
+  // calls no other observed call enclosed (their sum over ops is the capture's total).
+  double total_seconds = 0, total_wall_seconds = 0, top_level_seconds = 0;
 };
 
 struct CaptureResult {
   std::vector<CapturedOp> ops;  // by time, largest first
-  double total_seconds = 0;     // time in ops
+  double total_seconds = 0;     // time in ops: the calls the engine made, each counted once
   // "kernel trace": `seconds` are the kernels' GPU time; "wall clock": the calls' wall time
   // (CPU runs, or a CUDA build without CUPTI).
   std::string time_source = "wall clock";

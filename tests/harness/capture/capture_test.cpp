@@ -38,6 +38,17 @@ TEST(Capture, EveryCallBecomesATaskWorkloadThatInstantiates) {
     // projections take their norm with them (rms_norm_linear).
     const int64_t steps = embedding_calls / 2;
     EXPECT_EQ(linear_calls + norm_linear_calls, steps * (4 * 2 + 1)) << family;
+    // A layer op's parts are nested in it: each call's time is counted once in the total
+    // (the calls the engine made), and a layer's time holds its parts'.
+    double top_level = 0, layer = 0, layer_parts = 0;
+    for (const CapturedOp& op : r.ops) {
+      top_level += op.top_level_seconds;
+      if (op.op == "decoder_layer") layer = op.total_seconds;
+      else
+        layer_parts += op.total_seconds - op.top_level_seconds;  // its calls inside the layer
+    }
+    EXPECT_NEAR(top_level, r.total_seconds, 1e-9 + 1e-6 * r.total_seconds) << family;
+    if (layer > 0) EXPECT_GE(layer, layer_parts) << family;
     EXPECT_EQ(norm_linear_calls, std::string(family) == "gemma2" ? 0 : steps * 2 * 2) << family;
 
     const fs::path dir = fs::temp_directory_path() / ("fk-capture-" + std::string(family));
