@@ -37,6 +37,9 @@ void upload(const RecurrentSlotPool& pool, int32_t slot, uint8_t seed, void* str
   std::vector<uint8_t> in(static_cast<size_t>(pool.bytes_per_slot()));
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(seed + i * 13);
   rt::memcpy_sync(pool.slot_bytes(slot).data, pool.device(), in.data(), Device::cpu(), in.size());
+  // A copy from pageable host memory may return before its DMA lands, and the pool's copies
+  // run on a non-blocking stream that does not wait for it: finish it here.
+  rt::device_synchronize(pool.device().index);
 }
 
 TEST(RecurrentSlotPoolGpu, ForkAndCheckpointCopyOnTheDevice) {
