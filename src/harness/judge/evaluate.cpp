@@ -575,7 +575,7 @@ class WorkloadEvaluator {
         if (!t.defined() || t.nbytes() == 0 || !(s.fresh[a].refill || written(def_.tensor_args[a].role))) continue;
         rt::memcpy_async(s.mirror.tensors[a].data(), Device::cpu(), t.data(), t.device(), t.nbytes(), stream);
       }
-      rt::stream_synchronize(stream);
+      if (stream != nullptr) rt::stream_synchronize(stream);  // the cpu backend has no stream
       OpCase cand_host = s.mirror;
       const std::vector<Tensor> cand_out = written_on_host(def_, s.cand, stream);
       for (size_t a = 0; a < def_.tensor_args.size(); ++a)
@@ -618,7 +618,7 @@ class WorkloadEvaluator {
       restore_inout(s.inout, s.fresh, s.cand, stream);
       plan(cand_, s.cand, stream, "candidate");
       if (def_.check_outputs) {
-        rt::stream_synchronize(stream);
+        if (stream != nullptr) rt::stream_synchronize(stream);  // the cpu backend has no stream
         s.mirror = case_to_device(def_, s.base, Device::cpu());
       }
     }
