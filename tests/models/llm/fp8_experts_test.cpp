@@ -543,15 +543,21 @@ TEST(Fp8Experts, DummyFp8ModelRunsThroughTheEngine) {
   EXPECT_LT(fp8.stats().weight_bytes, bf16.stats().weight_bytes);
   const std::vector<float> a = fp8.prefill_logits(kTokens, 4), b = bf16.prefill_logits(kTokens, 4);
   ASSERT_EQ(a.size(), b.size());
-  double worst = 0, scale = 0;
+  double worst = 0, error_squares = 0, logit_squares = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]));
-    scale = std::max(scale, std::fabs(static_cast<double>(b[i])));
+    const double error = static_cast<double>(a[i]) - b[i];
+    worst = std::max(worst, std::fabs(error));
+    error_squares += error * error;
+    logit_squares += static_cast<double>(b[i]) * b[i];
   }
   EXPECT_GT(worst, 0) << "the fp8 experts should change some logit";
-  // A coarse bound (random weights, fp8's 2^-4 relative steps: a few percent seen): the
-  // exact checks are the checkpoint tests'; a lost or inverted scale is off by far more.
-  EXPECT_LE(worst, 0.25 * scale) << "logits up to " << scale;
+  // A coarse bound: the exact checks are the checkpoint tests' and the fp8 op's. A tiny
+  // random model amplifies fp8's 2^-4 relative steps unevenly across seeds (relative RMS
+  // error 0.02 to 0.2 over 400 seeds; the largest single logit error is heavier-tailed
+  // still, so it is not the measure). A lost or inverted scale multiplies the experts'
+  // output by up to 448 / amax and is off by far more than 0.5.
+  const double relative_rms_error = std::sqrt(error_squares / logit_squares);
+  EXPECT_LE(relative_rms_error, 0.5) << "seed " << c.weight_seed;
   SamplingParams sp;
   sp.temperature = 0;
   sp.ignore_eos = true;
