@@ -74,4 +74,37 @@ struct LayerNormArgs {
   float eps;
 };
 
+// The gate's activation in rms_norm_gated.
+enum class NormGateActivation : int32_t {
+  silu = 0,     // g / (1 + exp(-g)): Qwen3-Next (fla's "swish"/"silu")
+  sigmoid = 1,  // 1 / (1 + exp(-g)): Kimi-Linear's output norm
+};
+
+// RMSNorm gated by a second input (Qwen3-Next's Qwen3NextRMSNormGated; flash-linear-
+// attention's FusedRMSNormGated and vLLM's RMSNormGated with the norm before the gate),
+// applied per head to the linear-attention output ([tokens * heads, head_dim] rows):
+//   out[r, :] = input[r, :] * rsqrt(mean(input[r, :]^2) + eps) * weight * act(gate[r, :])
+// Semantics are the exact value rounded once to the dtype (what fla and vLLM compute, in
+// fp32). transformers rounds twice on the way (the normalised row to the dtype, and its
+// product with the weight), which stays within the op's tolerance of the exact value.
+struct RmsNormGatedArgs {
+  static constexpr const char* kName = "rms_norm_gated";
+  TensorView out;     // [R, H] written; dtype of input; rows contiguous (row stride free)
+  TensorView input;   // [R, H] read; f32/f16/bf16; rows contiguous (row stride free)
+  TensorView gate;    // [R, H] read; dtype of input; rows contiguous (row stride free)
+  TensorView weight;  // [H]    read; dtype of input
+  float eps;
+  NormGateActivation activation;
+};
+
+// L2 normalisation of rows (flash-linear-attention's l2norm, applied to the q and k heads
+// of the delta-rule layers): eps is added to the sum of squares, not to the mean.
+//   out[r, :] = input[r, :] * rsqrt(sum(input[r, :]^2) + eps)
+struct L2NormArgs {
+  static constexpr const char* kName = "l2_norm";
+  TensorView out;    // [R, H] written; dtype of input; rows contiguous (row stride free)
+  TensorView input;  // [R, H] read; f32/f16/bf16; rows contiguous (row stride free)
+  float eps;         // fla's default 1e-6
+};
+
 }  // namespace fk::ops
