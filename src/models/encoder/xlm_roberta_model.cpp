@@ -1,0 +1,203 @@
+#include "models/encoder/xlm_roberta_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "fk/element.h"
+#include "fk/op_registry.h"
+#include "fk/ops/activation.h"
+#include "fk/ops/embedding.h"
+#include "fk/ops/linear.h"
+#include "fk/ops/moe.h"
+#include "fk/ops/norm.h"
+#include "fk/ops/varlen_attention.h"
+#include "fk/status.h"
+
+namespace fk::models::encoder {
+namespace {
+
+// The first `n` rows of a buffer.
+TensorView rows(const Tensor& t, int64_t n) {
+  TensorView v = t.view();
+  v.shape[0] = n;
+  return v;
+}
+
+// Heads [first, first + count) of a [T, width] matrix as a [T, count, D] view.
+TensorView heads_view(const Tensor& t, int64_t n, int64_t col, int64_t count, int64_t d) {
+  TensorView v = t.view();
+  const int64_t width = v.shape[1];
+  v.data = v.element_ptr(col);
+  v.rank = 3;
+  v.shape[0] = n, v.shape[1] = count, v.shape[2] = d;
+  v.strides[0] = width, v.strides[1] = d, v.strides[2] = 1;
+  return v;
+}
+
+Tensor filled(const Shape& shape, DType dtype, double value, Device device) {
+  Tensor host = Tensor::empty(shape, dtype);
+  const size_t es = host.view().element_size();
+  for (int64_t i = 0; i < host.numel(); ++i)
+    store_element(static_cast<char*>(host.data()) + static_cast<size_t>(i) * es, dtype, value);
+  return device.is_cpu() ? host : host.to(device);
+}
+
+// sigmoid(100) rounds to exactly 1 in float and double: the gated add is a plain add.
+constexpr double kSaturatedGate = 100.0;
+
+}  // namespace
+
+XlmRobertaModel::XlmRobertaModel(XlmRobertaConfig config) : config_(std::move(config)) {}
+
+std::unique_ptr<Model> XlmRobertaModel::from_config(std::string_view config_json, std::string_view source) {
+  return std::make_unique<XlmRobertaModel>(parse_xlm_roberta_config(config_json, source));
+}
+
+std::vector<TensorDecl> XlmRobertaModel::weights() const {
+  return xlm_roberta_weight_decls(config_, options_.dtype);
+}
+
+std::vector<TensorDecl> XlmRobertaModel::inputs() const {
+  return {{"input_ids", {kPerCall}, DType::i32, "token ids of the packed sequences"},
+          {"position_ids", {kPerCall}, DType::i32, "RoBERTa positions: pad_token_id + 1 + index among non-pad tokens"},
+          {"token_type_ids", {kPerCall}, DType::i32, "segment ids (optional: zeros)"},
+          {"cu_seqlens", {kPerCall}, DType::i32, "[B + 1] offsets of the sequences in the packed tokens"},
+          {"cu_seqlens_host", {kPerCall}, DType::i32, "cu_seqlens on the host (plan reads it)"}};
+}
+
+std::vector<TensorDecl> XlmRobertaModel::outputs() const {
+  const int64_t h = config_.hidden_size;
+  return {{"last_hidden_state", {kPerCall, h}, options_.dtype, "the last layer's output per token"},
+          {"colbert_linear", {kPerCall, h}, options_.dtype,
+           "BGE-M3 multi-vector head before L2 normalisation (tokens 1.. of each sequence are its vectors)"},
+          {"sparse_linear", {kPerCall, 1}, options_.dtype, "BGE-M3 sparse head's logit per token, before ReLU"}};
+}
+
+void XlmRobertaModel::load(const LoadOptions& o) {
+  FK_CHECK(o.dtype == DType::bf16 || o.dtype == DType::f16, "xlm_roberta: the model dtype must be bf16 or f16, got ",
+           dtype_name(o.dtype));
+  FK_CHECK(o.max_tokens > 0 && o.max_seqs > 0, "xlm_roberta: max_tokens and max_seqs must be positive");
+  options_ = o;
+  weights_ = o.checkpoint.empty() ? random_xlm_roberta_weights(config_, o.dtype, o.device, o.seed, o.stream)
+                                  : load_xlm_roberta_weights(config_, o.checkpoint, o.dtype, o.device, o.stream);
+  const int64_t t = o.max_tokens, h = config_.hidden_size, i = config_.intermediate_size;
+  auto buffer = [&](const Shape& s) { return Tensor::empty(s, o.dtype, o.device, o.stream); };
+  x_ = buffer({t, h});
+  qkv_ = buffer({t, 3 * h});
+  attn_ = buffer({t, h});
+  sub_ = buffer({t, h});
+  inter_ = buffer({t, i});
+  inter_act_ = buffer({t, i});
+  pos_emb_ = buffer({t, h});
+  type_emb_ = buffer({t, h});
+  colbert_ = buffer({t, h});
+  sparse_ = buffer({t, 1});
+  gate_one_ = filled({t, 1}, o.dtype, kSaturatedGate, o.device);
+  zero_types_ = filled({t}, DType::i32, 0, o.device);
+  loaded_ = true;
+}
+
+TensorView XlmRobertaModel::input(const StepInputs& in, const char* name, bool required) const {
+  for (const auto& [n, v] : in.tensors)
+    if (n == name) return v;
+  FK_CHECK(!required, "xlm_roberta: step input '", name, "' is missing");
+  return TensorView{};
+}
+
+void XlmRobertaModel::plan(const StepInputs& in, void*) {
+  FK_CHECK(loaded_, "xlm_roberta: plan before load");
+  const TensorView cu = input(in, "cu_seqlens_host", true);
+  FK_CHECK(cu.device.is_cpu() && cu.dtype == DType::i32 && cu.rank == 1 && cu.shape[0] >= 1 && cu.is_contiguous(),
+           "xlm_roberta: cu_seqlens_host must be a contiguous host i32 [B + 1], got ", describe(cu));
+  const auto* c = static_cast<const int32_t*>(cu.data);
+  const int64_t b = cu.shape[0] - 1;
+  FK_CHECK(b <= options_.max_seqs, "xlm_roberta: ", b, " sequences, more than the ", options_.max_seqs,
+           " the model was loaded for (max_seqs)");
+  FK_CHECK(c[0] == 0, "xlm_roberta: cu_seqlens_host[0] must be 0");
+  int32_t longest = 0;
+  for (int64_t s = 0; s < b; ++s) {
+    const int32_t n = c[s + 1] - c[s];
+    FK_CHECK(n >= 1, "xlm_roberta: sequence ", s, " has ", n, " tokens; every sequence needs at least one");
+    FK_CHECK(n <= config_.max_tokens_per_sequence(), "xlm_roberta: sequence ", s, " has ", n,
+             " tokens, more than the ", config_.max_tokens_per_sequence(), " its position table holds (",
+             "max_position_embeddings ", config_.max_position_embeddings, " less pad_token_id + 1)");
+    longest = std::max(longest, n);
+  }
+  FK_CHECK(c[b] <= options_.max_tokens, "xlm_roberta: ", c[b], " tokens, more than the ", options_.max_tokens,
+           " the model was loaded for (max_tokens)");
+  tokens_ = c[b];
+  seqs_ = b;
+  max_seqlen_ = longest;
+}
+
+void XlmRobertaModel::embed(const StepInputs& in, void* stream) {
+  const DeviceType be = options_.device.type;
+  const int64_t t = tokens_;
+  const TensorView ids = input(in, "input_ids", true), pos = input(in, "position_ids", true);
+  TensorView types = input(in, "token_type_ids", false);
+  if (types.data == nullptr) types = rows(zero_types_, t);
+  FK_CHECK(ids.rank == 1 && ids.shape[0] == t && pos.rank == 1 && pos.shape[0] == t && types.shape[0] == t,
+           "xlm_roberta: input_ids, position_ids and token_type_ids must have the planned ", t, " tokens, got ",
+           describe(ids), ", ", describe(pos), ", ", describe(types));
+  // HF's order: (word + token type) + position, each add rounded to the dtype.
+  call_op(ops::EmbeddingArgs{rows(sub_, t), ids, weights_.word}, be, stream);
+  call_op(ops::EmbeddingArgs{rows(type_emb_, t), types, weights_.token_type}, be, stream);
+  call_op(ops::EmbeddingArgs{rows(pos_emb_, t), pos, weights_.position}, be, stream);
+  call_op(ops::SigmoidGatedAddArgs{rows(sub_, t), rows(type_emb_, t), rows(gate_one_, t)}, be, stream);
+  call_op(ops::SigmoidGatedAddArgs{rows(sub_, t), rows(pos_emb_, t), rows(gate_one_, t)}, be, stream);
+  call_op(ops::LayerNormArgs{rows(x_, t), rows(sub_, t), weights_.embed_norm, weights_.embed_norm_bias,
+                             static_cast<float>(config_.layer_norm_eps)},
+          be, stream);
+}
+
+void XlmRobertaModel::layer(const EncoderLayerWeights& w, void* stream) {
+  const DeviceType be = options_.device.type;
+  const int64_t t = tokens_, h = config_.hidden_size, heads = config_.num_attention_heads, d = config_.head_dim();
+  const float eps = static_cast<float>(config_.layer_norm_eps);
+  const TensorView none{};
+  call_op(ops::LinearArgs{rows(qkv_, t), rows(x_, t), w.qkv, w.qkv_bias, none, none}, be, stream);
+  ops::VarlenAttentionArgs attn{};
+  attn.out = heads_view(attn_, t, 0, heads, d);
+  attn.q = heads_view(qkv_, t, 0, heads, d);
+  attn.k = heads_view(qkv_, t, h, heads, d);
+  attn.v = heads_view(qkv_, t, 2 * h, heads, d);
+  attn.cu_seqlens_q = cu_seqlens_;
+  attn.cu_seqlens_k = cu_seqlens_;
+  attn.max_seqlen_q = attn.max_seqlen_k = max_seqlen_;
+  attn.sm_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  attn.causal = 0;
+  call_op(attn, be, stream);
+  call_op(ops::LinearArgs{rows(sub_, t), rows(attn_, t), w.attn_out, w.attn_out_bias, none, none}, be, stream);
+  call_op(ops::SigmoidGatedAddArgs{rows(sub_, t), rows(x_, t), rows(gate_one_, t)}, be, stream);
+  call_op(ops::LayerNormArgs{rows(x_, t), rows(sub_, t), w.attn_norm, w.attn_norm_bias, eps}, be, stream);
+  call_op(ops::LinearArgs{rows(inter_, t), rows(x_, t), w.up, w.up_bias, none, none}, be, stream);
+  call_op(ops::GeluArgs{rows(inter_act_, t), rows(inter_, t), config_.gelu}, be, stream);
+  call_op(ops::LinearArgs{rows(sub_, t), rows(inter_act_, t), w.down, w.down_bias, none, none}, be, stream);
+  call_op(ops::SigmoidGatedAddArgs{rows(sub_, t), rows(x_, t), rows(gate_one_, t)}, be, stream);
+  call_op(ops::LayerNormArgs{rows(x_, t), rows(sub_, t), w.out_norm, w.out_norm_bias, eps}, be, stream);
+}
+
+TensorView XlmRobertaModel::forward(const StepInputs& in, void* stream) {
+  FK_CHECK(loaded_, "xlm_roberta: forward before load");
+  cu_seqlens_ = input(in, "cu_seqlens", true);
+  FK_CHECK(cu_seqlens_.rank == 1 && cu_seqlens_.shape[0] == seqs_ + 1, "xlm_roberta: cu_seqlens must be [",
+           seqs_ + 1, "] as planned, got ", describe(cu_seqlens_));
+  embed(in, stream);
+  for (const EncoderLayerWeights& w : weights_.layers) layer(w, stream);
+  if (has_heads()) {
+    const DeviceType be = options_.device.type;
+    const TensorView none{};
+    call_op(ops::LinearArgs{rows(colbert_, tokens_), rows(x_, tokens_), weights_.heads.colbert,
+                            weights_.heads.colbert_bias, none, none},
+            be, stream);
+    call_op(ops::LinearArgs{rows(sparse_, tokens_), rows(x_, tokens_), weights_.heads.sparse,
+                            weights_.heads.sparse_bias, none, none},
+            be, stream);
+  }
+  return rows(x_, tokens_);
+}
+
+TensorView XlmRobertaModel::colbert_output() const { return has_heads() ? rows(colbert_, tokens_) : TensorView{}; }
+TensorView XlmRobertaModel::sparse_output() const { return has_heads() ? rows(sparse_, tokens_) : TensorView{}; }
+
+}  // namespace fk::models::encoder
