@@ -10,9 +10,9 @@ the trivial (projections N(0, 1/fan_in), embeddings N(0, 1/4), norms around thei
 identity), rounded to bf16 and saved with save_pretrained in bf16, so the engine loads
 exactly the values used here. BGE-M3's heads are written beside the checkpoint as the
 upstream repository ships them: sparse_linear.pt (a torch.nn.Linear(H, 1) state dict) and
-colbert_linear.pt (torch.nn.Linear(H, H)), and the same tensors as
-sparse_linear.safetensors / colbert_linear.safetensors ("weight", "bias"), which the
-engine reads.
+colbert_linear.pt (torch.nn.Linear(H, H)), and the same tensors in bf16 as
+sparse_linear.safetensors / colbert_linear.safetensors ("weight", "bias"): the engine reads
+either form (the tests check that both give the same outputs).
 
 The outputs are computed in float32 (eager attention) on one right-padded batch, with an
 attention mask, the way BGE-M3's own encode does it:
