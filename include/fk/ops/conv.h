@@ -1,0 +1,87 @@
+// Convolutional-network ops (YOLOv10n's Conv-BN-SiLU blocks, SPPF, the FPN's upsampling
+// and concatenations). Shapes are written beside each field: N images, H x W input pixels,
+// P x Q output pixels, C input channels, K output channels, R x S the filter.
+//
+// Layout: NHWC activations, [K, R, S, C / groups] ("OHWI") weights.
+// - Why NHWC: a convolution is an implicit GEMM whose reduction runs over (r, s, c). With
+//   channels innermost, each filter tap reads C contiguous values of one pixel, which is
+//   what tensor-core tiles (and 16-byte vector loads) want, and depthwise, pooling,
+//   upsampling and concatenation all become per-pixel vector copies. cuDNN and CUTLASS run
+//   NHWC natively on Hopper; NCHW would cost a transpose per layer.
+// - The model loader permutes PyTorch's OIHW weights [K, C / groups, R, S] to
+//   [K, R, S, C / groups] once at load (conv_weight_from_oihw, src/ops/conv/conv_weights.h)
+//   and folds each BatchNorm into its conv there too (fold_batch_norm, same file): Conv+BN is
+//   a weight transform, not an op.
+//
+// Activation views ([N, H, W, C]) need a contiguous channel dimension (stride 1); the
+// pixel, row and image strides are free. So a view may be a channel slice of a wider NHWC
+// tensor: C2f's split reads slices of one buffer and its producers may write their slices
+// of the concatenation directly, without a concat op. An output's strides must not make
+// two of its elements share memory (each stride at least the extent of the dims inside it).
+// Outputs must not overlap inputs, except that two channel slices of one buffer (same
+// strides, disjoint channel ranges) may be an output and an input of the same call.
+// Dtypes: f16, bf16 or f32; every tensor of a call has the input's dtype. Math accumulates
+// in f32 (CUDA) or double (CPU reference) and rounds once to the output dtype.
+#pragma once
+#include <cstdint>
+
+#include "fk/op.h"
+
+namespace fk::ops {
+
+// The epilogue applied after the bias: none, or SiLU (x * sigmoid(x), YOLO's activation).
+enum class ConvActivation : int32_t { none = 0, silu = 1 };
+
+// out[n, p, q, k] = act(bias[k] + sum_{r, s, c} input[n, p*sh - ph + r*dh, q*sw - pw + s*dw,
+//                                                   g*Cg + c] * weight[k, r, s, c])
+// with Cg = C / groups, Kg = K / groups, g = k / Kg; taps outside the image read zero (zero
+// padding, as torch.nn.functional.conv2d). P = (H + 2 ph - dh (R - 1) - 1) / sh + 1, and Q
+// likewise (floor). groups == C == K is a depthwise convolution (weight [C, R, S, 1]).
+struct Conv2dArgs {
+  static constexpr const char* kName = "conv2d";
+  TensorView out;     // [N, P, Q, K] written; dtype of input; channels contiguous
+  TensorView input;   // [N, H, W, C] read; f16/bf16/f32; channels contiguous
+  TensorView weight;  // [K, R, S, C / groups] read; dtype of input; contiguous
+  TensorView bias;    // [K] read; dtype of input; contiguous; optional (data == nullptr: none)
+  int32_t stride_h = 1, stride_w = 1;      // >= 1
+  int32_t pad_h = 0, pad_w = 0;            // >= 0
+  int32_t dilation_h = 1, dilation_w = 1;  // >= 1
+  int32_t groups = 1;                      // divides C and K
+  ConvActivation activation = ConvActivation::none;
+};
+
+// out[n, p, q, c] = max over the window's taps inside the image of input[n, h, w, c], with
+// h = p*sh - ph + i, w = q*sw - pw + j (0 <= i < kh, 0 <= j < kw): padding never wins, as
+// torch.nn.functional.max_pool2d (dilation 1, ceil_mode false). P = (H + 2 ph - kh) / sh + 1.
+// pad <= kernel / 2 (torch's rule), so every window holds a tap. NaN propagates.
+// YOLOv10n's SPPF: 5x5, stride 1, padding 2, three times in a row.
+struct MaxPool2dArgs {
+  static constexpr const char* kName = "max_pool2d";
+  TensorView out;    // [N, P, Q, C] written; dtype of input; channels contiguous
+  TensorView input;  // [N, H, W, C] read; f16/bf16/f32; channels contiguous
+  int32_t kernel_h = 1, kernel_w = 1;  // >= 1
+  int32_t stride_h = 1, stride_w = 1;  // >= 1
+  int32_t pad_h = 0, pad_w = 0;        // 0 <= pad <= kernel / 2
+};
+
+// Nearest-neighbour upsampling by integer factors (torch's nn.Upsample(scale_factor=s,
+// mode="nearest")): out[n, y, x, c] = input[n, y / scale_h, x / scale_w, c] (floor).
+struct UpsampleNearest2dArgs {
+  static constexpr const char* kName = "upsample_nearest2d";
+  TensorView out;    // [N, H * scale_h, W * scale_w, C] written; dtype of input; channels contiguous
+  TensorView input;  // [N, H, W, C] read; f16/bf16/f32; channels contiguous
+  int32_t scale_h = 2, scale_w = 2;  // >= 1
+};
+
+// Concatenation along channels (torch.cat(dim=1) of NCHW tensors; in NHWC a strided copy):
+// out[n, h, w, off_i + c] = inputs[i][n, h, w, c], off_i the channels of the inputs before i.
+// The first num_inputs entries are used (1..kMaxInputs); the rest are ignored.
+struct ConcatChannelsArgs {
+  static constexpr const char* kName = "concat_channels";
+  static constexpr int kMaxInputs = 4;  // YOLOv10n's largest concatenation is SPPF's four
+  TensorView out;                   // [N, H, W, sum C_i] written; dtype of inputs[0]; channels contiguous
+  TensorView inputs[kMaxInputs];    // [N, H, W, C_i] read; f16/bf16/f32; channels contiguous
+  int32_t num_inputs = 0;
+};
+
+}  // namespace fk::ops

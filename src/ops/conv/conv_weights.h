@@ -1,0 +1,30 @@
+// Load-time weight transforms for conv2d (host tensors, done once when a model loads):
+// PyTorch's OIHW layout to the op's OHWI, and BatchNorm folded into the convolution before
+// it, so that Conv-BN(-SiLU) runs as one conv2d call with a bias.
+#pragma once
+#include "fk/tensor_view.h"
+
+namespace fk::ops {
+
+// out[k, r, s, c] = oihw[k, c, r, s]: PyTorch's Conv2d.weight [K, C / groups, R, S] to the
+// [K, R, S, C / groups] that conv2d reads. Host views of any float dtype (computed exactly:
+// a permutation); out contiguous and not overlapping oihw. Throws fk::Error naming what is
+// wrong.
+void conv_weight_from_oihw(const TensorView& oihw, const TensorView& out);
+
+// BatchNorm2d (inference: running statistics) after a convolution, folded into it:
+//   y = gamma * (conv(x) + b - mean) / sqrt(var + eps) + beta
+//     = conv'(x) + b'  with  w'[k, ...] = w[k, ...] * t[k],  b'[k] = (b[k] - mean[k]) * t[k] + beta[k],
+//   t[k] = gamma[k] / sqrt(var[k] + eps).
+// weight: [K, ...] (any rank >= 1, any layout order after K: OIHW or OHWI), bias: [K] or
+// absent (data == nullptr: b = 0, YOLO's convs have none before their BatchNorm); gamma,
+// beta, mean, var: [K]; eps: the BatchNorm's (1e-3 in YOLO, torch's default 1e-5).
+// Computed in double from the inputs' values and rounded once into weight_out [same shape
+// as weight] and bias_out [K] (their own dtypes: the model dtype, or f32 to keep the folded
+// values exact). Host tensors, contiguous outputs; weight_out may be weight itself (in
+// place) and bias_out may be bias.
+void fold_batch_norm(const TensorView& weight, const TensorView& bias, const TensorView& gamma,
+                     const TensorView& beta, const TensorView& mean, const TensorView& var, double eps,
+                     const TensorView& weight_out, const TensorView& bias_out);
+
+}  // namespace fk::ops
