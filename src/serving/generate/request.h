@@ -61,6 +61,10 @@ struct Request {
   int64_t num_computed_tokens = 0;
   int64_t num_cached_tokens = 0;  // of those, found in the prefix cache at the last admission
   KvBlockTable block_ids;  // KV-cache blocks (pages), in token order
+  // Models with recurrent state (scheduler.h): the request's slot in the recurrent state
+  // pool while it runs, -1 otherwise. A step that starts at position 0 ignores the slot's
+  // contents (no initial state); a later one continues from them.
+  int32_t state_slot = -1;
   int64_t num_preemptions = 0;
   // Asynchronous scheduling (scheduler.h): output tokens that scheduled steps will sample
   // but whose ids are not known yet. They follow output_tokens; a step that computes one

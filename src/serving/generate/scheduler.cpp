@@ -22,7 +22,23 @@ void SchedulerConfig::validate() const {
            "max_steps_in_flight must be 1 (synchronous) or 2 (asynchronous scheduling), got ", max_steps_in_flight);
 }
 
-Scheduler::Scheduler(SchedulerConfig config, KvCacheManager& kv) : config_(config), kv_(kv) { config_.validate(); }
+Scheduler::Scheduler(SchedulerConfig config, KvCacheManager& kv, runtime::RecurrentSlotPool* slots,
+                     void* state_stream)
+    : config_(config), kv_(kv), slots_(slots), state_stream_(state_stream) {
+  config_.validate();
+  FK_CHECK(slots_ == nullptr || !kv_.prefix_caching(),
+           "prefix caching of a model with recurrent state is not supported (a cached block would need the "
+           "state at its boundary): turn prefix caching off");
+  FK_CHECK(slots_ == nullptr || slots_->num_used() == 0, "the recurrent state pool given to the scheduler has ",
+           slots_ == nullptr ? 0 : slots_->num_used(), " slots in use; it needs all of them free");
+}
+
+// Gives r's recurrent state slot back (models with recurrent state).
+void Scheduler::release_state_slot(Request& r) {
+  if (slots_ == nullptr || r.state_slot < 0) return;
+  slots_->free(r.arrival);
+  r.state_slot = -1;
+}
 
 void Scheduler::add(std::unique_ptr<Request> r) {
   FK_CHECK(r != nullptr, "add() needs a request");
@@ -38,8 +54,8 @@ void Scheduler::add(std::unique_ptr<Request> r) {
   for (int64_t t : r->prompt_tokens) FK_CHECK(t >= 0, "request ", r->id, ": prompt token ids must be >= 0, got ", t);
   for (int64_t t : r->eos_token_ids) FK_CHECK(t >= 0, "request ", r->id, ": eos_token_ids must be >= 0, got ", t);
   FK_CHECK(r->state == RequestState::waiting && r->finish_reason == FinishReason::none && r->output_tokens.empty() &&
-               r->num_computed_tokens == 0 && r->block_ids.empty(),
-           "request ", r->id, " is not fresh: it has outputs, computed tokens, blocks or a final state");
+               r->num_computed_tokens == 0 && r->block_ids.empty() && r->state_slot == -1,
+           "request ", r->id, " is not fresh: it has outputs, computed tokens, blocks, a state slot or a final state");
   FK_CHECK(r->max_model_len >= 0, "request ", r->id, ": max_model_len must be >= 0 (0 = no limit), got ",
            r->max_model_len);
   FK_CHECK(r->max_model_len == 0 || prompt_len < r->max_model_len, "request ", r->id, ": prompt of ", prompt_len,
@@ -78,6 +94,7 @@ void Scheduler::preempt_last_running(SchedulerOutput& out) {
   Request* victim = running_.back();
   running_.pop_back();
   kv_.free(victim->kv_sequence());
+  release_state_slot(*victim);
   victim->num_computed_tokens = 0;
   victim->num_cached_tokens = 0;
   victim->state = RequestState::waiting;
@@ -133,6 +150,7 @@ SchedulerOutput Scheduler::schedule() {
       Request& r = *waiting_.front();
       // Preempted while a step in flight samples for it: its prompt-to-be is not all known.
       if (r.num_pending_tokens > 0) break;
+      if (slots_ != nullptr && slots_->num_free() == 0) break;  // its state needs a slot
       const CachedPrefix prefix = kv_.find_cached_prefix(r.tokens());
       const int64_t remaining = r.total_tokens() - prefix.num_tokens;
       // Without chunked prefill a request waits for a step with room for all of it, unless
@@ -140,6 +158,7 @@ SchedulerOutput Scheduler::schedule() {
       if (!config_.chunked_prefill && remaining > budget && remaining <= config_.max_num_batched_tokens) break;
       const int64_t n = chunk_size(r, remaining, budget);
       if (!kv_.allocate(r.kv_sequence(), n, &prefix)) break;  // FCFS: nobody overtakes the head
+      if (slots_ != nullptr) r.state_slot = slots_->allocate(r.arrival, state_stream_);
       waiting_.pop_front();
       r.state = RequestState::running;
       running_.push_back(&r);
@@ -195,6 +214,7 @@ void Scheduler::check_output(const SchedulerOutput& out, const std::vector<int64
 
 void Scheduler::finish(Request& r, FinishReason why) {
   kv_.free(r.kv_sequence());
+  release_state_slot(r);
   r.state = RequestState::finished;
   r.finish_reason = why;
   finished_.push_back(&r);
@@ -289,16 +309,23 @@ void Scheduler::check_invariants() const {
       fail(*r, "is running with nothing left to compute");
     if (r->num_pending_tokens > num_steps_in_flight() || r->num_steps_in_flight > num_steps_in_flight())
       fail(*r, "has more pending tokens or steps in flight than there are steps in flight");
+    if (slots_ != nullptr && (r->state_slot < 0 || !slots_->holds(r->arrival) || slots_->slot_of(r->arrival) != r->state_slot))
+      fail(*r, "is running without its own recurrent state slot");
   }
   for (const Request* r : waiting_) {
     if (r->arrival <= last_arrival) fail(*r, "breaks the arrival order of running then waiting requests");
     last_arrival = r->arrival;
     if (r->state != RequestState::waiting) fail(*r, "is in the waiting queue but not waiting");
     if (!r->block_ids.empty() || r->num_computed_tokens != 0) fail(*r, "is waiting with blocks or computed tokens");
+    if (r->state_slot >= 0) fail(*r, "is waiting with a recurrent state slot");
     if (r->num_pending_tokens > num_steps_in_flight()) fail(*r, "is waiting for more tokens than steps in flight");
   }
   for (const Request* r : finished_)
-    if (!r->finished() || !r->block_ids.empty()) fail(*r, "is to be handed back but not finished and freed");
+    if (!r->finished() || !r->block_ids.empty() || r->state_slot >= 0)
+      fail(*r, "is to be handed back but not finished and freed");
+  if (slots_ != nullptr && slots_->num_used() != num_running())
+    FK_FAIL(FK_ERR_INTERNAL, "scheduler: ", slots_->num_used(), " recurrent state slots held by ", num_running(),
+            " running requests");
   if (requests_.size() != running_.size() + waiting_.size() + finished_.size())
     FK_FAIL(FK_ERR_INTERNAL, "scheduler: ", requests_.size(), " requests but ", running_.size(), " running, ",
             waiting_.size(), " waiting, ", finished_.size(), " finished");

@@ -12,6 +12,11 @@
 // take their input token from the device, where this step samples it. A request that
 // turns out to have finished (EOS, stop token, abort) when the tokens arrive has its work
 // in the next step discarded; one that will finish by length is not scheduled again.
+// Models with recurrent state (Mamba, gated DeltaNet and their hybrids) also give each
+// running request a slot of a RecurrentSlotPool: at admission (a request waits while no
+// slot is free), freed when it finishes or is preempted, so that a recomputed request starts
+// from a fresh state. Prefix caching cannot serve them yet: a cached block would need the
+// recurrent state at its boundary, and it is refused with a named error.
 // Not thread-safe.
 #pragma once
 #include <cstdint>
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include "runtime/state/kv_cache_manager.h"
+#include "runtime/state/recurrent_slot_pool.h"
 #include "serving/generate/request.h"
 
 namespace fk::engine {
@@ -63,7 +69,10 @@ struct SchedulerOutput {
 
 class Scheduler {
  public:
-  Scheduler(SchedulerConfig config, KvCacheManager& kv);
+  // `slots`: the recurrent state pool of a model that keeps one (else null); its slots are
+  // zeroed at allocation on `state_stream`, the stream the model's steps run on.
+  Scheduler(SchedulerConfig config, KvCacheManager& kv, runtime::RecurrentSlotPool* slots = nullptr,
+            void* state_stream = nullptr);
 
   // Queues a fresh request (FCFS: its arrival number is set here). Throws fk::Error for an
   // empty or duplicate id, bad sampling parameters, an empty prompt or
@@ -101,7 +110,8 @@ class Scheduler {
   const SchedulerConfig& config() const { return config_; }
 
   // Throws fk::Error (FK_ERR_INTERNAL) when a request's state contradicts the queue it is
-  // in, it holds fewer blocks than its computed tokens need, or the queues are out of
+  // in, it holds fewer blocks than its computed tokens need, a running request holds no
+  // state slot (or another's) or a waiting one holds one, or the queues are out of
   // arrival order (running, then waiting, each sorted by arrival). O(requests). Debug builds
   // run it after every schedule() and update(); tests call it too.
   void check_invariants() const;
@@ -109,12 +119,15 @@ class Scheduler {
  private:
   int64_t chunk_size(const Request& r, int64_t remaining, int64_t budget) const;
   void preempt_last_running(SchedulerOutput& out);
+  void release_state_slot(Request& r);
   void finish(Request& r, FinishReason why);
   void check_output(const SchedulerOutput& out, const std::vector<int64_t>& sampled_tokens) const;
   bool will_finish_by_length(const Request& r) const;
 
   SchedulerConfig config_;
   KvCacheManager& kv_;
+  runtime::RecurrentSlotPool* slots_;
+  void* state_stream_;
   std::unordered_map<std::string, std::unique_ptr<Request>> requests_;  // every request not handed back
   std::deque<Request*> waiting_;           // FCFS; preempted requests go back to the front
   std::vector<Request*> running_;          // in admission order: the last is preempted first
