@@ -117,7 +117,8 @@ DeviceType backend_of(const std::string& b) {
 void print_run(const CandidateRun& r) {
   std::printf("%-14s %-26s speedup %6s  %s\n", verdict_name(r.result.verdict).c_str(), r.task.c_str(),
               format_speedup(r.result.speedup).c_str(), r.candidate.string().c_str());
-  std::printf("    backend %s, device %s\n", r.result.backend.c_str(), r.result.device.c_str());
+  std::printf("    backend %s, device %s, sandbox %s\n", r.result.backend.c_str(), r.result.device.c_str(),
+              r.result.sandbox.empty() ? "-" : r.result.sandbox.c_str());
   for (const auto& w : r.result.workloads) {
     if (!w.timed) continue;
     const std::string speedup = speedup_measured(w.speedup) ? "x" + format_speedup(w.speedup) : "n/a";

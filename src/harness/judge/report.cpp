@@ -61,11 +61,11 @@ std::string format_time_us(const TimingStats& t, int precision) {
 std::string markdown_report(const std::vector<CandidateRun>& runs, const Json& summary) {
   std::ostringstream s;
   s << "# fastkernels evaluation\n\n";
-  s << "| task | verdict | speedup | backend | device | candidate | note |\n|---|---|---|---|---|---|---|\n";
+  s << "| task | verdict | speedup | backend | device | sandbox | candidate | note |\n|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : runs)
     s << "| " << r.task << " | " << verdict_name(r.result.verdict) << " | " << format_speedup(r.result.speedup) << " | "
-      << r.result.backend << " | " << r.result.device << " | `" << r.candidate.filename().string() << "` | "
-      << first_line(r.result.message) << " |\n";
+      << r.result.backend << " | " << r.result.device << " | " << r.result.sandbox << " | `"
+      << r.candidate.filename().string() << "` | " << first_line(r.result.message) << " |\n";
   s << "\n## fast_p\n\n| p |";
   for (const auto& e : summary["fast_p"]) s << " " << format_fixed(e["p"].get<double>(), 1) << " |";
   s << "\n|---|";
@@ -99,7 +99,8 @@ std::string html_report(const std::vector<CandidateRun>& runs, const Json& summa
     const std::string v = verdict_name(r.result.verdict);
     s << "<h3>" << html_escape(r.task) << " — <span class='" << v << "'>" << v << "</span>, speedup "
       << format_speedup(r.result.speedup) << "</h3><p><code>" << html_escape(r.candidate.string()) << "</code> on "
-      << html_escape(r.result.backend) << " (" << html_escape(r.result.device) << ")</p>";
+      << html_escape(r.result.backend) << " (" << html_escape(r.result.device) << "), sandbox "
+      << html_escape(r.result.sandbox.empty() ? "unknown" : r.result.sandbox) << "</p>";
     s << speedup_svg(r.result);
     if (!r.result.message.empty()) s << "<pre>" << html_escape(r.result.message.substr(0, 4000)) << "</pre>";
   }

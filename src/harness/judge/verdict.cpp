@@ -67,7 +67,7 @@ Json to_json(const EvalResult& r) {
           {"workloads", ws},          {"speedup", r.speedup},               {"sol_candidate", r.sol_candidate},
           {"seeds", r.seeds},         {"secret_seed", r.secret_seed},       {"backend", r.backend},
           {"device", r.device},       {"toolchain", r.toolchain},           {"candidate_hash", r.candidate_hash},
-          {"seconds", r.seconds}};
+          {"sandbox", r.sandbox},     {"seconds", r.seconds}};
 }
 
 EvalResult eval_result_from_json(const Json& j) {
@@ -83,6 +83,7 @@ EvalResult eval_result_from_json(const Json& j) {
   r.device = j.value("device", "");
   r.toolchain = j.value("toolchain", "");
   r.candidate_hash = j.value("candidate_hash", "");
+  r.sandbox = j.value("sandbox", "");
   r.seconds = j.value("seconds", 0.0);
   for (const auto& w : j.value("workloads", Json::array())) {
     WorkloadResult x;

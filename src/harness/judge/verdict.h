@@ -53,6 +53,9 @@ struct EvalResult {
   std::string device;
   std::string toolchain;
   std::string candidate_hash;
+  // What the worker ran in: "namespaces+seccomp", "seccomp only: <reason>" or
+  // "none: <reason>" (harness/sandbox/sandbox.h); "" for results from before the sandbox.
+  std::string sandbox;
   double seconds = 0;
 };
 

@@ -31,8 +31,17 @@ std::string self_executable() {
 
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& opts) {
   FK_CHECK(!argv.empty(), "run_process: empty command");
+  // The sandbox is planned here: between fork and exec the child only makes system calls.
+  std::optional<SandboxPlan> plan;
+  if (opts.sandbox) plan = plan_sandbox(*opts.sandbox, sandbox_support());
   int pipefd[2];
   FK_CHECK(pipe2(pipefd, O_CLOEXEC) == 0, "pipe: ", strerror(errno));
+  int report[2] = {-1, -1};  // the sandbox's report (sandbox.h)
+  if (plan && pipe2(report, O_CLOEXEC) != 0) {
+    close(pipefd[0]);
+    close(pipefd[1]);
+    FK_FAIL(FK_ERR_INTERNAL, "pipe: ", strerror(errno));
+  }
 
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -40,6 +49,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   std::vector<std::string> env_store;
   for (char** e = environ; *e; ++e) env_store.emplace_back(*e);
   for (const auto& e : opts.extra_env) env_store.push_back(e);
+  // In the sandbox the worker's folder is the only writable one: temporary files go there.
+  if (plan && plan->namespaces) {
+    std::erase_if(env_store, [](const std::string& e) { return e.rfind("TMPDIR=", 0) == 0; });
+    env_store.push_back("TMPDIR=" + plan->work_dir);
+  }
   std::vector<char*> envp;
   for (auto& e : env_store) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -54,6 +68,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     const int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
     if (!opts.working_dir.empty() && chdir(opts.working_dir.c_str()) != 0) _exit(126);
+    if (plan) {
+      close(report[0]);
+      exec_in_sandbox(*plan, report[1], args.data(), envp.data());
+    }
     execvpe(args[0], args.data(), envp.data());
     const char msg[] = "exec failed\n";
     (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
@@ -61,6 +79,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   }
   setpgid(pid, pid);
   close(pipefd[1]);
+  if (plan) close(report[1]);
 
   ProcessResult r;
   const auto deadline = t0 + std::chrono::duration<double>(opts.timeout_s);
@@ -101,6 +120,15 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (plan) {
+    // In namespaces the worker is the grandchild of the child reaped above: its own status
+    // comes from the namespace's init.
+    const SandboxReport rep = read_sandbox_report(report[0]);
+    close(report[0]);
+    r.sandbox = plan->description + (rep.note.empty() ? "" : " (" + rep.note + ")");
+    r.sandbox_error = rep.error;
+    if (rep.has_status) status = rep.status;
+  }
   if (!r.timed_out) {
     if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) r.term_signal = WTERMSIG(status);

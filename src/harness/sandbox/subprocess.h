@@ -2,8 +2,11 @@
 // candidates and to run each evaluation in its own worker process, so that a crash, hang
 // or corrupted CUDA context of a candidate never takes the harness down.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "harness/sandbox/sandbox.h"
 
 namespace fk::bench {
 
@@ -15,6 +18,10 @@ struct ProcessResult {
   std::string output;     // stdout and stderr, interleaved, truncated to max_output bytes
   double seconds = 0;
   std::string describe() const;  // "exit 1" / "killed by SIGSEGV" / "timed out after 60 s"
+  // With ProcessOptions::sandbox: what the process ran in (SandboxSupport::describe(), plus
+  // a note where it came out weaker), or why the sandbox could not be set up (then the
+  // command never ran).
+  std::string sandbox, sandbox_error;
 };
 
 struct ProcessOptions {
@@ -22,10 +29,11 @@ struct ProcessOptions {
   size_t max_output = 1 << 20;
   std::string working_dir;                  // empty: inherit
   std::vector<std::string> extra_env;       // "NAME=value" added to the environment
+  std::optional<SandboxOptions> sandbox;    // run it in the sandbox (sandbox.h), as far as the host allows
 };
 
 // Runs argv[0] (searched in PATH) with the arguments. The child gets its own process
-// group, killed as a whole on timeout.
+// group, killed as a whole on timeout; in a sandbox, its PID namespace dies with it.
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& opts = {});
 
 // Path of the running executable (/proc/self/exe).

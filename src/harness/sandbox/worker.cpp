@@ -1,11 +1,15 @@
 #include "harness/sandbox/worker.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <thread>
 
 #include "harness/sandbox/candidate.h"
+#include "harness/sandbox/seccomp_filter.h"
 #include "harness/sandbox/subprocess.h"
 
 namespace fk::bench {
@@ -65,7 +69,12 @@ void select_exactly(const std::string& spec) {
 
 }  // namespace
 
+static fs::path violation_file(const fs::path& result_file) { return result_file.parent_path() / "sandbox_violation"; }
+
 int worker_main(const fs::path& request_file, const fs::path& result_file) {
+  // Before any candidate code is loaded: a forbidden system call (seccomp_filter.h) ends
+  // the worker with its name on record. Without a filter (no sandbox) it never fires.
+  install_violation_reporter(violation_file(result_file).c_str());
   EvalResult res;
   try {
     std::ifstream in(request_file);
@@ -122,6 +131,15 @@ EvalResult run_in_worker(const WorkerRequest& req, double timeout_s) {
   fs::remove(result);
   ProcessOptions po;
   po.timeout_s = timeout_s;
+  SandboxOptions& so = po.sandbox.emplace();
+  so.work_dir = dir;
+  so.visible = {req.library, req.task.source};  // may lie in the temporary folder the sandbox replaces
+  // Every thread of the worker together; the wall-clock limit is the one that bites first.
+  so.cpu_seconds = timeout_s * std::max(1u, std::thread::hardware_concurrency()) + 10;
+  // The CUDA driver reserves address space far beyond any memory it uses: only the cpu
+  // backend gets an address-space limit (the machine's memory).
+  if (req.config.backend == DeviceType::cpu)
+    so.memory_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   const ProcessResult pr = run_process({self_executable(), "kernels", "worker", "--request", request.string(),
                                         "--result", result.string()},
                                        po);
@@ -132,9 +150,19 @@ EvalResult run_in_worker(const WorkerRequest& req, double timeout_s) {
   res.backend = req.config.backend == DeviceType::cpu ? "cpu" : "cuda";
   res.seconds = pr.seconds;
   auto tail = [&] { return pr.output.size() > 4000 ? pr.output.substr(pr.output.size() - 4000) : pr.output; };
-  if (pr.timed_out) {
+  if (!pr.sandbox_error.empty()) {
+    res.verdict = Verdict::HARNESS_ERROR;
+    res.message = concat("the worker's sandbox could not be set up: ", pr.sandbox_error);
+  } else if (pr.timed_out) {
     res.verdict = Verdict::TIMEOUT;
     res.message = concat("the evaluation did not finish within ", timeout_s, " s");
+  } else if (pr.term_signal == SIGSYS || (pr.exited() && pr.exit_code == kSandboxViolationExit)) {
+    std::string call = "a system call it forbids (the worker was killed by SIGSYS)";
+    if (std::ifstream in(violation_file(result)); in) std::getline(in, call);
+    res.verdict = Verdict::REWARD_HACK;
+    res.message = concat("the sandbox stopped a forbidden system call: ", call,
+                         " (a candidate may not start processes, read or steer other processes, open network "
+                         "sockets or leave its sandbox)");
   } else if (fs::exists(result) && fs::file_size(result) > 0 && pr.exited() && pr.exit_code == 0) {
     std::ifstream in(result);
     res = eval_result_from_json(Json::parse(in));
@@ -142,6 +170,7 @@ EvalResult run_in_worker(const WorkerRequest& req, double timeout_s) {
     res.verdict = Verdict::RUNTIME_ERROR;
     res.message = concat("the worker process died (", pr.describe(), "): ", tail());
   }
+  res.sandbox = pr.sandbox;  // the parent's word, whatever the result file says
   std::error_code ec;
   fs::remove_all(dir, ec);
   return res;

@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kColumns =
     "id, batch, created, task, candidate, candidate_hash, verdict, backend, device, toolchain, message, speedup, "
-    "sol, result, variants";
+    "sol, result, variants, sandbox";
 
 StoredRun read_row(SqlStatement& s) {
   StoredRun r;
@@ -33,6 +33,7 @@ StoredRun read_row(SqlStatement& s) {
   r.sol = s.real(12);
   r.result = Json::parse(s.text(13), nullptr, /*allow_exceptions=*/false);
   r.variants = s.text(14);  // NULL in rows stored before the column existed: ""
+  r.sandbox = s.text(15);   // likewise
   return r;
 }
 
@@ -59,12 +60,13 @@ ResultStore::ResultStore(const fs::path& path) : db_(path) {
       "CREATE INDEX IF NOT EXISTS runs_task ON runs(task);"
       "CREATE INDEX IF NOT EXISTS runs_batch ON runs(batch);");
   db_.add_column_if_missing("runs", "variants", "TEXT");
+  db_.add_column_if_missing("runs", "sandbox", "TEXT");
 }
 
 int64_t ResultStore::add(const std::string& batch, const CandidateRun& run) {
   SqlStatement s(db_,
                  "INSERT INTO runs (batch, created, task, candidate, candidate_hash, verdict, backend, device, toolchain,"
-                 " message, speedup, sol, seeds, secret_seed, result, variants) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                 " message, speedup, sol, seeds, secret_seed, result, variants, sandbox) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   const EvalResult& r = run.result;
   s.bind(1, batch);
   s.bind(2, utc_timestamp());
@@ -82,6 +84,7 @@ int64_t ResultStore::add(const std::string& batch, const CandidateRun& run) {
   s.bind(14, std::to_string(r.secret_seed));
   s.bind(15, run_to_json(run).dump());
   s.bind(16, OpRegistry::global().active_variants());
+  s.bind(17, r.sandbox);
   s.step();
   return db_.last_insert_id();
 }

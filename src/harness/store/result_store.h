@@ -18,6 +18,7 @@ struct StoredRun {
   std::string created;     // UTC, ISO 8601
   std::string task, candidate, candidate_hash, verdict, backend, device, toolchain, message;
   std::string variants;    // the kernel variants selected (OpRegistry::active_variants(); "" = defaults)
+  std::string sandbox;     // what the worker ran in (EvalResult::sandbox; "" in rows from before it)
   double speedup = 0, sol = 0;
   Json result;             // the full run JSON
 };

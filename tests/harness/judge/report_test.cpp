@@ -36,6 +36,7 @@ CandidateRun failed_run() {
   r.result.verdict = Verdict::INCORRECT;
   r.result.backend = "cpu";
   r.result.device = "Test CPU 9000";
+  r.result.sandbox = "namespaces+seccomp";
   r.result.message = "wrong output";
   WorkloadResult w;
   w.shape = Json{{"M", 4}};
@@ -48,7 +49,7 @@ TEST(Report, MarkdownOfAFailedRunShowsNoZeros) {
   const std::vector<CandidateRun> runs = {failed_run()};
   std::vector<TaskScore> scores = {score_of(Task{}, runs[0].result)};
   const std::string md = markdown_report(runs, scores_to_json(scores));
-  EXPECT_NE(md.find("| rms_norm | INCORRECT | n/a | cpu | Test CPU 9000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| rms_norm | INCORRECT | n/a | cpu | Test CPU 9000 | namespaces+seccomp |"), std::string::npos) << md;
   EXPECT_NE(md.find("| overall | 1 | 0 | n/a |"), std::string::npos) << md;
   EXPECT_NE(md.find("| rms_norm | `{\"M\":4}` | - | - | n/a | - |"), std::string::npos) << md;
   // fast_p is 0.00 at every p, rightly; times and speedups are nowhere 0.
@@ -60,7 +61,7 @@ TEST(Report, MarkdownOfAFailedRunShowsNoZeros) {
 TEST(Report, HtmlNamesBackendAndDevice) {
   const std::vector<CandidateRun> runs = {failed_run()};
   const std::string html = html_report(runs, scores_to_json({score_of(Task{}, runs[0].result)}));
-  EXPECT_NE(html.find("on cpu (Test CPU 9000)"), std::string::npos);
+  EXPECT_NE(html.find("on cpu (Test CPU 9000), sandbox namespaces+seccomp"), std::string::npos);
   EXPECT_NE(html.find("speedup n/a"), std::string::npos);
 }
 

@@ -25,6 +25,7 @@ TEST(ResultStore, AddListGetAndBatch) {
     run.result.speedup = 1.25;
     run.result.seeds = {1, 2, 3};
     run.result.secret_seed = 99;
+    run.result.sandbox = "none: disabled by FK_SANDBOX=off";
     const int64_t id = store.add("batch-a", run);
     run.result.verdict = Verdict::INCORRECT;
     store.add("batch-b", run);
@@ -32,6 +33,8 @@ TEST(ResultStore, AddListGetAndBatch) {
     EXPECT_EQ(got.verdict, "PASSED");
     EXPECT_DOUBLE_EQ(got.speedup, 1.25);
     EXPECT_EQ(got.result["secret_seed"], 99u);
+    EXPECT_EQ(got.sandbox, "none: disabled by FK_SANDBOX=off");  // what the worker ran in, column and JSON
+    EXPECT_EQ(got.result["sandbox"], "none: disabled by FK_SANDBOX=off");
     EXPECT_EQ(store.list().size(), 2u);
     EXPECT_EQ(store.batch("batch-b").size(), 1u);
     EXPECT_EQ(store.batches().front(), "batch-b");

@@ -1,0 +1,212 @@
+#include "harness/sandbox/sandbox.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "fk/status.h"
+#include "harness/sandbox/subprocess.h"
+
+namespace fk::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+#define REQUIRE_NAMESPACES()                                                                           \
+  if (!sandbox_support().namespaces)                                                                   \
+  GTEST_SKIP() << "this host gives no namespaces, so the sandbox runs without them: "                 \
+               << sandbox_support().describe()
+
+// A worker folder in the temporary folder, as run_in_worker makes one; removed at the end.
+struct WorkDir {
+  fs::path path;
+  explicit WorkDir(const std::string& name) {
+    static int serial = 0;
+    path = fs::temp_directory_path() / concat("fk-sandbox-test-", getpid(), "-", serial++, "-", name);
+    fs::create_directories(path);
+  }
+  ~WorkDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// The namespaces' own tests run shell scripts, whose every command is a fork: the filter
+// (tested in FilterStopsAFork and seccomp_filter_test) is off unless a test turns it on.
+SandboxOptions no_filter() {
+  SandboxOptions so;
+  so.seccomp = false;
+  return so;
+}
+
+ProcessResult sandboxed(const WorkDir& w, const std::string& script, SandboxOptions so = no_filter(),
+                        double timeout_s = 20) {
+  ProcessOptions po;
+  po.timeout_s = timeout_s;
+  so.work_dir = w.path;
+  po.sandbox = so;
+  return run_process({"sh", "-c", script}, po);
+}
+
+TEST(Sandbox, DescribesWhatTheHostGives) {
+  SandboxSupport s;
+  s.reason = "no namespaces (x)";
+  s.seccomp = true;
+  EXPECT_EQ(s.describe(), "seccomp only: no namespaces (x)");
+  s.seccomp = false;
+  EXPECT_EQ(s.describe(), "none: no namespaces (x)");
+  s = {};
+  s.namespaces = s.seccomp = true;
+  EXPECT_EQ(s.describe(), "namespaces+seccomp");
+  // Whatever this host gives, it says so.
+  EXPECT_FALSE(sandbox_support().describe().empty());
+}
+
+TEST(Sandbox, OwnPidNamespaceNetworkAndTemporaryFolder) {
+  REQUIRE_NAMESPACES();
+  WorkDir w("ns");
+  const fs::path sibling = w.path.parent_path() / concat("fk-sandbox-test-sibling-", getpid());
+  std::ofstream(sibling) << "another worker's request";
+  const ProcessResult r = sandboxed(w, concat("echo pid=$$; echo ppid=$PPID; ls -a ", w.path.parent_path().string(),
+                                              "; cat /proc/net/dev; ls /proc"));
+  fs::remove(sibling);
+  ASSERT_TRUE(r.exited() && r.exit_code == 0) << r.describe() << r.output << r.sandbox_error;
+  EXPECT_EQ(r.sandbox, "namespaces+seccomp (seccomp off)");
+  // The shell is the worker: PID 2 under the namespace's init.
+  EXPECT_NE(r.output.find("pid=2\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ppid=1\n"), std::string::npos) << r.output;
+  // Its own folder in a private temporary folder; the other worker's file is not there.
+  EXPECT_NE(r.output.find(w.path.filename().string()), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(sibling.filename().string()), std::string::npos) << r.output;
+  // The network namespace has the loopback interface only.
+  std::istringstream lines(r.output);
+  std::string line;
+  int interfaces = 0;
+  while (std::getline(lines, line))
+    if (line.find(':') != std::string::npos && line.find('|') == std::string::npos) {
+      ++interfaces;
+      EXPECT_NE(line.find("lo:"), std::string::npos) << "an interface besides loopback: " << line;
+    }
+  EXPECT_EQ(interfaces, 1) << r.output;
+  // /proc shows the namespace's processes: 1 (init), 2 (the shell), its ls.
+  EXPECT_EQ(r.output.find(concat("\n", getpid(), "\n")), std::string::npos) << "the harness is visible";
+}
+
+TEST(Sandbox, WritesOnlyInItsFolder) {
+  REQUIRE_NAMESPACES();
+  WorkDir w("rw");
+  const fs::path outside = fs::current_path() / concat("fk-sandbox-test-outside-", getpid());
+  const ProcessResult r = sandboxed(w, concat("touch $TMPDIR/inside && echo wrote-inside; touch ",
+                                              (w.path.parent_path() / "beside").string(),
+                                              " 2>/dev/null && echo wrote-beside; touch ",
+                                              outside.string(), " 2>/dev/null && echo wrote-outside; touch $HOME/",
+                                              outside.filename().string(), " 2>/dev/null && echo wrote-home; echo x > /dev/null && echo dev-null"));
+  ASSERT_TRUE(r.exited() && r.exit_code == 0) << r.describe() << r.output << r.sandbox_error;
+  EXPECT_NE(r.output.find("wrote-inside"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(w.path / "inside"));
+  EXPECT_EQ(r.output.find("wrote-beside"), std::string::npos) << r.output;  // not even in the private temp folder
+  EXPECT_EQ(r.output.find("wrote-outside"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(outside));
+  EXPECT_EQ(r.output.find("wrote-home"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("dev-null"), std::string::npos) << r.output;
+  std::error_code ec;
+  fs::remove(outside, ec);
+}
+
+TEST(Sandbox, DevHoldsOnlyTheNodesAWorkerNeeds) {
+  REQUIRE_NAMESPACES();
+  WorkDir w("dev");
+  const ProcessResult r = sandboxed(w, "ls /dev");
+  ASSERT_TRUE(r.exited() && r.exit_code == 0) << r.describe() << r.output << r.sandbox_error;
+  EXPECT_NE(r.output.find("null"), std::string::npos);
+  for (const char* host_only : {"kmsg", "mem", "loop0", "sda", "vda", "nvme0n1", "kvm"})
+    EXPECT_EQ(r.output.find(concat(host_only, "\n")), std::string::npos) << host_only << " is visible";
+}
+
+TEST(Sandbox, KeepsVisiblePathsInTheReplacedTemporaryFolder) {
+  REQUIRE_NAMESPACES();
+  WorkDir w("visible");
+  WorkDir cache("cache");
+  std::ofstream(cache.path / "candidate.so") << "library";
+  std::ofstream(cache.path / "other.so") << "another candidate";
+  SandboxOptions so = no_filter();
+  so.visible = {cache.path / "candidate.so"};
+  const ProcessResult r = sandboxed(w, concat("cat ", (cache.path / "candidate.so").string(), "; cat ",
+                                              (cache.path / "other.so").string(), " 2>/dev/null || echo no-other"),
+                                    so);
+  ASSERT_TRUE(r.exited()) << r.describe() << r.output << r.sandbox_error;
+  EXPECT_NE(r.output.find("library"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no-other"), std::string::npos) << r.output;
+}
+
+// A process that leaves the worker's session and writes a marker a second later (the
+// worker waits a moment for it to get there).
+std::string survivor(const fs::path& marker) {
+  return concat("setsid sh -c 'sleep 1; echo alive > ", marker.string(), "' >/dev/null 2>&1 < /dev/null & sleep 0.3");
+}
+
+TEST(Sandbox, NoProcessSurvivesTheWorker) {
+  REQUIRE_NAMESPACES();
+  WorkDir w("survivor");
+  const ProcessResult r = sandboxed(w, survivor(w.path / "marker"));  // the filter would stop the fork
+  ASSERT_TRUE(r.exited() && r.exit_code == 0) << r.describe() << r.output << r.sandbox_error;
+  EXPECT_EQ(r.sandbox, "namespaces+seccomp (seccomp off)");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_FALSE(fs::exists(w.path / "marker")) << "a process outlived the sandboxed worker";
+
+  // The same without the sandbox: the survivor escapes the process-group kill.
+  WorkDir u("unsandboxed");
+  ProcessOptions po;
+  const ProcessResult ru = run_process({"sh", "-c", survivor(u.path / "marker")}, po);
+  ASSERT_TRUE(ru.exited());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_TRUE(fs::exists(u.path / "marker")) << "the check above could not fail";
+}
+
+TEST(Sandbox, NoProcessSurvivesATimeout) {
+  REQUIRE_NAMESPACES();
+  WorkDir w("timeout");
+  const ProcessResult r = sandboxed(w, survivor(w.path / "marker") + "; sleep 30", no_filter(), 0.5);
+  EXPECT_TRUE(r.timed_out);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_FALSE(fs::exists(w.path / "marker")) << "a process outlived the timed-out worker";
+}
+
+TEST(Sandbox, FilterStopsAFork) {
+  REQUIRE_NAMESPACES();
+  if (!sandbox_support().seccomp) GTEST_SKIP() << "no seccomp filter on this host";
+  WorkDir w("fork");
+  const ProcessResult r = sandboxed(w, "sleep 0.1 & wait", SandboxOptions{});
+  EXPECT_EQ(r.term_signal, SIGSYS) << r.describe() << r.output;
+  EXPECT_EQ(r.sandbox, "namespaces+seccomp");
+}
+
+TEST(Sandbox, LimitsCpuTimeAndAddressSpace) {
+  REQUIRE_NAMESPACES();
+  WorkDir w("limits");
+  SandboxOptions so = no_filter();
+  so.memory_bytes = uint64_t{1} << 30;
+  const ProcessResult r = sandboxed(w, "ulimit -v", so);
+  ASSERT_TRUE(r.exited()) << r.describe() << r.output;
+  EXPECT_NE(r.output.find("1048576"), std::string::npos) << r.output;  // KiB
+  so.cpu_seconds = 1;
+  const ProcessResult spin = sandboxed(w, "while :; do :; done", so);
+  EXPECT_FALSE(spin.timed_out) << "the CPU limit did not stop it";
+  EXPECT_TRUE(spin.term_signal == SIGXCPU || spin.term_signal == SIGKILL) << spin.describe();
+}
+
+TEST(Sandbox, RefusesAWorkFolderOutsideATemporaryFolder) {
+  REQUIRE_NAMESPACES();
+  ProcessOptions po;
+  po.sandbox = SandboxOptions{};
+  po.sandbox->work_dir = "/";
+  EXPECT_THROW(run_process({"true"}, po), Error);
+}
+
+}  // namespace
+}  // namespace fk::bench
