@@ -1,7 +1,7 @@
 // The gated delta rule's CUDA baselines beyond the generic GPU oracle tests (which run every
 // test workload, row-strided views included): production head sizes (K = V = 128, 32 value
-// heads on 16 key heads) against the f64 oracle; the chunked kernel against the recurrent
-// one at the production (bench) shapes, with their times printed; a prefill split in two
+// heads on 16 key heads) against the f64 oracle; both kernels at the production (bench)
+// shapes against the f64 GPU reference and each other, with their times printed; a prefill split in two
 // chunked calls, and a chunked prefill followed by recurrent decode steps, equal to one
 // chunked call over all the tokens (the state carried in its slot on the device).
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "fk/ops/gated_delta.h"
+#include "harness/check/gpu_oracle.h"
 #include "harness/check/op_check.h"
 #include "ops/norm_act_support.h"
 #include "support/test_seed.h"
@@ -58,10 +59,10 @@ void expect_near(const OpDef& def, const OpCase& host, const Tensor& x, const Te
   EXPECT_EQ(test::count_nonfinite(hx), 0) << what;
 }
 
-// Chunked against recurrent at the production shapes of both (prefill and decode): the two
-// kernels share no code, so agreement within twice the tolerance checks each at sizes the
-// CPU oracle cannot reach; the recurrent kernel is checked against the oracle above.
-TEST(GatedDeltaGpu, ChunkedEqualsRecurrentAtBenchShapes) {
+// Both kernels at the production shapes of both (prefill and decode) against the f64 GPU
+// reference (the oracle the harness uses where the CPU one is too slow), and against each
+// other; their times printed.
+TEST(GatedDeltaGpu, BenchShapesAgainstGpuReference) {
   FK_REQUIRE_GPU();
   std::vector<Json> workloads = chunk_def().bench_workloads;
   for (const Json& w : recurrent_def().bench_workloads) workloads.push_back(w);
@@ -70,14 +71,18 @@ TEST(GatedDeltaGpu, ChunkedEqualsRecurrentAtBenchShapes) {
     const OpCase host = chunk_def().make_case(w, test::seed_for("gated_delta_gpu_bench" + w.dump()));
     OpCase chunk = bench::case_to_device(chunk_def(), host, Device::cuda());
     OpCase rec = bench::case_to_device(recurrent_def(), host, Device::cuda());
+    const OpCase oracle = bench::run_gpu_oracle(chunk_def(), host, chunk, nullptr);
     bench::poison_outputs(chunk_def(), chunk);
     bench::poison_outputs(recurrent_def(), rec);
     ASSERT_EQ(call(chunk_def(), chunk.as<GatedDeltaRuleArgs>()), FK_OK) << last_error_message();
     ASSERT_EQ(call(recurrent_def(), rec.as<GatedDeltaRuleArgs>()), FK_OK) << last_error_message();
     rt::device_synchronize();
-    expect_near(chunk_def(), host, chunk.tensors[0], rec.tensors[0], 0, 2, "o");
-    expect_near(chunk_def(), host, chunk.tensors[1], rec.tensors[1], 1, 2, "state");
-    // Times of fresh calls (the state pool keeps evolving between them: same work each time).
+    expect_near(chunk_def(), host, chunk.tensors[0], oracle.tensors[0], 0, 1, "chunked o");
+    expect_near(chunk_def(), host, chunk.tensors[1], oracle.tensors[1], 1, 1, "chunked state");
+    expect_near(recurrent_def(), host, rec.tensors[0], oracle.tensors[0], 0, 1, "recurrent o");
+    expect_near(recurrent_def(), host, rec.tensors[1], oracle.tensors[1], 1, 1, "recurrent state");
+    expect_near(chunk_def(), host, chunk.tensors[0], rec.tensors[0], 0, 2, "chunked against recurrent o");
+    // Times of further calls (each continues from the state the last one left: the same work).
     test::report_time(chunk_def(), chunk, 5);
     test::report_time(recurrent_def(), rec, 5);
   }
