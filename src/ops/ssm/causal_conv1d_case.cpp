@@ -27,7 +27,7 @@ Tensor conv_weight(const ConvShape& s, uint64_t seed) {
 }
 
 Tensor conv_bias_or_absent(const ConvShape& s, uint64_t seed) {
-  return s.bias ? random_tensor({s.dim}, s.dtype, seed, kStreamBias, -0.5f, 0.5f) : Tensor{};
+  return s.bias ? random_tensor({s.dim}, s.dtype, seed, kStreamBias, -0.5f, 0.5f) : absent_tensor(s.dtype);
 }
 
 Tensor conv_state_pool(const ConvShape& s, int64_t batch, uint64_t seed) {

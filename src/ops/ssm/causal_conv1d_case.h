@@ -24,7 +24,7 @@ ConvShape conv_shape(const Json& w, const char* op);
 enum : uint64_t { kStreamX = 1, kStreamWeight = 2, kStreamBias = 3, kStreamState = 4, kStreamSlots = 5, kStreamInitial = 6 };
 
 Tensor conv_weight(const ConvShape& s, uint64_t seed);
-Tensor conv_bias_or_absent(const ConvShape& s, uint64_t seed);  // undefined when the workload has none
+Tensor conv_bias_or_absent(const ConvShape& s, uint64_t seed);  // absent_tensor() when the workload has none
 // The pool: batch + extra_slots slots of random state (every slot holds data, the unused too).
 Tensor conv_state_pool(const ConvShape& s, int64_t batch, uint64_t seed);
 // Each sequence's slot: the first `batch` entries of a random permutation of the pool's

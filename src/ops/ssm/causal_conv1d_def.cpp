@@ -3,6 +3,7 @@
 // sequences continue from their slot's state: "mixed" (default, a random half), "all",
 // "none", or "absent" for no has_initial_state tensor), and the fields of conv_shape
 // (causal_conv1d_case.h): dim, width, dtype, bias, silu, extra_slots, padding.
+#include <algorithm>
 #include <numeric>
 #include <string>
 
@@ -30,7 +31,7 @@ Tensor has_initial_state(const Json& w, int64_t batch, uint64_t seed) {
   const std::string mode = wl_string(w, "initial", "mixed");
   FK_CHECK(mode == "mixed" || mode == "all" || mode == "none" || mode == "absent", A::kName,
            " workload field 'initial' must be mixed, all, none or absent, got ", w.dump());
-  if (mode == "absent") return Tensor{};
+  if (mode == "absent") return absent_tensor(DType::boolean);
   Tensor t = Tensor::empty({batch}, DType::boolean);
   for (int64_t b = 0; b < batch; ++b)
     t.data_as<uint8_t>()[b] = mode == "all" ? 1 : mode == "none" ? 0 : static_cast<uint8_t>(philox_int(seed, kStreamInitial, static_cast<uint64_t>(b), 0, 2));
@@ -73,7 +74,9 @@ Json workload_from_call(const void* args) {
          {"width", a.weight.shape[1]},
          {"dtype", std::string(dtype_name(a.x.dtype))},
          {"bias", arg_present(a.bias)},
-         {"silu", a.silu != 0}};
+         {"silu", a.silu != 0},
+         // A pool smaller than the batch (padding sequences hold no slot) rebuilds with one slot a sequence.
+         {"extra_slots", std::max<int64_t>(0, a.conv_state.shape[0] - static_cast<int64_t>(slots.size()))}};
   if (!padding.empty()) w["padding"] = padding;
   if (!arg_present(a.has_initial_state)) {
     w["initial"] = "absent";

@@ -3,6 +3,7 @@
 // sequence, 1; x is [batch, dim] when the field is absent, [batch, tokens, dim] when it is
 // given), and the fields of conv_shape (causal_conv1d_case.h): dim, width, dtype, bias,
 // silu, extra_slots, padding.
+#include <algorithm>
 #include <string>
 
 #include "ops/common/case_builder.h"
@@ -54,7 +55,8 @@ Json workload_from_call(const void* args) {
          {"width", a.weight.shape[1]},
          {"dtype", std::string(dtype_name(a.x.dtype))},
          {"bias", arg_present(a.bias)},
-         {"silu", a.silu != 0}};
+         {"silu", a.silu != 0},
+         {"extra_slots", std::max<int64_t>(0, a.conv_state.shape[0] - a.x.shape[0])}};
   if (a.x.rank == 3) w["tokens"] = a.x.shape[1];
   if (!padding.empty()) w["padding"] = padding;
   return w;
