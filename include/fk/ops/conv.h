@@ -42,7 +42,7 @@ struct Conv2dArgs {
   TensorView out;     // [N, P, Q, K] written; dtype of input; channels contiguous
   TensorView input;   // [N, H, W, C] read; f16/bf16/f32; channels contiguous
   TensorView weight;  // [K, R, S, C / groups] read; dtype of input; contiguous
-  TensorView bias;    // [K] read; dtype of input; contiguous; optional (data == nullptr: none)
+  TensorView bias;    // [K] read; dtype of input; contiguous; optional (absent: no data or no elements)
   int32_t stride_h = 1, stride_w = 1;      // >= 1
   int32_t pad_h = 0, pad_w = 0;            // >= 0
   int32_t dilation_h = 1, dilation_w = 1;  // >= 1
@@ -75,7 +75,7 @@ struct UpsampleNearest2dArgs {
 
 // Concatenation along channels (torch.cat(dim=1) of NCHW tensors; in NHWC a strided copy):
 // out[n, h, w, off_i + c] = inputs[i][n, h, w, c], off_i the channels of the inputs before i.
-// The first num_inputs entries are used (1..kMaxInputs); the rest are ignored.
+// The first num_inputs entries are used (1..kMaxInputs); the rest are ignored (left empty).
 struct ConcatChannelsArgs {
   static constexpr const char* kName = "concat_channels";
   static constexpr int kMaxInputs = 4;  // YOLOv10n's largest concatenation is SPPF's four

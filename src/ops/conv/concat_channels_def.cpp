@@ -68,8 +68,10 @@ OpDef make_def() {
     }
     OpCase c = begin_case<A>(w, 1 + A::kMaxInputs);
     c.tensors[0] = Tensor::empty({N, H, W, total}, dt);
-    for (size_t i = 0; i < channels.size(); ++i)
-      c.tensors[1 + i] = random_tensor({N, H, W, channels[i]}, dt, seed, 1 + i, -4.f, 4.f);
+    // Unused input slots stay empty (no elements), as absent optional arguments do.
+    for (size_t i = 0; i < A::kMaxInputs; ++i)
+      c.tensors[1 + i] = i < channels.size() ? random_tensor({N, H, W, channels[i]}, dt, seed, 1 + i, -4.f, 4.f)
+                                             : absent_tensor(dt);
     c.as<A>().num_inputs = static_cast<int32_t>(channels.size());
     c.bind(layout);
     return c;

@@ -169,7 +169,7 @@ void launch(const Conv2dArgs& a, cudaStream_t stream) {
   p.in = conv_cuda::nhwc<const T>(a.input);
   p.out = conv_cuda::nhwc<T>(a.out);
   p.weight = a.weight.ptr<const T>();
-  p.bias = a.bias.data != nullptr ? a.bias.ptr<const T>() : nullptr;
+  p.bias = arg_present(a.bias) ? a.bias.ptr<const T>() : nullptr;
   p.R = static_cast<int>(a.weight.shape[1]);
   p.S = static_cast<int>(a.weight.shape[2]);
   p.stride_h = a.stride_h, p.stride_w = a.stride_w, p.pad_h = a.pad_h, p.pad_w = a.pad_w;

@@ -45,7 +45,7 @@ void conv2d_reference(const A& a) {
       for (int64_t q = 0; q < Q; ++q)
         for (int64_t k = 0; k < K; ++k) {
           const int64_t c0 = (k / Kg) * Cg;
-          double acc = a.bias.data != nullptr ? get(a.bias, k) : 0.0;
+          double acc = arg_present(a.bias) ? get(a.bias, k) : 0.0;
           for (int64_t r = 0; r < R; ++r) {
             const int64_t h = p * a.stride_h - a.pad_h + r * a.dilation_h;
             if (h < 0 || h >= H) continue;
@@ -111,7 +111,7 @@ Json workload_from_call(const void* args) {
               {"padding", a.pad_h},
               {"dilation", a.dilation_h},
               {"groups", a.groups},
-              {"bias", a.bias.data != nullptr},
+              {"bias", arg_present(a.bias)},
               {"activation", a.activation == ConvActivation::silu ? "silu" : "none"},
               {"dtype", std::string(dtype_name(a.input.dtype))}};
 }
@@ -168,7 +168,7 @@ OpDef make_def() {
     // so outputs stay in the dtype's range at any reduction length.
     const float wmax = std::sqrt(3.f / static_cast<float>(s.kernel * s.kernel * Cg));
     c.tensors[2] = random_tensor({s.out_channels, s.kernel, s.kernel, Cg}, s.dtype, seed, 2, -wmax, wmax);
-    if (s.bias) c.tensors[3] = random_tensor({s.out_channels}, s.dtype, seed, 3, -0.5f, 0.5f);
+    c.tensors[3] = s.bias ? random_tensor({s.out_channels}, s.dtype, seed, 3, -0.5f, 0.5f) : absent_tensor(s.dtype);
     A& a = c.as<A>();
     a.stride_h = a.stride_w = static_cast<int32_t>(s.stride);
     a.pad_h = a.pad_w = static_cast<int32_t>(s.padding);
@@ -182,7 +182,7 @@ OpDef make_def() {
     const auto& a = c.as<A>();
     const double macs = static_cast<double>(a.out.numel()) * a.weight.shape[1] * a.weight.shape[2] * a.weight.shape[3];
     const double bytes = static_cast<double>(a.input.nbytes() + a.weight.nbytes() + a.out.nbytes()) +
-                         (a.bias.data != nullptr ? static_cast<double>(a.bias.nbytes()) : 0.0);
+                         (arg_present(a.bias) ? static_cast<double>(a.bias.nbytes()) : 0.0);
     // Depthwise and narrow-group convolutions do not map onto tensor-core tiles: their
     // ceiling is the fp32 pipe's.
     const bool mma = a.groups == 1 || a.weight.shape[3] >= 16;

@@ -56,7 +56,7 @@ void run(const Conv2dArgs& a, cudaStream_t stream) {
   RefConv<T> p{};
   p.in = static_cast<const T*>(a.input.data);
   p.w = static_cast<const T*>(a.weight.data);
-  p.bias = a.bias.data;
+  p.bias = arg_present(a.bias) ? a.bias.data : nullptr;
   p.bias_dtype = a.bias.dtype;
   p.out = static_cast<double*>(a.out.data);
   for (int d = 0; d < 4; ++d) p.in_s[d] = a.input.strides[d], p.out_s[d] = a.out.strides[d];

@@ -111,7 +111,7 @@ inline void validate_conv2d(const Conv2dArgs& a, DeviceType backend) {
            ") does not fit input ", describe(a.input), " padded by ", a.pad_h, "x", a.pad_w);
   expect_nhwc_out(op, "out", a.out, backend);
   expect_out_shape(op, a.out, a.input, P, Q, K, backend);
-  if (a.bias.data != nullptr) {
+  if (arg_present(a.bias)) {
     expect_rank(op, "bias", a.bias, 1);
     expect_device(op, "bias", a.bias, backend);
     expect_dim(op, "bias", a.bias, 0, K);
@@ -120,7 +120,7 @@ inline void validate_conv2d(const Conv2dArgs& a, DeviceType backend) {
   }
   expect_disjoint(op, "out", a.out, "input", a.input);
   expect_no_overlap(op, "out", a.out, "weight", a.weight);
-  if (a.bias.data != nullptr) expect_no_overlap(op, "out", a.out, "bias", a.bias);
+  if (arg_present(a.bias)) expect_no_overlap(op, "out", a.out, "bias", a.bias);
 }
 
 inline void validate_max_pool2d(const MaxPool2dArgs& a, DeviceType backend) {

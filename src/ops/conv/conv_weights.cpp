@@ -57,7 +57,7 @@ void fold_batch_norm(const TensorView& weight, const TensorView& bias, const Ten
   expect_host_float(kFold, "weight_out", weight_out);
   expect_same_shape(kFold, "weight_out", weight_out, "weight", weight);
   expect_contiguous(kFold, "weight_out", weight_out);
-  if (bias.data != nullptr) expect_per_channel("bias", bias, K);
+  if (arg_present(bias)) expect_per_channel("bias", bias, K);
   expect_per_channel("gamma", gamma, K);
   expect_per_channel("beta", beta, K);
   expect_per_channel("mean", mean, K);
@@ -83,7 +83,7 @@ void fold_batch_norm(const TensorView& weight, const TensorView& bias, const Ten
       store_element(weight_out.element_ptr(e), weight_out.dtype,
                     load_element(weight.element_ptr(e), weight.dtype) * tk);
     }
-    const double b = bias.data != nullptr ? at1(bias, k) : 0.0;
+    const double b = arg_present(bias) ? at1(bias, k) : 0.0;
     set(bias_out, (b - at1(mean, k)) * tk + at1(beta, k), k);
   }
 }

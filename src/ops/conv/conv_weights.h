@@ -17,7 +17,7 @@ void conv_weight_from_oihw(const TensorView& oihw, const TensorView& out);
 //     = conv'(x) + b'  with  w'[k, ...] = w[k, ...] * t[k],  b'[k] = (b[k] - mean[k]) * t[k] + beta[k],
 //   t[k] = gamma[k] / sqrt(var[k] + eps).
 // weight: [K, ...] (any rank >= 1, any layout order after K: OIHW or OHWI), bias: [K] or
-// absent (data == nullptr: b = 0, YOLO's convs have none before their BatchNorm); gamma,
+// absent (no data or no elements: b = 0, YOLO's convs have none before their BatchNorm); gamma,
 // beta, mean, var: [K]; eps: the BatchNorm's (1e-3 in YOLO, torch's default 1e-5).
 // Computed in double from the inputs' values and rounded once into weight_out [same shape
 // as weight] and bias_out [K] (their own dtypes: the model dtype, or f32 to keep the folded
