@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the shipped task files, tasks/dense-llm/*.json and tasks/moe-llm/*.json.
+"""Writes the shipped task files, tasks/dense-llm/*.json, tasks/moe-llm/*.json and tasks/ssm/*.json.
 
 The pipeline: `fk capture` runs the engine on a workload and records every op call as a
 task workload with its call count and time; the captures are stored as
@@ -340,6 +340,67 @@ MOE_TASKS = {
 }
 
 
+# ---- linear attention & state space ----------------------------------------------------------
+# Qwen3-Next-80B-A3B's gated-DeltaNet layers (36 of its 48): the short conv over the q, k and
+# v channels (16 + 16 key heads and 32 value heads of 128: 8192 channels, 4 taps, SiLU), the
+# gated RMSNorm of the 32 value heads, the L2 norm of q and of k (16 heads each; the shapes
+# of the standalone op, which the delta-rule kernels may also do inside). Decode batches take
+# their slots from a pool of 64 more.
+TABLE_MODELS["qwen3-next-80b-a3b"] = dict(layers=36, conv_dim=8192, conv_width=4, k_heads=16, v_heads=32, head_dim=128)
+
+
+def conv_prefill(m, t, ctx, label):
+    if not decode(label):
+        yield {"seq_lens": [t], "dim": m["conv_dim"], "width": m["conv_width"], "initial": "none"}, m["layers"]
+
+
+def conv_update(m, t, ctx, label):
+    if decode(label):
+        yield {"batch": t, "dim": m["conv_dim"], "width": m["conv_width"], "extra_slots": 64}, m["layers"]
+
+
+def norm_gated(m, t, ctx, label):
+    yield {"tokens": t * m["v_heads"], "hidden": m["head_dim"]}, m["layers"]
+
+
+def qk_l2_norm(m, t, ctx, label):
+    yield {"tokens": t * m["k_heads"], "hidden": m["head_dim"]}, 2 * m["layers"]
+
+
+def gdn_prefill(m, t, ctx, label):
+    # A fresh prompt: no initial state (has_initial_state all 0).
+    if not decode(label):
+        yield {"seq_lens": [t], "hk": m["k_heads"], "hv": m["v_heads"], "dk": m["head_dim"], "dv": m["head_dim"],
+               "initial": "zeros"}, m["layers"]
+
+
+def gdn_decode(m, t, ctx, label):
+    if decode(label):
+        yield {"batch": t, "seq_len": 1, "hk": m["k_heads"], "hv": m["v_heads"], "dk": m["head_dim"],
+               "dv": m["head_dim"], "spare_slots": 64}, m["layers"]
+
+
+SSM = ["qwen3-next-80b-a3b"]
+
+SSM_TASKS = {
+    "causal_conv1d": dict(op="causal_conv1d", models=SSM, gen=conv_prefill,
+                          check=[{"seq_lens": [1, 2, 3, 7, 0, 12], "dim": 24},
+                                 {"seq_lens": [9, 2], "dim": 20, "dtype": "f32", "bias": True, "initial": "all"}]),
+    "causal_conv1d_update": dict(op="causal_conv1d_update", models=SSM, gen=conv_update,
+                                 check=[{"batch": 4, "tokens": 3, "dim": 16}, {"batch": 6, "dim": 13, "bias": True}]),
+    "rms_norm_gated": dict(op="rms_norm_gated", models=SSM, gen=norm_gated,
+                           check=[{"tokens": 5, "hidden": 1000}, {"tokens": 3, "hidden": 13, "dtype": "f16"}]),
+    "l2_norm": dict(op="l2_norm", models=SSM, gen=qk_l2_norm,
+                    check=[{"tokens": 5, "hidden": 1000}, {"tokens": 3, "hidden": 13, "dtype": "f16"}]),
+    "chunk_gated_delta_rule": dict(op="chunk_gated_delta_rule", models=SSM, gen=gdn_prefill,
+                                   check=[{"seq_lens": [1, 63, 64, 65, 200]},
+                                          {"seq_lens": [130, 1], "hk": 1, "hv": 2, "dk": 128, "dv": 128}]),
+    "fused_recurrent_gated_delta_rule": dict(op="fused_recurrent_gated_delta_rule", models=SSM, gen=gdn_decode,
+                                             check=[{"batch": 7, "seq_len": 1},
+                                                    {"batch": 3, "seq_len": 4, "initial": "mixed"}]),
+}
+
+
 def task_workloads(task_id, spec, captures):
     """(workloads, models they came from, how): from the captures of the task's models
     that call its op, else from its table."""
@@ -417,6 +478,7 @@ def main():
     captures = load_captures()
     write_tasks(TASKS, "dense-llm", captures, catalog)
     write_tasks(MOE_TASKS, "moe-llm", captures, catalog)
+    write_tasks(SSM_TASKS, "ssm", captures, catalog)
 
 
 if __name__ == "__main__":
