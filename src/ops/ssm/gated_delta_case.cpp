@@ -140,14 +140,18 @@ OpCost gated_delta_recurrent_cost(const OpCase& c) {
   return OpCost{gated_delta_bytes(s), s.tokens * s.hv * 7 * s.dk * s.dv, DType::f32};
 }
 
-Tolerance gated_delta_tolerance(const OpCase&, const TensorArg& arg, DType dt) {
+Tolerance gated_delta_tolerance(const OpCase& c, const TensorArg& arg, DType dt) {
   const Tolerance base = default_tolerance(dt);
-  // f32 arithmetic over a sequence: the state and an f32 o carry the f32 rounding of every
-  // token's and chunk's products (K-long dot products, the chunk's triangular solve), a few
-  // hundred f32 ulp of values of order one; bf16 and f16 outputs round far more coarsely.
-  if (dt == DType::f32) return {std::max(base.atol, 2e-4), std::max(base.rtol, 1e-3)};
-  (void)arg;
-  return {base.atol + 2e-4, base.rtol};
+  // The CUDA baselines' f32 arithmetic stays within about 1e-6 of the f64 oracle on the test
+  // workloads (values of order one); o adds a little to the dtype's own tolerance.
+  if (arg.name == "o") return {base.atol + 2e-4, base.rtol};
+  // The f32 state. With f32 inputs: a few hundred f32 ulp. With 16-bit inputs, a candidate
+  // may take its chunk products on bf16/f16 tensor cores, as flash-linear-attention does:
+  // u, w and v_new rounded to 16 bits (unit roundoff 2^-9 in bf16) feed the state through
+  // sums of 64 random-signed terms a chunk, a relative error of a few 1e-3; half the bf16
+  // tolerance admits that and still catches any wrong term (a leaked or lost state is O(1)).
+  if (c.as<A>().q.dtype == DType::f32) return {std::max(base.atol, 2e-4), std::max(base.rtol, 1e-3)};
+  return {5e-3, 8e-3};
 }
 
 Json gated_delta_workload_from_call(const void* args) {

@@ -30,6 +30,8 @@ OpCase make_gated_delta_case(const char* op, const std::vector<TensorArg>& layou
 OpCost gated_delta_chunk_cost(const OpCase& c);
 OpCost gated_delta_recurrent_cost(const OpCase& c);
 
+// o: the dtype's tolerance plus 2e-4; the f32 state: tight with f32 inputs, room for 16-bit
+// tensor-core products with 16-bit inputs (gated_delta_case.cpp says why).
 Tolerance gated_delta_tolerance(const OpCase& c, const TensorArg& arg, DType dt);
 
 Json gated_delta_workload_from_call(const void* args);
