@@ -200,14 +200,19 @@ void setup_mounts(const SandboxPlan& plan, int report_fd) {
   }
   const rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);
-  if (plan.namespaces) {
-    // Root of the namespace (or of the host) keeps no capability: it could unmount the
-    // private folders and see what they cover.
-    for (int c = 0; c <= plan.cap_last; ++c) prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
-    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-    __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct data[2]{};
-    if (syscall(SYS_capset, &hdr, data) != 0) fail(report_fd, "drop capabilities");
+  // Root of the namespace (or of the host) keeps no capability: it could unmount the
+  // private folders and see what they cover, or override file permissions.
+  for (int c = 0; c <= plan.cap_last; ++c) prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2]{};
+  if (syscall(SYS_capset, &hdr, data) != 0) fail(report_fd, "drop capabilities");
+  if (plan.landlock_abi > 0) {
+    const int err = apply_landlock(plan.landlock_rules, plan.landlock_abi);
+    if (err != 0) {
+      errno = err;
+      fail(report_fd, "apply the Landlock ruleset");
+    }
   }
   if (plan.seccomp) {
     const int err = install_seccomp_filter();
@@ -300,6 +305,7 @@ SandboxReport read_sandbox_report(int fd) {
 
 std::string SandboxSupport::describe() const {
   if (namespaces && seccomp) return "namespaces+seccomp";
+  if (landlock_abi > 0 && seccomp) return "landlock+seccomp: " + reason;
   if (seccomp) return "seccomp only: " + reason;
   return "none: " + reason;
 }
@@ -353,7 +359,7 @@ SandboxPlan plan_sandbox(const SandboxOptions& opts, const SandboxSupport& suppo
   plan.cpu_seconds = opts.cpu_seconds > 0 ? static_cast<uint64_t>(opts.cpu_seconds + 0.999) : 0;
   plan.memory_bytes = opts.memory_bytes;
   plan.cap_last = cap_last_cap();
-  if (!plan.namespaces) return plan;
+  if (!plan.namespaces && support.landlock_abi == 0) return plan;
   FK_CHECK(!opts.work_dir.empty(), "sandbox: no work folder given");
   const fs::path work = fs::weakly_canonical(opts.work_dir);
   FK_CHECK(fs::is_directory(work), "sandbox: the work folder ", work.string(), " does not exist");
@@ -363,6 +369,15 @@ SandboxPlan plan_sandbox(const SandboxOptions& opts, const SandboxSupport& suppo
   plan.work_dir = work.string();
   plan.temp_root = temp.string();
   plan.devices = device_nodes();
+  if (!plan.namespaces) {
+    plan.landlock_abi = support.landlock_abi;
+    std::vector<std::string> devices;
+    for (const SandboxPlan::Node& n : plan.devices)
+      if (n.link_target.empty()) devices.push_back(n.path);
+    plan.landlock_rules = landlock_rules(work, temp, opts.visible, devices);
+    plan.devices.clear();
+    return plan;
+  }
   for (const fs::path& v : opts.visible) {
     std::error_code ec;
     const fs::path p = fs::weakly_canonical(v, ec);
@@ -425,16 +440,17 @@ std::string try_sandbox(const SandboxSupport& s) {
 
 SandboxSupport probe() {
   SandboxSupport s;
-  if (const char* v = std::getenv("FK_SANDBOX"); v && std::string(v) == "off") {
+  const std::string mode = std::getenv("FK_SANDBOX") ? std::getenv("FK_SANDBOX") : "";
+  if (mode == "off") {
     s.reason = "disabled by FK_SANDBOX=off";
     return s;
   }
   s.seccomp = true;
-  std::string why_not;
+  std::string why_not = mode == "no-namespaces" ? "disabled by FK_SANDBOX=no-namespaces" : "";
   // As root, namespaces without a user namespace; otherwise (or if that fails: a container
   // without CAP_SYS_ADMIN) through one.
   for (const bool user_ns : {false, true}) {
-    if (!user_ns && geteuid() != 0) continue;
+    if (mode == "no-namespaces" || (!user_ns && geteuid() != 0)) continue;
     s.namespaces = true;
     s.user_namespace = user_ns;
     const std::string err = try_sandbox(s);
@@ -443,6 +459,13 @@ SandboxSupport probe() {
   }
   s.namespaces = s.user_namespace = false;
   s.reason = "no namespaces (" + why_not + ")";
+  if ((s.landlock_abi = landlock_abi()) > 0) {
+    if (const std::string err = try_sandbox(s); err.empty()) return s;
+    else s.reason += "; no Landlock (" + err + ")";
+    s.landlock_abi = 0;
+  } else {
+    s.reason += "; no Landlock in this kernel";
+  }
   if (const std::string err = try_sandbox(s); !err.empty()) {
     s.seccomp = false;
     s.reason += "; no seccomp filter (" + err + ")";

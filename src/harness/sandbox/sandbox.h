@@ -16,8 +16,10 @@
 //   - rlimits on CPU time and address space, no core dumps.
 //
 // Where the host gives no namespaces (no privileges, user namespaces disabled), the worker
-// runs with the seccomp filter alone, and where not even that works, without a sandbox:
-// sandbox_support().describe() says which, and every result records it.
+// runs with the seccomp filter and a Landlock ruleset (landlock.h: its files confined as
+// above, but processes and network not namespaced), or with the filter alone, and where
+// not even that works, without a sandbox: sandbox_support().describe() says which, and
+// every result records it.
 #pragma once
 #include <sys/types.h>
 
@@ -25,6 +27,8 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "harness/sandbox/landlock.h"
 
 namespace fk::bench {
 
@@ -42,19 +46,24 @@ struct SandboxSupport {
   bool namespaces = false;      // pid, mount, network, ipc namespaces can be made
   bool user_namespace = false;  // ...through a user namespace (the harness is not root)
   bool seccomp = false;         // the system-call filter can be installed
+  int landlock_abi = 0;         // without namespaces: files confined by Landlock (0: not)
   std::string reason;           // what is missing and why ("" when both work)
-  // "namespaces+seccomp", "seccomp only: <reason>" or "none: <reason>".
+  // "namespaces+seccomp", "landlock+seccomp: <reason>", "seccomp only: <reason>" or
+  // "none: <reason>".
   std::string describe() const;
 };
 
 // What this host gives, probed once per process by setting up a sandbox for real.
-// FK_SANDBOX=off turns the sandbox off ("none: disabled by FK_SANDBOX=off").
+// FK_SANDBOX=off turns the sandbox off ("none: disabled by FK_SANDBOX=off");
+// FK_SANDBOX=no-namespaces skips the namespaces (a host whose GPU driver needs that).
 const SandboxSupport& sandbox_support();
 
 // What run_process needs to start a sandboxed child; built before fork, used between
 // fork and exec (no allocation there).
 struct SandboxPlan {
   bool namespaces = false, user_namespace = false, seccomp = false;
+  int landlock_abi = 0;                      // > 0: apply landlock_rules (no namespaces)
+  std::vector<LandlockRule> landlock_rules;
   uid_t uid = 0;
   gid_t gid = 0;
   std::string work_dir, temp_root;

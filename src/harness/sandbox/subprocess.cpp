@@ -50,7 +50,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   for (char** e = environ; *e; ++e) env_store.emplace_back(*e);
   for (const auto& e : opts.extra_env) env_store.push_back(e);
   // In the sandbox the worker's folder is the only writable one: temporary files go there.
-  if (plan && plan->namespaces) {
+  if (plan && !plan->work_dir.empty()) {
     std::erase_if(env_store, [](const std::string& e) { return e.rfind("TMPDIR=", 0) == 0; });
     env_store.push_back("TMPDIR=" + plan->work_dir);
   }

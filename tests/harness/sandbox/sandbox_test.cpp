@@ -1,7 +1,9 @@
 #include "harness/sandbox/sandbox.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -198,6 +200,70 @@ TEST(Sandbox, LimitsCpuTimeAndAddressSpace) {
   const ProcessResult spin = sandboxed(w, "while :; do :; done", so);
   EXPECT_FALSE(spin.timed_out) << "the CPU limit did not stop it";
   EXPECT_TRUE(spin.term_signal == SIGXCPU || spin.term_signal == SIGKILL) << spin.describe();
+}
+
+// Runs a shell script in a sandbox planned for the given host support (as run_process does
+// for the one this host gives): the fallbacks can be tested where namespaces work.
+std::string run_planned(const SandboxSupport& support, const WorkDir& w, const std::string& script, int& status) {
+  SandboxOptions so;
+  so.work_dir = w.path;
+  const SandboxPlan plan = plan_sandbox(so, support);
+  int out[2], report[2];
+  EXPECT_EQ(pipe(out), 0);
+  EXPECT_EQ(pipe2(report, O_CLOEXEC), 0);
+  const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    close(out[0]);
+    close(out[1]);
+    exec_in_sandbox(plan, report[1], const_cast<char* const*>(argv), environ);
+  }
+  close(out[1]);
+  close(report[1]);
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(out[0], buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  waitpid(pid, &status, 0);
+  const SandboxReport rep = read_sandbox_report(report[0]);
+  close(report[0]);
+  EXPECT_EQ(rep.error, "");
+  return text;
+}
+
+TEST(Sandbox, LandlockConfinesFilesWithoutNamespaces) {
+  SandboxSupport landlock;
+  landlock.landlock_abi = landlock_abi();
+  if (landlock.landlock_abi == 0) GTEST_SKIP() << "this kernel has no Landlock";
+  landlock.reason = "no namespaces (test)";
+  EXPECT_EQ(landlock.describe().rfind("none: ", 0), 0u);  // without the filter it is no sandbox
+  WorkDir w("landlock");
+  const fs::path sibling = w.path.parent_path() / concat("fk-sandbox-test-ll-sibling-", getpid());
+  std::ofstream(sibling) << "another worker's request";
+  const fs::path outside = fs::current_path() / concat("fk-sandbox-test-ll-outside-", getpid());
+  int status = 0;
+  const std::string out = run_planned(
+      landlock, w,
+      concat("echo x > ", (w.path / "inside").string(), " && echo wrote-inside; cat ", sibling.string(),
+             " 2>/dev/null && echo read-sibling; echo x > ", (w.path.parent_path() / "beside").string(),
+             " 2>/dev/null && echo wrote-beside; echo x > ", outside.string(),
+             " 2>/dev/null && echo wrote-outside; cat /etc/passwd > /dev/null && echo read-etc; echo x > /dev/null && "
+             "echo dev-null"),
+      status);
+  fs::remove(sibling);
+  EXPECT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_NE(out.find("wrote-inside"), std::string::npos) << out;
+  EXPECT_EQ(out.find("read-sibling"), std::string::npos) << out;
+  EXPECT_EQ(out.find("wrote-beside"), std::string::npos) << out;
+  EXPECT_EQ(out.find("wrote-outside"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(outside));
+  EXPECT_NE(out.find("read-etc"), std::string::npos) << out;  // reads elsewhere stay allowed
+  EXPECT_NE(out.find("dev-null"), std::string::npos) << out;
+  std::error_code ec;
+  fs::remove(outside, ec);
 }
 
 TEST(Sandbox, RefusesAWorkFolderOutsideATemporaryFolder) {
