@@ -4,7 +4,8 @@
 // time printed; channel-slice views (a C2f conv reading one slice of a buffer and writing
 // another, a concatenation into a slice) against the CPU implementation with everything
 // outside the written slice untouched; the scalar paths of the copies (odd channel counts,
-// misaligned slices); SiLU at large magnitudes; NaN through max_pool2d.
+// misaligned slices); SiLU at large magnitudes; NaN through max_pool2d; the `simt` variant
+// of conv2d (the fp32-pipe kernel beside the default tensor-core one) on the same shapes.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -12,6 +13,7 @@
 
 #include "fk/element.h"
 #include "fk/ops/conv.h"
+#include "harness/check/op_check.h"
 #include "ops/common/case_builder.h"
 #include "ops/conv_test_util.h"
 #include "ops/norm_act_support.h"
@@ -48,6 +50,24 @@ void check_bench_workloads(const char* op, std::vector<bool> batch_tensors) {
 
 TEST(ConvGpu, Conv2dYoloShapesAgainstOracle) {
   FK_REQUIRE_GPU();
+  check_bench_workloads(Conv2dArgs::kName, {true, true, false, false});
+}
+
+// Selects conv2d's `simt` variant for the scope.
+struct SimtVariant {
+  SimtVariant() { OpRegistry::global().select_variants(Conv2dArgs::kName, {"simt"}); }
+  ~SimtVariant() { OpRegistry::global().select_variants(Conv2dArgs::kName, {}); }
+};
+
+TEST(ConvGpu, Conv2dSimtVariantAgainstOracle) {
+  FK_REQUIRE_GPU();
+  SimtVariant simt;
+  const OpDef& def = OpRegistry::global().def(Conv2dArgs::kName);
+  for (const Json& w : def.test_workloads) {
+    const uint64_t seed = test::seed_for("conv2d_simt" + w.dump());
+    const auto r = bench::check_op(def, w, seed, DeviceType::cuda);
+    EXPECT_TRUE(r.passed) << w.dump() << " seed " << seed << ": " << r.message;
+  }
   check_bench_workloads(Conv2dArgs::kName, {true, true, false, false});
 }
 

@@ -1,24 +1,30 @@
 // conv2d CUDA baseline: NHWC activations, OHWI weights, f32 accumulation, bias and SiLU in
-// the epilogue, one rounding to the output dtype. Two kernels:
+// the epilogue, one rounding to the output dtype. Three kernels:
 //
 // - depthwise (one input and one output channel per group: SCDown, RepVGGDW, the head's
 //   depthwise convs): one thread per output element, channels fastest, so each warp reads
 //   32 consecutive channels of a pixel per tap (coalesced); the R*S weights of a channel are
 //   read through the read-only cache. Memory-bound, as these layers are.
-// - implicit GEMM for everything else (dense and grouped): per group, out[M = N*P*Q pixels,
-//   Kg] = im2col(input)[M, R*S*Cg] x weight[Kg, R*S*Cg]^T. A 256-thread block computes a
+// - f16/bf16 dense and grouped convolutions: the tensor-core implicit GEMM of
+//   conv2d_mma.cuh (WMMA fragments, 64x64 tiles, f32 accumulation).
+// - f32, and f16/bf16 under the variant `simt`: an fp32-pipe implicit GEMM, per group,
+//   out[M = N*P*Q pixels, Kg] = im2col(input)[M, R*S*Cg] x weight[Kg, R*S*Cg]^T. A 256-thread block computes a
 //   64-pixel x 64-channel tile, staging 16-deep slices of both operands in shared memory as
 //   fp32; each thread owns 4 pixels x 4 channels. The im2col gather is done on the fly: the
 //   16 threads that share a pixel read 16 consecutive reduction indices, i.e. consecutive
 //   channels of one tap (coalesced for Cg >= 16); taps outside the image read zero. The
 //   block's pixel coordinates are decoded once, the reduction index once per slice.
-//   This is a SIMT baseline on the fp32 pipe; a tensor-core path (mma.sync / wgmma on the
-//   same NHWC/OHWI operands) is what a candidate should bring.
+//   Kept as the f32 path and as the A/B reference of the tensor-core kernel.
+// Neither pipelines its loads (cp.async / TMA stages) nor uses wgmma: a candidate's room.
 #include <cuda_runtime.h>
+
+#include <type_traits>
 
 #include "fk/cuda/check.h"
 #include "fk/cuda/vec.cuh"
 #include "fk/op_registry.h"
+#include "ops/common/variant_flag.h"
+#include "ops/conv/conv2d_mma.cuh"
 #include "ops/conv/conv_validate.h"
 #include "ops/conv/nhwc.cuh"
 
@@ -184,11 +190,23 @@ void launch(const Conv2dArgs& a, cudaStream_t stream) {
   if (p.Cg == 1 && p.Kg == 1) {
     depthwise_kernel<T><<<conv_cuda::grid_for(p.M * K, kDwThreads), kDwThreads, 0, stream>>>(p);
   } else {
+    static const VariantFlag simt(Conv2dArgs::kName, "simt");
     FK_CHECK(a.groups <= 65535, a.kName, ": the CUDA baseline runs at most 65535 groups, got ", a.groups);
+    static_assert(kBM == conv_cuda::kMmaBM && kBN == conv_cuda::kMmaBN, "both kernels tile 64 x 64");
     const int64_t m_tiles = cuda::ceil_div(p.M, kBM);
     FK_CHECK(m_tiles < (int64_t{1} << 31), a.kName, ": ", p.M, " output pixels exceed the grid");
     const dim3 grid(static_cast<unsigned>(m_tiles), static_cast<unsigned>(cuda::ceil_div(p.Kg, kBN)),
                     static_cast<unsigned>(a.groups));
+    if constexpr (!std::is_same_v<T, float>) {
+      if (!simt.on()) {
+        const conv_cuda::MmaConvShape shape{p.R,     p.S,     p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dil_h,
+                                            p.dil_w, p.Cg,    p.Kg,       p.P,        p.Q,     p.M,     p.silu};
+        conv_cuda::conv2d_mma_kernel<T><<<grid, conv_cuda::kMmaThreads, 0, stream>>>(p.in, p.out, p.weight, p.bias,
+                                                                                    shape);
+        FK_CUDA_CHECK_LAUNCH();
+        return;
+      }
+    }
     implicit_gemm_kernel<T><<<grid, kGemmThreads, 0, stream>>>(p);
   }
   FK_CUDA_CHECK_LAUNCH();

@@ -245,6 +245,8 @@ OpDef make_def() {
 
 FK_REGISTER_OP(make_def);
 FK_REGISTER_IMPL("conv2d", cpu, conv2d_cpu);
+FK_REGISTER_VARIANT("conv2d", "simt",
+                    "f16/bf16 dense and grouped convolutions on the fp32 pipe instead of the tensor cores");
 
 }  // namespace
 }  // namespace fk::ops
