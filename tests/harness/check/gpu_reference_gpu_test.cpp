@@ -21,7 +21,8 @@ namespace {
 // The ops whose production workloads exceed the CPU oracle's budgets.
 const std::set<std::string> kOpsWithGpuReference = {"linear", "batch_prefill_paged_attention",
                                                     "batch_decode_paged_attention", "fused_experts",
-                                                    "chunk_gated_delta_rule", "fused_recurrent_gated_delta_rule"};
+                                                    "chunk_gated_delta_rule", "fused_recurrent_gated_delta_rule",
+                                                    "conv2d"};
 
 std::vector<test::OpWorkload> workloads() {
   std::vector<test::OpWorkload> out;
