@@ -1,8 +1,11 @@
 #include "harness/judge/op_source.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <system_error>
+#include <vector>
 
 #include "fk/toolchain_config.h"
 
@@ -22,7 +25,21 @@ fs::path source_root() {
   return FK_SOURCE_ROOT;
 }
 
-std::string op_header(const OpDef& def) { return "fk/ops/" + def.family + ".h"; }
+// The header of include/fk/ops/ that declares the op (its struct's kName), in name order:
+// a family may spread its ops over several headers (the ssm ops: ssm_conv.h, gated_delta.h).
+// Falls back to the family's own header.
+std::string op_header(const OpDef& def) {
+  const fs::path dir = source_root() / "include" / "fk" / "ops";
+  const std::string key = "kName = \"" + def.name + "\"";
+  std::vector<fs::path> headers;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".h") headers.push_back(e.path());
+  std::sort(headers.begin(), headers.end());
+  for (const fs::path& h : headers)
+    if (slurp(h).find(key) != std::string::npos) return "fk/ops/" + h.filename().string();
+  return "fk/ops/" + def.family + ".h";
+}
 
 std::string op_declaration(const OpDef& def) {
   const std::string text = slurp(source_root() / "include" / op_header(def));

@@ -9,9 +9,10 @@
 namespace fk::bench {
 
 std::filesystem::path source_root();  // $FK_SOURCE_ROOT or the tree this build came from
-// The argument struct of an op with its leading comment, cut from include/fk/ops/<family>.h.
+// The argument struct of an op with its leading comment, cut from its header (op_header).
 std::string op_declaration(const OpDef& def);
-// Header to include for the op (e.g. "fk/ops/norm.h").
+// Header to include for the op (e.g. "fk/ops/norm.h"): the one under include/fk/ops/ that
+// declares it, else include/fk/ops/<family>.h.
 std::string op_header(const OpDef& def);
 // Name of the argument struct (e.g. "RmsNormArgs"), read from the declaration.
 std::string op_args_struct(const OpDef& def);
