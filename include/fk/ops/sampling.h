@@ -46,4 +46,57 @@ struct SampleArgs {
   TensorView offset;       // [B] read; i64; Philox offset (the request's step)
 };
 
+// Logits processors: what a request's logit_bias, min_tokens, bad_words and penalties do to
+// its row of logits before `sample`, in vLLM's order (bad words, min_tokens and logit_bias,
+// then the penalties). The engine calls them only for steps where some request uses them.
+// Row b's entries of a packed (CSR) list are [indptr[b], indptr[b + 1]), with indptr[0] = 0,
+// non-decreasing, and indptr[B] = the list's length. Token lists hold per row the prompt's
+// tokens, then the output's: tokens[token_indptr[b] + prompt_len[b] ...] is row b's output.
+// The CPU references report bad ids, lengths and offsets as errors; the CUDA baselines do not
+// read values back to the host and skip entries with ids outside [0, V).
+
+// out[b, v] = logits[b, v] + the sum of bias[i] over row b's entries i with ids[i] == v.
+// A bias of -inf bans the token (min_tokens' EOS and stop ids); other biases are finite.
+// Also the f32 copy of the logits that the other processors update in place.
+struct ApplyLogitBiasArgs {
+  static constexpr const char* kName = "apply_logit_bias";
+  TensorView out;     // [B, V] written; f32
+  TensorView logits;  // [B, V] read; f32/bf16; rows contiguous (row stride free)
+  TensorView ids;     // [N] read; i32 token ids in [0, V)
+  TensorView bias;    // [N] read; f32, finite or -inf
+  TensorView indptr;  // [B + 1] read; i32; row b's entries
+};
+
+// vLLM's bad words: for each word of row b, token sequence w[0..L) (L >= 1), when row b's
+// output ends with w[0..L-1) (always for L = 1), logits[b, w[L-1]] = -inf. Only the output
+// counts (a word's prefix in the prompt does not).
+struct ApplyBadWordsArgs {
+  static constexpr const char* kName = "apply_bad_words";
+  TensorView logits;        // [B, V] read and updated; f32; rows contiguous (row stride free)
+  TensorView tokens;        // [N] read; i32; per row its prompt then its output (token_indptr)
+  TensorView token_indptr;  // [B + 1] read; i32
+  TensorView prompt_len;    // [B] read; i32; 0 <= prompt_len[b] <= row b's token count
+  TensorView word_tokens;   // [W] read; i32 token ids in [0, V)
+  TensorView word_indptr;   // [NW + 1] read; i32; word j = word_tokens[word_indptr[j] .. word_indptr[j+1]), not empty
+  TensorView row_words;     // [B + 1] read; i32; row b's words are j in [row_words[b], row_words[b+1])
+};
+
+// vLLM's penalties. With c_v the number of times token v occurs in row b's output and
+// seen_v whether it occurs in its prompt or output, each logit x = logits[b, v] becomes
+//   repetition: seen_v ? (x > 0 ? x / rep : x * rep) : x
+//   frequency and presence: x - freq * c_v - pres * (c_v > 0)
+// rep = repetition_penalty[b] > 0 (1 = off); freq, pres finite (0 = off; OpenAI's range is
+// [-2, 2]). -inf logits stay -inf.
+struct ApplyPenaltiesArgs {
+  static constexpr const char* kName = "apply_penalties";
+  TensorView logits;              // [B, V] read and updated; f32; rows contiguous (row stride free)
+  TensorView tokens;              // [N] read; i32 ids in [0, V); per row its prompt then its output
+  TensorView token_indptr;        // [B + 1] read; i32
+  TensorView prompt_len;          // [B] read; i32
+  TensorView repetition_penalty;  // [B] read; f32
+  TensorView frequency_penalty;   // [B] read; f32
+  TensorView presence_penalty;    // [B] read; f32
+  TensorView counts;              // [B, V] workspace; i32 (the CUDA baseline's per-row token counts)
+};
+
 }  // namespace fk::ops
