@@ -176,7 +176,7 @@ TEST(CausalConv1dGpu, StridedMisalignedAndTokenMajorViewsMatchCpu) {
       Tensor init = Tensor::empty({4}, DType::boolean);
       for (int b = 0; b < 4; ++b) init.data_as<uint8_t>()[b] = static_cast<uint8_t>(b != 2);
       const Tensor slots = i32s({3, 0, 5, -1});
-      Tensor h_store, d_store;
+      Tensor h_store;
       TensorView h_state = pool.view();
       Tensor h_pool = pool.clone();
       if (g.token_major) h_state = token_major_copy(pool, h_store);
