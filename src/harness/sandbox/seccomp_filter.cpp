@@ -149,6 +149,7 @@ void build_filter(Program& p) {
 
 // The violation reporter's state: set once before the handler is installed.
 char g_violation_file[4096];
+volatile sig_atomic_t g_candidate_loaded = 0;
 
 size_t append(char* buf, size_t at, size_t cap, const char* s) {
   while (*s && at + 1 < cap) buf[at++] = *s++;
@@ -178,6 +179,7 @@ void on_sigsys(int, siginfo_t* info, void*) {
     n = append(msg, 0, sizeof(msg), "system call ");
     n = append_number(msg, n, sizeof(msg), info->si_syscall);
   }
+  n = append(msg, n, sizeof(msg), g_candidate_loaded ? "\ncandidate\n" : "\nharness\n");
   const int fd = open(g_violation_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd >= 0) {
     (void)!write(fd, msg, n);
@@ -199,6 +201,8 @@ int install_seccomp_filter() {
   build_filter(p);
   return p.install();
 }
+
+void mark_candidate_loaded() { g_candidate_loaded = 1; }
 
 int install_violation_reporter(const char* violation_file) {
   if (std::strlen(violation_file) >= sizeof(g_violation_file)) return ENAMETOOLONG;

@@ -27,9 +27,14 @@ int install_seccomp_filter();
 const char* forbidden_syscall_name(long nr);
 
 // In the worker, before any candidate code is loaded: a SIGSYS handler that writes the
-// forbidden call's name into violation_file and exits with kSandboxViolationExit; then a
-// second filter that kills the process outright if anyone replaces that handler.
-// Returns 0 or an errno.
+// forbidden call's name and, on a second line, who made it ("harness" until
+// mark_candidate_loaded(), then "candidate") into violation_file and exits with
+// kSandboxViolationExit; then a second filter that kills the process outright if anyone
+// replaces that handler. Returns 0 or an errno.
 int install_violation_reporter(const char* violation_file);
+// From here on a forbidden call is the candidate's (called just before it is loaded: its
+// static constructors run at load). Until then it was the harness's own, or the driver's:
+// a sandbox that does not fit the host, not a cheat.
+void mark_candidate_loaded();
 
 }  // namespace fk::bench

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "fk/runtime.h"
 #include "harness/sandbox/candidate.h"
 #include "harness/sandbox/seccomp_filter.h"
 #include "harness/sandbox/subprocess.h"
@@ -69,6 +70,19 @@ void select_exactly(const std::string& spec) {
 
 }  // namespace
 
+// The CUDA driver starts (context, device and pinned memory) before the candidate is
+// loaded: a system call of its that the sandbox stops is then the harness's problem
+// (HARNESS_ERROR), not blamed on the candidate. Failures are left for evaluate to report.
+static void start_cuda_before_the_candidate() {
+  try {
+    if (!rt::cuda_available()) return;
+    rt::device_synchronize(0);
+    rt::device_free(rt::device_malloc(1 << 20, 0));
+    rt::host_pinned_free(rt::host_pinned_malloc(1 << 20));
+  } catch (const std::exception&) {
+  }
+}
+
 static fs::path violation_file(const fs::path& result_file) { return result_file.parent_path() / "sandbox_violation"; }
 
 int worker_main(const fs::path& request_file, const fs::path& result_file) {
@@ -96,6 +110,8 @@ int worker_main(const fs::path& request_file, const fs::path& result_file) {
         res.message = concat("the candidate calls ", banned, ", which task ", req.task.id, " forbids");
       } else {
         try {
+          if (req.config.backend == DeviceType::cuda) start_cuda_before_the_candidate();
+          mark_candidate_loaded();
           cand = LoadedCandidate::load(req.library, req.task.op);
         } catch (const Error& e) {
           res.verdict = Verdict::COMPILE_ERROR;  // links but cannot load: undefined symbols, ABI mismatch
@@ -157,12 +173,22 @@ EvalResult run_in_worker(const WorkerRequest& req, double timeout_s) {
     res.verdict = Verdict::TIMEOUT;
     res.message = concat("the evaluation did not finish within ", timeout_s, " s");
   } else if (pr.term_signal == SIGSYS || (pr.exited() && pr.exit_code == kSandboxViolationExit)) {
-    std::string call = "a system call it forbids (the worker was killed by SIGSYS)";
-    if (std::ifstream in(violation_file(result)); in) std::getline(in, call);
-    res.verdict = Verdict::REWARD_HACK;
-    res.message = concat("the sandbox stopped a forbidden system call: ", call,
-                         " (a candidate may not start processes, read or steer other processes, open network "
-                         "sockets or leave its sandbox)");
+    std::string call = "a system call it forbids (the worker was killed by SIGSYS)", who = "candidate";
+    if (std::ifstream in(violation_file(result)); in) {
+      std::getline(in, call);
+      std::getline(in, who);
+    }
+    if (who == "harness") {
+      res.verdict = Verdict::HARNESS_ERROR;
+      res.message = concat("the sandbox stopped a system call of the worker itself, before any candidate code ran: ",
+                           call, " (the sandbox does not fit this host; FK_SANDBOX=no-namespaces or off runs without "
+                           "it, and results say so)");
+    } else {
+      res.verdict = Verdict::REWARD_HACK;
+      res.message = concat("the sandbox stopped a forbidden system call: ", call,
+                           " (a candidate may not start processes, read or steer other processes, open network "
+                           "sockets or leave its sandbox)");
+    }
   } else if (fs::exists(result) && fs::file_size(result) > 0 && pr.exited() && pr.exit_code == 0) {
     std::ifstream in(result);
     res = eval_result_from_json(Json::parse(in));

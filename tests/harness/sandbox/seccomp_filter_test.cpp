@@ -101,9 +101,32 @@ TEST(SeccompFilter, ReporterNamesTheCallAndExits) {
   SKIP_WITHOUT_SECCOMP(s);
   ASSERT_TRUE(WIFEXITED(s)) << "status " << s;
   EXPECT_EQ(WEXITSTATUS(s), kSandboxViolationExit);
-  std::string name;
-  std::getline(std::ifstream(file), name);
+  std::ifstream in(file);
+  std::string name, who;
+  std::getline(in, name);
+  std::getline(in, who);
   EXPECT_EQ(name, "ptrace");
+  EXPECT_EQ(who, "harness");  // no candidate loaded yet
+  std::filesystem::remove(file);
+}
+
+TEST(SeccompFilter, ReporterBlamesTheCandidateOnceLoaded) {
+  const auto file = std::filesystem::temp_directory_path() / concat("fk-seccomp-test-c-", getpid());
+  const int s = under_filter(
+      [] {
+        mark_candidate_loaded();
+        socket(AF_INET6, SOCK_DGRAM, 0);
+      },
+      file.string());
+  SKIP_WITHOUT_SECCOMP(s);
+  ASSERT_TRUE(WIFEXITED(s)) << "status " << s;
+  EXPECT_EQ(WEXITSTATUS(s), kSandboxViolationExit);
+  std::ifstream in(file);
+  std::string name, who;
+  std::getline(in, name);
+  std::getline(in, who);
+  EXPECT_EQ(name, "socket (a network socket)");
+  EXPECT_EQ(who, "candidate");
   std::filesystem::remove(file);
 }
 
