@@ -31,6 +31,7 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kC = static_cast<int>(kGatedDeltaChunk);
 constexpr int kBV = 32;  // value columns a block
+static_assert(kThreads == 4 * kC, "the triangular solve gives four threads to each of a chunk's rows");
 
 // Shared memory layout (floats). Rows of k, q and w are padded by one float (pitch K + 1)
 // so that threads reading row j of consecutive j hit distinct banks.
@@ -144,12 +145,16 @@ __global__ void __launch_bounds__(kThreads) gdn_chunk_kernel(const gdn::Params<T
     }
     __syncthreads();
     // T = (I + L)^-1, row by row: T[i][j] = -(L[i][j] + sum_{j<m<i} L[i][m] T[m][j]) for j < i.
+    // Four threads (adjacent lanes) per j split the sum, which shortens the dependent chain of
+    // each row fourfold; rows above i are final, row i still holds L until it is rewritten.
     for (int i = 1; i < c; ++i) {
-      if (tid < i) {
-        float sum = Tm[i * pt + tid];
-        for (int m = tid + 1; m < i; ++m) sum += Tm[i * pt + m] * Tm[m * pt + tid];
-        row[tid] = -sum;
-      }
+      const int j = tid >> 2, part = tid & 3;
+      float sum = 0.f;
+      if (j < i)
+        for (int m = j + 1 + part; m < i; m += 4) sum += Tm[i * pt + m] * Tm[m * pt + j];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      if (j < i && part == 0) row[j] = -(Tm[i * pt + j] + sum);
       __syncthreads();
       if (tid < i) Tm[i * pt + tid] = row[tid];
       __syncthreads();
