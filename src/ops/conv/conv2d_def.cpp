@@ -2,10 +2,10 @@
 // CPU reference, which is also the CPU implementation: every tap summed in double, bias and
 // SiLU applied in double, one rounding to the output dtype.
 //
-// Workload fields: batch (1), height, width, in_channels, out_channels, kernel (3, square),
-// stride (1), padding (dilation * (kernel - 1) / 2, "same" for odd kernels as YOLO's
-// autopad), dilation (1), groups (1), bias (true), activation ("silu" or "none"; "silu"),
-// dtype (f16).
+// Workload fields: batch (1), height, width, in_channels, out_channels, kernel (3), stride
+// (1), dilation (1), padding (dilation * (kernel - 1) / 2, "same" for odd kernels as YOLO's
+// autopad), each for both axes unless kernel_w / stride_w / dilation_w / padding_w give the
+// width's; groups (1), bias (true), activation ("silu" or "none"; "silu"), dtype (f16).
 #include <cmath>
 #include <string>
 
@@ -68,7 +68,9 @@ fk_status conv2d_cpu(const void* args, void*) {
 }
 
 struct ConvShape {
-  int64_t batch, height, width, in_channels, out_channels, kernel, stride, padding, dilation, groups;
+  int64_t batch, height, width, in_channels, out_channels, groups;
+  int64_t kernel, stride, padding, dilation;          // height axis
+  int64_t kernel_w, stride_w, padding_w, dilation_w;  // width axis
   bool bias;
   ConvActivation activation;
   DType dtype;
@@ -85,6 +87,11 @@ ConvShape conv_shape(const Json& w) {
   s.stride = wl_int(w, "stride", 1);
   s.dilation = wl_int(w, "dilation", 1);
   s.padding = wl_int(w, "padding", s.dilation * (s.kernel - 1) / 2);
+  s.kernel_w = wl_int(w, "kernel_w", s.kernel);
+  s.stride_w = wl_int(w, "stride_w", s.stride);
+  s.dilation_w = wl_int(w, "dilation_w", s.dilation);
+  // An explicit padding holds for both axes; the default is each axis' own "same" padding.
+  s.padding_w = wl_int(w, "padding_w", w.contains("padding") ? s.padding : s.dilation_w * (s.kernel_w - 1) / 2);
   s.groups = wl_int(w, "groups", 1);
   s.bias = wl_bool(w, "bias", true);
   const std::string act = wl_string(w, "activation", "silu");
@@ -93,7 +100,8 @@ ConvShape conv_shape(const Json& w) {
   s.activation = act == "silu" ? ConvActivation::silu : ConvActivation::none;
   s.dtype = wl_dtype(w, "dtype", DType::f16);
   FK_CHECK(s.batch >= 0 && s.height >= 1 && s.width >= 1 && s.in_channels >= 1 && s.out_channels >= 1 &&
-               s.kernel >= 1 && s.stride >= 1 && s.dilation >= 1 && s.padding >= 0 && s.groups >= 1 &&
+               s.kernel >= 1 && s.stride >= 1 && s.dilation >= 1 && s.padding >= 0 && s.kernel_w >= 1 &&
+               s.stride_w >= 1 && s.dilation_w >= 1 && s.padding_w >= 0 && s.groups >= 1 &&
                s.in_channels % s.groups == 0 && s.out_channels % s.groups == 0,
            A::kName, " workload needs positive sizes and groups dividing both channel counts, got ", w.dump());
   return s;
@@ -101,7 +109,7 @@ ConvShape conv_shape(const Json& w) {
 
 Json workload_from_call(const void* args) {
   const auto& a = *static_cast<const A*>(args);
-  return Json{{"batch", a.input.shape[0]},
+  Json w{{"batch", a.input.shape[0]},
               {"height", a.input.shape[1]},
               {"width", a.input.shape[2]},
               {"in_channels", a.input.shape[3]},
@@ -114,6 +122,15 @@ Json workload_from_call(const void* args) {
               {"bias", arg_present(a.bias)},
               {"activation", a.activation == ConvActivation::silu ? "silu" : "none"},
               {"dtype", std::string(dtype_name(a.input.dtype))}};
+  // The width axis, where it differs (all four, so none falls back to a default).
+  if (a.weight.shape[2] != a.weight.shape[1] || a.stride_w != a.stride_h || a.pad_w != a.pad_h ||
+      a.dilation_w != a.dilation_h) {
+    w["kernel_w"] = a.weight.shape[2];
+    w["stride_w"] = a.stride_w;
+    w["padding_w"] = a.pad_w;
+    w["dilation_w"] = a.dilation_w;
+  }
+  return w;
 }
 
 // Distinct layer shapes of YOLOv10n at 640x640 (tasks/vision/make_tasks.py has the whole
@@ -158,7 +175,7 @@ OpDef make_def() {
   d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) {
     const ConvShape s = conv_shape(w);
     const int64_t P = conv_out_size(s.height, s.kernel, s.stride, s.padding, s.dilation);
-    const int64_t Q = conv_out_size(s.width, s.kernel, s.stride, s.padding, s.dilation);
+    const int64_t Q = conv_out_size(s.width, s.kernel_w, s.stride_w, s.padding_w, s.dilation_w);
     FK_CHECK(P >= 1 && Q >= 1, A::kName, " workload: the filter does not fit the padded image, got ", w.dump());
     const int64_t Cg = s.in_channels / s.groups;
     OpCase c = begin_case<A>(w, 4);
@@ -166,13 +183,13 @@ OpDef make_def() {
     c.tensors[1] = random_tensor({s.batch, s.height, s.width, s.in_channels}, s.dtype, seed, 1, -1.f, 1.f);
     // Weights scaled as a trained network's (unit-variance outputs for unit-variance inputs),
     // so outputs stay in the dtype's range at any reduction length.
-    const float wmax = std::sqrt(3.f / static_cast<float>(s.kernel * s.kernel * Cg));
-    c.tensors[2] = random_tensor({s.out_channels, s.kernel, s.kernel, Cg}, s.dtype, seed, 2, -wmax, wmax);
+    const float wmax = std::sqrt(3.f / static_cast<float>(s.kernel * s.kernel_w * Cg));
+    c.tensors[2] = random_tensor({s.out_channels, s.kernel, s.kernel_w, Cg}, s.dtype, seed, 2, -wmax, wmax);
     c.tensors[3] = s.bias ? random_tensor({s.out_channels}, s.dtype, seed, 3, -0.5f, 0.5f) : absent_tensor(s.dtype);
     A& a = c.as<A>();
-    a.stride_h = a.stride_w = static_cast<int32_t>(s.stride);
-    a.pad_h = a.pad_w = static_cast<int32_t>(s.padding);
-    a.dilation_h = a.dilation_w = static_cast<int32_t>(s.dilation);
+    a.stride_h = static_cast<int32_t>(s.stride), a.stride_w = static_cast<int32_t>(s.stride_w);
+    a.pad_h = static_cast<int32_t>(s.padding), a.pad_w = static_cast<int32_t>(s.padding_w);
+    a.dilation_h = static_cast<int32_t>(s.dilation), a.dilation_w = static_cast<int32_t>(s.dilation_w);
     a.groups = static_cast<int32_t>(s.groups);
     a.activation = s.activation;
     c.bind(layout);
@@ -227,6 +244,9 @@ OpDef make_def() {
       {{"batch", 2}, {"height", 7}, {"width", 5}, {"in_channels", 6}, {"out_channels", 10}, {"stride", 3},
        {"dtype", "f32"}},
       {{"batch", 0}, {"height", 4}, {"width", 4}, {"in_channels", 8}, {"out_channels", 8}},
+      // Different axes: a 1x5 filter, strides 2 and 1, dilation 1 and 2 (the width's given).
+      {{"batch", 2}, {"height", 7}, {"width", 11}, {"in_channels", 6}, {"out_channels", 9}, {"kernel", 1},
+       {"kernel_w", 5}, {"stride", 2}, {"stride_w", 1}, {"dilation_w", 2}},
       // A deep reduction (9 x 256 taps), as model.8's bottlenecks.
       {{"batch", 1}, {"height", 4}, {"width", 4}, {"in_channels", 256}, {"out_channels", 32}},
   };
