@@ -3,7 +3,8 @@
 // agreement with an independent NCHW/OIHW convolution written here the way PyTorch defines
 // it (so the layout contract and conv_weight_from_oihw are checked together), channel-slice
 // views (C2f reading one slice of a buffer and writing another), fold_batch_norm against
-// Conv then BatchNorm applied separately, and clear errors for bad arguments.
+// Conv then BatchNorm applied separately, fuse_parallel_convs (RepVGGDW's 7x7 + 3x3) against
+// the two convs added, and clear errors for bad arguments.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -355,6 +356,49 @@ TEST(ConvWeights, FoldIntoModelDtypeFeedsConv2d) {
         // The folded weights and bias are rounded to f16: a few f16 ulps of the terms.
         EXPECT_NEAR(get(out.view(), 0, p, q, k), want, 2e-2 * (1 + std::fabs(want))) << p << " " << q << " " << k;
       }
+}
+
+TEST(ConvWeights, FusedParallelDepthwiseConvsEqualTheirSum) {
+  // RepVGGDW: a 7x7 and a 3x3 depthwise conv with biases, "same" padding, outputs added.
+  const uint64_t seed = test::seed_for("conv2d_fuse_parallel");
+  const int64_t C = 5;
+  const Tensor in = ops::random_tensor({2, 9, 8, C}, DType::f32, seed, 1);
+  const Tensor w7 = ops::random_tensor({C, 7, 7, 1}, DType::f32, seed, 2), b7 = ops::random_tensor({C}, DType::f32, seed, 3);
+  const Tensor w3 = ops::random_tensor({C, 3, 3, 1}, DType::f32, seed, 4), b3 = ops::random_tensor({C}, DType::f32, seed, 5);
+  const auto depthwise = [&](const Tensor& w, const Tensor& b, int pad) {
+    Tensor out = Tensor::empty({2, 9, 8, C}, DType::f64);
+    Conv2dArgs a = conv_args(out, in, w, 1, pad, 1, static_cast<int>(C));
+    a.bias = b;
+    expect_ok(DeviceType::cpu, a);
+    return out;
+  };
+  const Tensor y7 = depthwise(w7, b7, 3), y3 = depthwise(w3, b3, 1);
+  // Fused into f32 (the sums rounded once): the one conv agrees with the two to f32 rounding.
+  Tensor wf = Tensor::empty({C, 7, 7, 1}, DType::f32), bf = Tensor::empty({C}, DType::f32);
+  ops::fuse_parallel_convs(w7, b7, w3, b3, wf, bf);
+  Tensor fused = Tensor::empty({2, 9, 8, C}, DType::f64);
+  Conv2dArgs a = conv_args(fused, in, wf, 1, 3, 1, static_cast<int>(C));
+  a.bias = bf;
+  expect_ok(DeviceType::cpu, a);
+  for (int64_t i = 0; i < fused.numel(); ++i)
+    ASSERT_NEAR(fused.data_as<double>()[i], y7.data_as<double>()[i] + y3.data_as<double>()[i], 1e-5) << i;
+  // The centre 3x3 of the fused filter holds both; the ring only the 7x7's.
+  EXPECT_EQ(get(wf.view(), 0, 3, 3, 0), static_cast<float>(get(w7.view(), 0, 3, 3, 0) + get(w3.view(), 0, 1, 1, 0)));
+  EXPECT_EQ(get(wf.view(), 0, 0, 6, 0), get(w7.view(), 0, 0, 6, 0));
+  // Errors: an even filter, a small filter larger than the large one, a channel mismatch.
+  const auto error_of = [&](const TensorView& large, const TensorView& small) -> std::string {
+    try {
+      Tensor o = Tensor::empty(Shape(large.shape, large.shape + 4), DType::f64);
+      ops::fuse_parallel_convs(large, TensorView{}, small, TensorView{}, o, bf);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of(Tensor::zeros({C, 4, 4, 1}, DType::f32), w3).find("odd sizes"), std::string::npos);
+  EXPECT_NE(error_of(w3, w7).find("small must fit inside large"), std::string::npos);
+  EXPECT_NE(error_of(w7, Tensor::zeros({C + 1, 3, 3, 1}, DType::f32)).find("fuse_parallel_convs: small must be [5"),
+            std::string::npos);
 }
 
 TEST(ConvWeights, FoldBatchNormErrors) {

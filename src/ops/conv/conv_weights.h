@@ -28,3 +28,20 @@ void fold_batch_norm(const TensorView& weight, const TensorView& bias, const Ten
                      const TensorView& weight_out, const TensorView& bias_out);
 
 }  // namespace fk::ops
+
+namespace fk::ops {
+
+// Two parallel stride-1 convolutions of one input whose outputs are added (RepVGG's
+// branches; YOLOv10's RepVGGDW: a 7x7 and a 3x3 depthwise conv, each with its folded
+// BatchNorm) as one convolution: the smaller filter zero-padded to the larger one's size
+// and centred, the two added, the biases added (absent bias: zero).
+//   out_weight[k, r, s, c] = large[k, r, s, c] + small[k, r - dr, s - ds, c]
+// with dr = (R_large - R_small) / 2 (likewise ds), out_bias = large_bias + small_bias. Both
+// filters OHWI with the same K and C / groups, odd sizes (so that both centre on the same
+// tap with "same" padding), small no larger than large. Computed in double and rounded
+// once into the outputs (host tensors, contiguous, out_weight shaped like large). Throws
+// fk::Error naming what is wrong.
+void fuse_parallel_convs(const TensorView& large, const TensorView& large_bias, const TensorView& small,
+                         const TensorView& small_bias, const TensorView& out_weight, const TensorView& out_bias);
+
+}  // namespace fk::ops
