@@ -19,6 +19,7 @@ namespace {
 constexpr long kCreateRuleset = 444, kAddRule = 445, kRestrictSelf = 446;  // every architecture
 constexpr uint32_t kCreateRulesetVersion = 1u << 0;
 constexpr int kRulePathBeneath = 1;
+constexpr uint64_t kScopeSignal = 1u << 1;  // ABI 6: no signals to processes outside the domain
 constexpr uint64_t kWriteFile = 1u << 1, kReadFile = 1u << 2, kReadDir = 1u << 3, kRemoveDir = 1u << 4,
                    kRemoveFile = 1u << 5, kMakeChar = 1u << 6, kMakeDir = 1u << 7, kMakeReg = 1u << 8,
                    kMakeSock = 1u << 9, kMakeFifo = 1u << 10, kMakeBlock = 1u << 11, kMakeSym = 1u << 12,
@@ -90,7 +91,9 @@ std::vector<LandlockRule> landlock_rules(const fs::path& work_dir, const fs::pat
 
 int apply_landlock(const std::vector<LandlockRule>& rules, int abi) {
   const uint64_t h = handled(abi);
-  RulesetAttr attr{h, 0, 0};
+  // Without a PID namespace, a worker could signal the harness or other workers of its user
+  // (root without capabilities may still kill root's processes); kernels with ABI 6 forbid it.
+  RulesetAttr attr{h, 0, abi >= 6 ? kScopeSignal : 0};
   const int ruleset = static_cast<int>(syscall(kCreateRuleset, &attr, sizeof(attr), 0));
   if (ruleset < 0) return errno;
   for (const LandlockRule& r : rules) {

@@ -3,7 +3,8 @@
 // Reads are allowed everywhere except in the temporary folder holding the worker's
 // folder, where only that folder and the given visible paths can be read (other workers'
 // request and result files cannot); writes only in the worker's folder, /dev/shm and the
-// device nodes the worker needs.
+// device nodes the worker needs. Where the kernel can (Landlock ABI 6), it cannot signal
+// processes outside its ruleset either (the harness, other workers).
 #pragma once
 #include <cstdint>
 #include <filesystem>

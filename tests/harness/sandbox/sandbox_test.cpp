@@ -251,7 +251,7 @@ TEST(Sandbox, LandlockConfinesFilesWithoutNamespaces) {
              " 2>/dev/null && echo read-sibling; echo x > ", (w.path.parent_path() / "beside").string(),
              " 2>/dev/null && echo wrote-beside; echo x > ", outside.string(),
              " 2>/dev/null && echo wrote-outside; cat /etc/passwd > /dev/null && echo read-etc; echo x > /dev/null && "
-             "echo dev-null"),
+             "echo dev-null; kill -0 ", getpid(), " 2>/dev/null && echo signalled-harness"),
       status);
   fs::remove(sibling);
   EXPECT_TRUE(WIFEXITED(status)) << out;
@@ -262,6 +262,7 @@ TEST(Sandbox, LandlockConfinesFilesWithoutNamespaces) {
   EXPECT_FALSE(fs::exists(outside));
   EXPECT_NE(out.find("read-etc"), std::string::npos) << out;  // reads elsewhere stay allowed
   EXPECT_NE(out.find("dev-null"), std::string::npos) << out;
+  if (landlock.landlock_abi >= 6) EXPECT_EQ(out.find("signalled-harness"), std::string::npos) << out;
   std::error_code ec;
   fs::remove(outside, ec);
 }
