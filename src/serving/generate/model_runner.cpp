@@ -314,7 +314,7 @@ ModelRunner::Ticket ModelRunner::launch(std::span<const StepRequest> step) {
   Ticket t;
   t.slot = next_slot_;
   next_slot_ ^= 1;
-  sample(logits, t.slot);
+  sample(apply_logits_processors(step, logits, graph > 0), t.slot);
   counters_.prepare_s += std::chrono::duration<double>(t1 - t0).count();
   t.launched = t1;
   // Row k of the logits belongs to sequence k (graph: one row per padded sequence), or to

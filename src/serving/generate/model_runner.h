@@ -108,6 +108,12 @@ class ModelRunner {
             bool split_decodes = false);
   ForwardBatch upload(bool decode_only);
   void sample(const TensorView& logits, int slot);  // one token per row, copied to sampled_host_[slot]
+  // The step's logit rows after the requests' logit_bias, min_tokens, bad_words and penalties
+  // (model_runner_logits_processors.cpp), or `logits` itself when no request of the step uses
+  // them. `graph`: the rows are the packed (padded) sequences.
+  TensorView apply_logits_processors(std::span<const StepRequest> step, const TensorView& logits, bool graph);
+  struct LogitsProcessorBuffers;
+  std::shared_ptr<LogitsProcessorBuffers> processors_;  // made at the first step that needs them
   void fill_pending_inputs();                        // this step's pending input tokens (pending_tokens.h)
   int64_t graph_size_for(int64_t seqs) const;  // 0: no captured size fits
   // The decode attention's graph grid class for the packed (padded) batch (fk/ops/attention.h).

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/state/kv_sequence.h"
@@ -25,9 +26,27 @@ struct SamplingParams {
   // Set: every output token comes with its logprob and this many (0..20) most likely
   // alternatives (TokenLogprobs), of the raw distribution (fk/ops/logprobs.h).
   std::optional<int32_t> logprobs;
+  // Logits processors (vLLM's semantics; the ops of fk/ops/sampling.h), applied before
+  // temperature and the filters: repetition over prompt and output tokens, frequency and
+  // presence over output tokens; biases added to token ids' logits; the last token of a bad
+  // word banned while the output ends with the rest of it. min_tokens also bans EOS and the
+  // stop ids (a -inf bias) until the request has that many outputs.
+  float presence_penalty = 0.0f;    // [-2, 2]; 0 = off
+  float frequency_penalty = 0.0f;   // [-2, 2]; 0 = off
+  float repetition_penalty = 1.0f;  // > 0; 1 = off
+  std::vector<std::pair<int64_t, float>> logit_bias;  // (token id, bias in [-100, 100])
+  std::vector<std::vector<int64_t>> bad_words;        // token sequences, none empty
+
+  // Whether a step sampling for this request must run the logits processors.
+  bool uses_logits_processors() const {
+    return presence_penalty != 0 || frequency_penalty != 0 || repetition_penalty != 1 || !logit_bias.empty() ||
+           !bad_words.empty() || min_tokens > 0;
+  }
 
   // Throws fk::Error (FK_ERR_INVALID_ARGUMENT) naming the first field out of range.
   void validate() const;
+  // Throws fk::Error naming the first token id of logit_bias or bad_words outside the vocabulary [0, vocab_size).
+  void validate_token_ids(int64_t vocab_size) const;
 };
 
 // Log-probabilities of one output token under the model's raw distribution: log_softmax of
