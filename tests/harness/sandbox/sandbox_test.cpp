@@ -146,37 +146,46 @@ TEST(Sandbox, KeepsVisiblePathsInTheReplacedTemporaryFolder) {
   EXPECT_NE(r.output.find("no-other"), std::string::npos) << r.output;
 }
 
-// A process that leaves the worker's session and writes a marker a second later (the
-// worker waits a moment for it to get there).
-std::string survivor(const fs::path& marker) {
-  return concat("setsid sh -c 'sleep 1; echo alive > ", marker.string(), "' >/dev/null 2>&1 < /dev/null & sleep 0.3");
+// A process that leaves the worker's session and writes a marker `delay` seconds after it
+// started; the worker waits until it has started.
+std::string survivor(const fs::path& dir, int delay = 1) {
+  const std::string started = (dir / "started").string(), marker = (dir / "marker").string();
+  return concat("setsid sh -c 'touch ", started, "; sleep ", delay, "; echo alive > ", marker,
+                "' >/dev/null 2>&1 < /dev/null & while [ ! -e ", started, " ]; do sleep 0.05; done");
+}
+
+// Whether the marker appears within the given time.
+bool marker_appears(const fs::path& dir, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (fs::exists(dir / "marker")) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return fs::exists(dir / "marker");
 }
 
 TEST(Sandbox, NoProcessSurvivesTheWorker) {
   REQUIRE_NAMESPACES();
   WorkDir w("survivor");
-  const ProcessResult r = sandboxed(w, survivor(w.path / "marker"));  // the filter would stop the fork
+  const ProcessResult r = sandboxed(w, survivor(w.path));  // the filter would stop the fork
   ASSERT_TRUE(r.exited() && r.exit_code == 0) << r.describe() << r.output << r.sandbox_error;
   EXPECT_EQ(r.sandbox, "namespaces+seccomp (seccomp off)");
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  EXPECT_FALSE(fs::exists(w.path / "marker")) << "a process outlived the sandboxed worker";
+  EXPECT_TRUE(fs::exists(w.path / "started"));
+  EXPECT_FALSE(marker_appears(w.path, 2.5)) << "a process outlived the sandboxed worker";
 
   // The same without the sandbox: the survivor escapes the process-group kill.
   WorkDir u("unsandboxed");
-  ProcessOptions po;
-  const ProcessResult ru = run_process({"sh", "-c", survivor(u.path / "marker")}, po);
+  const ProcessResult ru = run_process({"sh", "-c", survivor(u.path)});
   ASSERT_TRUE(ru.exited());
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  EXPECT_TRUE(fs::exists(u.path / "marker")) << "the check above could not fail";
+  EXPECT_TRUE(marker_appears(u.path, 20)) << "the check above could not fail";
 }
 
 TEST(Sandbox, NoProcessSurvivesATimeout) {
   REQUIRE_NAMESPACES();
   WorkDir w("timeout");
-  const ProcessResult r = sandboxed(w, survivor(w.path / "marker") + "; sleep 30", no_filter(), 0.5);
+  const ProcessResult r = sandboxed(w, survivor(w.path, 3) + "; sleep 30", no_filter(), 1.5);
   EXPECT_TRUE(r.timed_out);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  EXPECT_FALSE(fs::exists(w.path / "marker")) << "a process outlived the timed-out worker";
+  EXPECT_FALSE(marker_appears(w.path, 3)) << "a process outlived the timed-out worker";
 }
 
 TEST(Sandbox, FilterStopsAFork) {

@@ -73,7 +73,7 @@ TEST(SeccompFilter, KillsProcessVmReadvOfTheParent) {
   EXPECT_TRUE(killed_by_sigsys(s)) << "status " << s;
 }
 
-TEST(SeccompFilter, KillsForkButNotThreads) {
+TEST(SeccompFilter, KillsFork) {
   const int s = under_filter([] {
     if (fork() == 0) _exit(0);  // reaching here means the fork went through
   });
