@@ -26,21 +26,23 @@ CATEGORY = "edge-detection"
 ARCH = "yolov10n"
 
 
-def conv(name, hw, c, k, kernel=1, stride=1, groups=1, act=True):
+def conv(name, hw, c, k, kernel=1, stride=1, groups=1, act=True, residual=False):
+    """residual: the layer's output is a shortcut's sum (conv2d adds it in its epilogue)."""
     return {"layer": name, "hw": hw, "c": c, "k": k, "kernel": kernel, "stride": stride, "groups": groups,
-            "act": act}
+            "act": act, "residual": residual}
 
 
-def dw(name, hw, c, kernel=3, stride=1, act=True):
-    return conv(name, hw, c, c, kernel, stride, c, act)
+def dw(name, hw, c, kernel=3, stride=1, act=True, residual=False):
+    return conv(name, hw, c, c, kernel, stride, c, act, residual)
 
 
-def c2f(name, hw, c1, c2, n):
-    """C2f: cv1 1x1 to 2c, n bottlenecks of two 3x3 convs on c, cv2 1x1 from (2 + n) c."""
+def c2f(name, hw, c1, c2, n, shortcut):
+    """C2f: cv1 1x1 to 2c, n bottlenecks of two 3x3 convs on c (the second adds the shortcut
+    where the block has one: the backbone's), cv2 1x1 from (2 + n) c."""
     c = c2 // 2
     layers = [conv(f"{name}.cv1", hw, c1, 2 * c)]
     for i in range(n):
-        layers += [conv(f"{name}.m.{i}.cv1", hw, c, c, 3), conv(f"{name}.m.{i}.cv2", hw, c, c, 3)]
+        layers += [conv(f"{name}.m.{i}.cv1", hw, c, c, 3), conv(f"{name}.m.{i}.cv2", hw, c, c, 3, residual=shortcut)]
     return layers + [conv(f"{name}.cv2", hw, (2 + n) * c, c2)]
 
 
@@ -51,29 +53,30 @@ def scdown(name, hw, c1, c2):
 
 def conv_layers():
     L = [conv("model.0", 640, 3, 16, 3, 2), conv("model.1", 320, 16, 32, 3, 2)]
-    L += c2f("model.2", 160, 32, 32, 1)
+    L += c2f("model.2", 160, 32, 32, 1, True)
     L += [conv("model.3", 160, 32, 64, 3, 2)]
-    L += c2f("model.4", 80, 64, 64, 2)
+    L += c2f("model.4", 80, 64, 64, 2, True)
     L += scdown("model.5", 80, 64, 128)
-    L += c2f("model.6", 40, 128, 128, 2)
+    L += c2f("model.6", 40, 128, 128, 2, True)
     L += scdown("model.7", 40, 128, 256)
-    L += c2f("model.8", 20, 256, 256, 1)
+    L += c2f("model.8", 20, 256, 256, 1, True)
     L += [conv("model.9.cv1", 20, 256, 128), conv("model.9.cv2", 20, 512, 256)]  # SPPF
-    # PSA: cv1, attention (qkv 1x1, positional depthwise 3x3 on v, proj 1x1), FFN, cv2.
+    # PSA: cv1, attention (qkv 1x1, positional depthwise 3x3 on v, proj 1x1), FFN, cv2; the
+    # attention's and the FFN's outputs are added to their input (residuals).
     L += [conv("model.10.cv1", 20, 256, 256), conv("model.10.attn.qkv", 20, 128, 256, act=False),
-          dw("model.10.attn.pe", 20, 128, act=False), conv("model.10.attn.proj", 20, 128, 128, act=False),
-          conv("model.10.ffn.0", 20, 128, 256), conv("model.10.ffn.1", 20, 256, 128, act=False),
+          dw("model.10.attn.pe", 20, 128, act=False), conv("model.10.attn.proj", 20, 128, 128, act=False, residual=True),
+          conv("model.10.ffn.0", 20, 128, 256), conv("model.10.ffn.1", 20, 256, 128, act=False, residual=True),
           conv("model.10.cv2", 20, 256, 256)]
-    L += c2f("model.13", 40, 384, 128, 1)
-    L += c2f("model.16", 80, 192, 64, 1)
+    L += c2f("model.13", 40, 384, 128, 1, False)
+    L += c2f("model.16", 80, 192, 64, 1, False)
     L += [conv("model.17", 80, 64, 64, 3, 2)]
-    L += c2f("model.19", 40, 192, 128, 1)
+    L += c2f("model.19", 40, 192, 128, 1, False)
     L += scdown("model.20", 40, 128, 128)
     # C2fCIB with a large-kernel CIB: dw 3x3, 1x1 up, RepVGGDW (7x7 + 3x3 depthwise fused
-    # into one 7x7 at load), 1x1 down, dw 3x3.
+    # into one 7x7 at load), 1x1 down, dw 3x3 plus the CIB's shortcut.
     L += [conv("model.22.cv1", 20, 384, 256), dw("model.22.m.0.cv1.0", 20, 128),
           conv("model.22.m.0.cv1.1", 20, 128, 256), dw("model.22.m.0.cv1.2", 20, 256, 7),
-          conv("model.22.m.0.cv1.3", 20, 256, 128), dw("model.22.m.0.cv1.4", 20, 128),
+          conv("model.22.m.0.cv1.3", 20, 256, 128), dw("model.22.m.0.cv1.4", 20, 128, residual=True),
           conv("model.22.cv2", 20, 384, 256)]
     # v10Detect's one-to-one head: box branch (two 3x3 to 64, a 1x1 to 4 x 16 DFL bins) and
     # class branch (dw 3x3, 1x1 to 80, dw 3x3, 1x1, a 1x1 to the 80 classes) per level.
@@ -94,13 +97,16 @@ def conv_shape(l, batch):
         s["groups"] = l["groups"]
     if not l["act"]:
         s["activation"] = "none"
+    if l["residual"]:
+        s["residual"] = True
     return s
 
 
 def conv_seconds(l, batch):
     out_hw = (l["hw"] - 1) // l["stride"] + 1
     macs = batch * out_hw * out_hw * l["k"] * l["kernel"] ** 2 * l["c"] // l["groups"]
-    bytes_ = 2 * (batch * l["hw"] ** 2 * l["c"] + batch * out_hw ** 2 * l["k"] + l["k"] * l["kernel"] ** 2 * l["c"])
+    outputs = (2 if l["residual"] else 1) * batch * out_hw ** 2 * l["k"]  # the residual read too
+    bytes_ = 2 * (batch * l["hw"] ** 2 * l["c"] + outputs + l["k"] * l["kernel"] ** 2 * l["c"])
     rate = SIMT_RATE if l["groups"] > 1 else MMA_RATE
     return max(bytes_ / BANDWIDTH, 2 * macs / rate)
 

@@ -92,12 +92,13 @@ TEST(ConvGpu, Conv2dChannelSlicesMatchCpu) {
   struct Geometry {
     int64_t total, in0, cin, out0, cout, kernel;
     int stride, groups;
+    bool residual;  // the input slice is also the residual (a bottleneck's shortcut)
   };
   const Geometry geometries[] = {
-      {48, 0, 16, 16, 16, 3, 1, 1},   // a C2f bottleneck: aligned slices
-      {40, 3, 9, 17, 12, 3, 2, 1},    // odd offsets and counts, stride 2
-      {64, 32, 32, 0, 32, 3, 1, 32},  // depthwise on slices
-      {70, 5, 30, 40, 30, 1, 1, 1},   // 1x1
+      {48, 0, 16, 16, 16, 3, 1, 1, true},    // a C2f bottleneck: aligned slices
+      {40, 3, 9, 17, 12, 3, 2, 1, false},    // odd offsets and counts, stride 2
+      {64, 32, 32, 0, 32, 3, 1, 32, true},   // depthwise on slices (CIB)
+      {70, 5, 30, 40, 30, 1, 1, 1, false},   // 1x1
   };
   for (DType dt : {DType::f16, DType::bf16, DType::f32})
     for (const Geometry& g : geometries) {
@@ -126,6 +127,7 @@ TEST(ConvGpu, Conv2dChannelSlicesMatchCpu) {
         a.pad_h = a.pad_w = static_cast<int32_t>(g.kernel / 2);
         a.groups = g.groups;
         a.activation = ConvActivation::silu;
+        if (g.residual) a.residual = a.input;
         return a;
       };
       test::expect_ok(DeviceType::cpu, args(buffer, out_buffer, weight, bias));

@@ -98,6 +98,22 @@ TEST(Conv2d, DepthwiseKeepsChannelsApartWithBiasAndSilu) {
     }
 }
 
+TEST(Conv2d, ResidualIsAddedAfterTheActivation) {
+  // 1x1 conv with weight 1 and bias 0.5: out = silu(x + 0.5) + residual (not silu(x + 0.5 + residual)).
+  const Tensor in = filled({1, 1, 3, 1}, DType::f32, [](auto, auto, auto w, auto) { return w - 1.0; });
+  const Tensor res = filled({1, 1, 3, 1}, DType::f32, [](auto, auto, auto w, auto) { return 10.0 * w - 3.0; });
+  const Tensor w = filled({1, 1, 1, 1}, DType::f32, [](auto...) { return 1.0; });
+  Tensor bias = Tensor::empty({1}, DType::f32);
+  set(bias.view(), 0.5, 0);
+  Tensor out = Tensor::empty({1, 1, 3, 1}, DType::f32);
+  Conv2dArgs a = conv_args(out, in, w, 1, 0);
+  a.bias = bias;
+  a.residual = res;
+  a.activation = ConvActivation::silu;
+  expect_ok(DeviceType::cpu, a);
+  for (int x = 0; x < 3; ++x) EXPECT_NEAR(get(out.view(), 0, 0, x, 0), silu(x - 0.5) + 10.0 * x - 3.0, 1e-6) << x;
+}
+
 // PyTorch's definition on NCHW input and OIHW weight, written independently of the op.
 double torch_conv_at(const Tensor& nchw, const Tensor& oihw, const Tensor& bias, int64_t n, int64_t k, int64_t p,
                      int64_t q, int stride, int pad, int dil, int groups) {
@@ -245,11 +261,23 @@ TEST(Conv2dErrors, BadArgumentsAreClearErrors) {
   expect_invalid(cpu, conv_args(squeezed, in, w, 1, 1), "elements would overlap");
   const Tensor square = Tensor::zeros({1, 6, 6, 8}, f16), w88 = Tensor::zeros({8, 3, 3, 8}, f16);
   expect_invalid(cpu, conv_args(square, square, w88, 1, 1), "out must not overlap input");
+  // The residual: out's shape and dtype, not overlapping out; a slice of the input's buffer is fine.
+  Conv2dArgs with_res = conv_args(out, in, w, 1, 1);
+  const Tensor res5 = Tensor::zeros({1, 6, 6, 5}, f16), res_bf16 = Tensor::zeros({1, 6, 6, 4}, DType::bf16);
+  with_res.residual = res5;
+  expect_invalid(cpu, with_res, "residual must have out's shape [1, 6, 6, 4]");
+  with_res.residual = res_bf16;
+  expect_invalid(cpu, with_res, "residual must be f16");
+  with_res.residual = out;
+  expect_invalid(cpu, with_res, "out must not overlap residual");
   // Two overlapping channel slices of one buffer are refused; disjoint ones are fine.
   const Tensor buffer = Tensor::zeros({1, 6, 6, 16}, f16);
   expect_invalid(cpu, conv_args(channel_slice(buffer, 4, 8), channel_slice(buffer, 0, 8), w88, 1, 1),
                  "out must not overlap input");
   expect_ok(cpu, conv_args(channel_slice(buffer, 8, 8), channel_slice(buffer, 0, 8), w88, 1, 1));
+  Conv2dArgs bottleneck = conv_args(channel_slice(buffer, 8, 8), channel_slice(buffer, 0, 8), w88, 1, 1);
+  bottleneck.residual = channel_slice(buffer, 0, 8);
+  expect_ok(cpu, bottleneck);
 }
 
 TEST(Conv2dErrors, CudaImplementationRejectsHostTensors) {

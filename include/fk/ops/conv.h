@@ -34,15 +34,20 @@ enum class ConvActivation : int32_t { none = 0, silu = 1 };
 
 // out[n, p, q, k] = act(bias[k] + sum_{r, s, c} input[n, p*sh - ph + r*dh, q*sw - pw + s*dw,
 //                                                   g*Cg + c] * weight[k, r, s, c])
+//                    + residual[n, p, q, k]
 // with Cg = C / groups, Kg = K / groups, g = k / Kg; taps outside the image read zero (zero
 // padding, as torch.nn.functional.conv2d). P = (H + 2 ph - dh (R - 1) - 1) / sh + 1, and Q
 // likewise (floor). groups == C == K is a depthwise convolution (weight [C, R, S, 1]).
+// The residual, added after the activation and before the one rounding, is YOLO's shortcut
+// (Bottleneck: x + cv2(cv1(x)); CIB; PSA's x + attn(x) and x + ffn(x)).
 struct Conv2dArgs {
   static constexpr const char* kName = "conv2d";
   TensorView out;     // [N, P, Q, K] written; dtype of input; channels contiguous
   TensorView input;   // [N, H, W, C] read; f16/bf16/f32; channels contiguous
   TensorView weight;  // [K, R, S, C / groups] read; dtype of input; contiguous
   TensorView bias;    // [K] read; dtype of input; contiguous; optional (absent: no data or no elements)
+  TensorView residual;  // [N, P, Q, K] read; dtype of input; channels contiguous; optional (absent: no
+                        // data or no elements); must not overlap out
   int32_t stride_h = 1, stride_w = 1;      // >= 1
   int32_t pad_h = 0, pad_w = 0;            // >= 0
   int32_t dilation_h = 1, dilation_w = 1;  // >= 1

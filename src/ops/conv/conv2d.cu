@@ -1,5 +1,5 @@
 // conv2d CUDA baseline: NHWC activations, OHWI weights, f32 accumulation, bias and SiLU in
-// the epilogue, one rounding to the output dtype. Three kernels:
+// the epilogue (then the residual), one rounding to the output dtype. Three kernels:
 //
 // - depthwise (one input and one output channel per group: SCDown, RepVGGDW, the head's
 //   depthwise convs): one thread per output element, channels fastest, so each warp reads
@@ -39,6 +39,7 @@ struct ConvParams {
   Nhwc<T> out;
   const T* weight;  // [K, R, S, Cg]
   const T* bias;    // [K] or null
+  Nhwc<const T> res;  // the residual added after the activation; res.p null: none
   int R, S, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
   int Cg, Kg, P, Q;
   int64_t M;  // N * P * Q
@@ -76,7 +77,9 @@ __global__ void __launch_bounds__(kDwThreads) depthwise_kernel(const ConvParams<
       }
     }
     const float b = p.bias != nullptr ? cuda::to_float(__ldg(p.bias + c)) : 0.f;
-    p.out.pixel(n, pp, q)[c] = cuda::from_float<T>(epilogue(acc, b, p.silu));
+    float y = epilogue(acc, b, p.silu);
+    if (p.res.p != nullptr) y += cuda::to_float(p.res.pixel(n, pp, q)[c]);
+    p.out.pixel(n, pp, q)[c] = cuda::from_float<T>(y);
   }
 }
 
@@ -158,12 +161,15 @@ __global__ void __launch_bounds__(kGemmThreads) implicit_gemm_kernel(const ConvP
     const int pp = static_cast<int>((m / p.Q) % p.P);
     const int64_t n = m / (static_cast<int64_t>(p.Q) * p.P);
     T* o = p.out.pixel(n, pp, q) + k_base;
+    const T* res = p.res.p != nullptr ? p.res.pixel(n, pp, q) + k_base : nullptr;
 #pragma unroll
     for (int l = 0; l < 4; ++l) {
       const int kc = n0 + tx * 4 + l;
       if (kc >= p.Kg) continue;
       const float b = p.bias != nullptr ? cuda::to_float(__ldg(p.bias + k_base + kc)) : 0.f;
-      o[kc] = cuda::from_float<T>(epilogue(acc[i][l], b, p.silu));
+      float y = epilogue(acc[i][l], b, p.silu);
+      if (res != nullptr) y += cuda::to_float(res[kc]);
+      o[kc] = cuda::from_float<T>(y);
     }
   }
 }
@@ -176,6 +182,7 @@ void launch(const Conv2dArgs& a, cudaStream_t stream) {
   p.out = conv_cuda::nhwc<T>(a.out);
   p.weight = a.weight.ptr<const T>();
   p.bias = arg_present(a.bias) ? a.bias.ptr<const T>() : nullptr;
+  p.res = arg_present(a.residual) ? conv_cuda::nhwc<const T>(a.residual) : Nhwc<const T>{};
   p.R = static_cast<int>(a.weight.shape[1]);
   p.S = static_cast<int>(a.weight.shape[2]);
   p.stride_h = a.stride_h, p.stride_w = a.stride_w, p.pad_h = a.pad_h, p.pad_w = a.pad_w;
@@ -201,8 +208,8 @@ void launch(const Conv2dArgs& a, cudaStream_t stream) {
       if (!simt.on()) {
         const conv_cuda::MmaConvShape shape{p.R,     p.S,     p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dil_h,
                                             p.dil_w, p.Cg,    p.Kg,       p.P,        p.Q,     p.M,     p.silu};
-        conv_cuda::conv2d_mma_kernel<T><<<grid, conv_cuda::kMmaThreads, 0, stream>>>(p.in, p.out, p.weight, p.bias,
-                                                                                    shape);
+        conv_cuda::conv2d_mma_kernel<T>
+            <<<grid, conv_cuda::kMmaThreads, 0, stream>>>(p.in, p.out, p.weight, p.bias, p.res, shape);
         FK_CUDA_CHECK_LAUNCH();
         return;
       }

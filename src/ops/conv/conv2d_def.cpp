@@ -5,7 +5,8 @@
 // Workload fields: batch (1), height, width, in_channels, out_channels, kernel (3), stride
 // (1), dilation (1), padding (dilation * (kernel - 1) / 2, "same" for odd kernels as YOLO's
 // autopad), each for both axes unless kernel_w / stride_w / dilation_w / padding_w give the
-// width's; groups (1), bias (true), activation ("silu" or "none"; "silu"), dtype (f16).
+// width's; groups (1), bias (true), activation ("silu" or "none"; "silu"), residual (false),
+// dtype (f16).
 #include <cmath>
 #include <string>
 
@@ -40,6 +41,7 @@ void conv2d_reference(const A& a) {
   const int64_t K = wt.shape[0], R = wt.shape[1], S = wt.shape[2];
   const int64_t Cg = C / a.groups, Kg = K / a.groups;
   const int64_t P = out.shape[1], Q = out.shape[2];
+  const bool residual = arg_present(a.residual);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t p = 0; p < P; ++p)
       for (int64_t q = 0; q < Q; ++q)
@@ -55,7 +57,8 @@ void conv2d_reference(const A& a) {
               for (int64_t c = 0; c < Cg; ++c) acc += get(in, n, h, w, c0 + c) * get(wt, k, r, s, c);
             }
           }
-          set(out, a.activation == ConvActivation::silu ? silu_ref(acc) : acc, n, p, q, k);
+          const double y = a.activation == ConvActivation::silu ? silu_ref(acc) : acc;
+          set(out, residual ? y + get(a.residual, n, p, q, k) : y, n, p, q, k);
         }
 }
 
@@ -71,7 +74,7 @@ struct ConvShape {
   int64_t batch, height, width, in_channels, out_channels, groups;
   int64_t kernel, stride, padding, dilation;          // height axis
   int64_t kernel_w, stride_w, padding_w, dilation_w;  // width axis
-  bool bias;
+  bool bias, residual;
   ConvActivation activation;
   DType dtype;
 };
@@ -94,6 +97,7 @@ ConvShape conv_shape(const Json& w) {
   s.padding_w = wl_int(w, "padding_w", w.contains("padding") ? s.padding : s.dilation_w * (s.kernel_w - 1) / 2);
   s.groups = wl_int(w, "groups", 1);
   s.bias = wl_bool(w, "bias", true);
+  s.residual = wl_bool(w, "residual", false);
   const std::string act = wl_string(w, "activation", "silu");
   FK_CHECK(act == "silu" || act == "none", A::kName, " workload: activation must be \"silu\" or \"none\", got ",
            w.dump());
@@ -120,6 +124,7 @@ Json workload_from_call(const void* args) {
               {"dilation", a.dilation_h},
               {"groups", a.groups},
               {"bias", arg_present(a.bias)},
+              {"residual", arg_present(a.residual)},
               {"activation", a.activation == ConvActivation::silu ? "silu" : "none"},
               {"dtype", std::string(dtype_name(a.input.dtype))}};
   // The width axis, where it differs (all four, so none falls back to a default).
@@ -134,11 +139,12 @@ Json workload_from_call(const void* args) {
 }
 
 // Distinct layer shapes of YOLOv10n at 640x640 (tasks/vision/make_tasks.py has the whole
-// layer table): {height = width, C, K, kernel, stride, groups, SiLU}.
+// layer table): {height = width, C, K, kernel, stride, groups, SiLU, layers, residual}.
 struct YoloLayer {
   int64_t hw, c, k, kernel, stride, groups;
   bool silu;
   const char* layers;
+  bool residual = false;  // the layer adds a shortcut
 };
 constexpr YoloLayer kYoloLayers[] = {
     {640, 3, 16, 3, 2, 1, true, "model.0 (stem)"},
@@ -148,6 +154,7 @@ constexpr YoloLayer kYoloLayers[] = {
     {160, 48, 32, 1, 1, 1, true, "model.2.cv2"},
     {160, 32, 64, 3, 2, 1, true, "model.3"},
     {80, 32, 32, 3, 1, 1, true, "model.4 / model.16 bottlenecks"},
+    {80, 32, 32, 3, 1, 1, true, "model.4.m.*.cv2 (bottleneck with its shortcut)", true},
     {80, 64, 64, 3, 1, 1, true, "one2one_cv2.0 (P3 box head)"},
     {80, 192, 64, 1, 1, 1, true, "model.16.cv1"},
     {80, 128, 128, 3, 2, 128, false, "model.5.cv2 (SCDown depthwise)"},
@@ -157,6 +164,7 @@ constexpr YoloLayer kYoloLayers[] = {
     {20, 128, 128, 3, 1, 1, true, "model.8 bottleneck"},
     {20, 512, 256, 1, 1, 1, true, "model.9.cv2 (SPPF)"},
     {20, 256, 256, 7, 1, 256, true, "model.22.m.0.cv1.2 (RepVGGDW 7x7)"},
+    {20, 128, 128, 3, 1, 128, true, "model.22.m.0.cv1.4 (CIB depthwise with its shortcut)", true},
     {20, 128, 256, 1, 1, 1, false, "model.10.attn.qkv (PSA)"},
 };
 
@@ -171,14 +179,15 @@ OpDef make_def() {
   d.tensor_args = {{"out", ArgRole::out, offsetof(A, out)},
                    {"input", ArgRole::in, offsetof(A, input)},
                    {"weight", ArgRole::in, offsetof(A, weight)},
-                   {"bias", ArgRole::in, offsetof(A, bias)}};
+                   {"bias", ArgRole::in, offsetof(A, bias)},
+                   {"residual", ArgRole::in, offsetof(A, residual)}};
   d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) {
     const ConvShape s = conv_shape(w);
     const int64_t P = conv_out_size(s.height, s.kernel, s.stride, s.padding, s.dilation);
     const int64_t Q = conv_out_size(s.width, s.kernel_w, s.stride_w, s.padding_w, s.dilation_w);
     FK_CHECK(P >= 1 && Q >= 1, A::kName, " workload: the filter does not fit the padded image, got ", w.dump());
     const int64_t Cg = s.in_channels / s.groups;
-    OpCase c = begin_case<A>(w, 4);
+    OpCase c = begin_case<A>(w, 5);
     c.tensors[0] = Tensor::empty({s.batch, P, Q, s.out_channels}, s.dtype);
     c.tensors[1] = random_tensor({s.batch, s.height, s.width, s.in_channels}, s.dtype, seed, 1, -1.f, 1.f);
     // Weights scaled as a trained network's (unit-variance outputs for unit-variance inputs),
@@ -186,6 +195,8 @@ OpDef make_def() {
     const float wmax = std::sqrt(3.f / static_cast<float>(s.kernel * s.kernel_w * Cg));
     c.tensors[2] = random_tensor({s.out_channels, s.kernel, s.kernel_w, Cg}, s.dtype, seed, 2, -wmax, wmax);
     c.tensors[3] = s.bias ? random_tensor({s.out_channels}, s.dtype, seed, 3, -0.5f, 0.5f) : absent_tensor(s.dtype);
+    c.tensors[4] = s.residual ? random_tensor({s.batch, P, Q, s.out_channels}, s.dtype, seed, 4, -1.f, 1.f)
+                              : absent_tensor(s.dtype);
     A& a = c.as<A>();
     a.stride_h = static_cast<int32_t>(s.stride), a.stride_w = static_cast<int32_t>(s.stride_w);
     a.pad_h = static_cast<int32_t>(s.padding), a.pad_w = static_cast<int32_t>(s.padding_w);
@@ -199,7 +210,8 @@ OpDef make_def() {
     const auto& a = c.as<A>();
     const double macs = static_cast<double>(a.out.numel()) * a.weight.shape[1] * a.weight.shape[2] * a.weight.shape[3];
     const double bytes = static_cast<double>(a.input.nbytes() + a.weight.nbytes() + a.out.nbytes()) +
-                         (arg_present(a.bias) ? static_cast<double>(a.bias.nbytes()) : 0.0);
+                         (arg_present(a.bias) ? static_cast<double>(a.bias.nbytes()) : 0.0) +
+                         (arg_present(a.residual) ? static_cast<double>(a.residual.nbytes()) : 0.0);
     // Depthwise and narrow-group convolutions do not map onto tensor-core tiles: their
     // ceiling is the fp32 pipe's.
     const bool mma = a.groups == 1 || a.weight.shape[3] >= 16;
@@ -226,6 +238,10 @@ OpDef make_def() {
       // 1x1 (pure GEMM), no bias, no activation; many output channels over several tiles.
       {{"batch", 3}, {"height", 5}, {"width", 6}, {"in_channels", 48}, {"out_channels", 130}, {"kernel", 1},
        {"bias", false}, {"activation", "none"}},
+      // A bottleneck's second conv with its shortcut (residual), dense and depthwise (CIB).
+      {{"batch", 2}, {"height", 6}, {"width", 7}, {"in_channels", 16}, {"out_channels", 16}, {"residual", true}},
+      {{"batch", 1}, {"height", 5}, {"width", 5}, {"in_channels", 24}, {"out_channels", 24}, {"groups", 24},
+       {"residual", true}, {"dtype", "bf16"}},
       // Depthwise 3x3 stride 2 without activation (SCDown), 7x7 (RepVGGDW), 3x3 with SiLU.
       {{"batch", 2}, {"height", 10}, {"width", 9}, {"in_channels", 24}, {"out_channels", 24}, {"groups", 24},
        {"stride", 2}, {"activation", "none"}},
@@ -256,6 +272,7 @@ OpDef make_def() {
                 {"out_channels", l.k}, {"kernel", l.kernel}, {"stride", l.stride}};
       if (l.groups != 1) w["groups"] = l.groups;
       if (!l.silu) w["activation"] = "none";
+      if (l.residual) w["residual"] = true;
       d.bench_workloads.push_back(w);
     }
   d.workload_from_call = workload_from_call;

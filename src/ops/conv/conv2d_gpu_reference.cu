@@ -1,8 +1,8 @@
 // conv2d: the GPU reference (OpRegistry::gpu_reference) for workloads too large for the CPU
 // oracle (YOLOv10n's layers at batch 32). The semantics of conv2d_reference (conv2d_def.cpp)
 // in double on the device: one thread per output element sums every in-image tap in
-// double, adds the bias, applies SiLU in double and writes the f64 out. Plain code, written
-// apart from the baseline's kernels.
+// double, adds the bias, applies SiLU, adds the residual and writes the f64 out. Plain
+// code, written apart from the baseline's kernels.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -22,6 +22,8 @@ struct RefConv {
   DType bias_dtype;
   double* out;
   int64_t out_s[4];
+  const T* res;  // null: no residual
+  int64_t res_s[4];
   int64_t N, H, W, P, Q, K, R, S, Cg, Kg;
   int sh, sw, ph, pw, dh, dw;
   bool silu;
@@ -47,6 +49,7 @@ __global__ void conv2d_reference_kernel(const RefConv<T> p) {
       }
     }
     if (p.silu) acc = acc / (1.0 + exp(-acc));
+    if (p.res != nullptr) acc += gpu_ref::to_double(p.res[n * p.res_s[0] + pp * p.res_s[1] + q * p.res_s[2] + k]);
     p.out[n * p.out_s[0] + pp * p.out_s[1] + q * p.out_s[2] + k * p.out_s[3]] = acc;
   }
 }
@@ -60,6 +63,8 @@ void run(const Conv2dArgs& a, cudaStream_t stream) {
   p.bias_dtype = a.bias.dtype;
   p.out = static_cast<double*>(a.out.data);
   for (int d = 0; d < 4; ++d) p.in_s[d] = a.input.strides[d], p.out_s[d] = a.out.strides[d];
+  p.res = arg_present(a.residual) ? static_cast<const T*>(a.residual.data) : nullptr;
+  for (int d = 0; d < 4; ++d) p.res_s[d] = p.res != nullptr ? a.residual.strides[d] : 0;
   p.N = a.input.shape[0], p.H = a.input.shape[1], p.W = a.input.shape[2];
   p.P = a.out.shape[1], p.Q = a.out.shape[2], p.K = a.out.shape[3];
   p.R = a.weight.shape[1], p.S = a.weight.shape[2], p.Cg = a.weight.shape[3], p.Kg = p.K / a.groups;

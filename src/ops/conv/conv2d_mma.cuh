@@ -11,7 +11,7 @@
 // channels of one tap of one pixel (coalesced for Cg >= 32). Each thread decodes its eight
 // pixels once and its reduction index once per slice. The accumulators go through shared
 // memory to an epilogue in which consecutive threads write consecutive channels of a pixel
-// (bias, SiLU, one rounding). No pipelining of the loads: a baseline, not the ceiling.
+// (bias, SiLU, residual, one rounding). No pipelining of the loads: a baseline, not the ceiling.
 #pragma once
 #include <cuda_runtime.h>
 #include <mma.h>
@@ -38,7 +38,7 @@ struct MmaConvShape {
 template <class T>
 __global__ void __launch_bounds__(kMmaThreads)
     conv2d_mma_kernel(const Nhwc<const T> in, const Nhwc<T> out, const T* __restrict__ weight,
-                      const T* __restrict__ bias, const MmaConvShape p) {
+                      const T* __restrict__ bias, const Nhwc<const T> res, const MmaConvShape p) {
   using namespace nvcuda;
   __shared__ __align__(128) T As[kMmaBM][kMmaLd];  // [pixel][k]
   __shared__ __align__(128) T Bs[kMmaBN][kMmaLd];  // [channel][k]: B (k x n) column-major
@@ -117,7 +117,9 @@ __global__ void __launch_bounds__(kMmaThreads)
     const int pp = static_cast<int>((m / p.Q) % p.P);
     const int64_t n = m / (static_cast<int64_t>(p.Q) * p.P);
     const float x = Cs[rr][col] + b;
-    out.pixel(n, pp, q)[k_base + kc] = cuda::from_float<T>(p.silu ? x / (1.f + expf(-x)) : x);
+    float y = p.silu ? x / (1.f + expf(-x)) : x;
+    if (res.p != nullptr) y += cuda::to_float(res.pixel(n, pp, q)[k_base + kc]);  // res.p null: no residual
+    out.pixel(n, pp, q)[k_base + kc] = cuda::from_float<T>(y);
   }
 }
 

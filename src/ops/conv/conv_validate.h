@@ -118,6 +118,15 @@ inline void validate_conv2d(const Conv2dArgs& a, DeviceType backend) {
     expect_dtype(op, "bias", a.bias, a.input.dtype);
     expect_contiguous(op, "bias", a.bias);
   }
+  if (arg_present(a.residual)) {
+    expect_nhwc(op, "residual", a.residual, backend);
+    expect_dtype(op, "residual", a.residual, a.input.dtype);
+    FK_CHECK(a.residual.shape[0] == a.out.shape[0] && a.residual.shape[1] == P && a.residual.shape[2] == Q &&
+                 a.residual.shape[3] == K,
+             op, ": residual must have out's shape [", a.out.shape[0], ", ", P, ", ", Q, ", ", K, "], got ",
+             describe(a.residual));
+    expect_disjoint(op, "out", a.out, "residual", a.residual);
+  }
   expect_disjoint(op, "out", a.out, "input", a.input);
   expect_no_overlap(op, "out", a.out, "weight", a.weight);
   if (arg_present(a.bias)) expect_no_overlap(op, "out", a.out, "bias", a.bias);
