@@ -10,8 +10,9 @@
 //   NHWC natively on Hopper; NCHW would cost a transpose per layer.
 // - The model loader permutes PyTorch's OIHW weights [K, C / groups, R, S] to
 //   [K, R, S, C / groups] once at load (conv_weight_from_oihw, src/ops/conv/conv_weights.h)
-//   and folds each BatchNorm into its conv there too (fold_batch_norm, same file): Conv+BN is
-//   a weight transform, not an op.
+//   and folds each BatchNorm into its conv there too (fold_batch_norm, same file), and
+//   RepVGG's parallel branches into one filter (fuse_parallel_convs): Conv+BN is a weight
+//   transform, not an op.
 //
 // Activation views ([N, H, W, C]) need a contiguous channel dimension (stride 1); the
 // pixel, row and image strides are free. So a view may be a channel slice of a wider NHWC
