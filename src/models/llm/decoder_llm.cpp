@@ -51,7 +51,10 @@ std::unique_ptr<models::Model> DecoderLlm::from_config(std::string architecture,
   return std::make_unique<DecoderLlm>(std::move(architecture), model_spec_for(parse_model_config(config_json, source)));
 }
 
-std::string DecoderLlm::task_category() const { return spec_.config.is_moe() ? "moe-llm" : "dense-llm"; }
+std::string DecoderLlm::task_category() const {
+  if (spec_.has_recurrent_state()) return "ssm";
+  return spec_.config.is_moe() ? "moe-llm" : "dense-llm";
+}
 
 std::vector<TensorDecl> DecoderLlm::weights() const {
   const ModelConfig& c = spec_.config;
@@ -63,7 +66,17 @@ std::vector<TensorDecl> DecoderLlm::weights() const {
   for (int64_t l = 0; l < spec_.num_layers(); ++l) {
     const std::string n = concat(p, "layers.", l, ".");
     t.plain(n + "input_layernorm.weight", {H});
-    t.linear(n + "self_attn.q_proj.weight", q, H);
+    if (spec_.is_linear_layer(l)) {
+      const LinearAttentionConfig& la = c.linear_attention;
+      t.plain(n + "linear_attn.in_proj_qkvz.weight", {la.conv_dim() + la.value_dim(), H});
+      t.plain(n + "linear_attn.in_proj_ba.weight", {2 * la.v_heads, H});
+      t.plain(n + "linear_attn.conv1d.weight", {la.conv_dim(), 1, la.conv_kernel});
+      t.plain(n + "linear_attn.dt_bias", {la.v_heads});
+      t.plain(n + "linear_attn.A_log", {la.v_heads});
+      t.plain(n + "linear_attn.norm.weight", {la.v_head_dim});
+      t.plain(n + "linear_attn.out_proj.weight", {H, la.value_dim()});
+    } else {
+    t.linear(n + "self_attn.q_proj.weight", spec_.attention_output_gate ? 2 * q : q, H);
     t.linear(n + "self_attn.k_proj.weight", kv, H);
     t.linear(n + "self_attn.v_proj.weight", kv, H);
     if (spec_.qkv_bias) {
@@ -81,6 +94,7 @@ std::vector<TensorDecl> DecoderLlm::weights() const {
     }
     t.linear(n + "self_attn.o_proj.weight", H, q);
     if (spec_.o_bias) t.plain(n + "self_attn.o_proj.bias", {H});
+    }
     if (spec_.sandwich_norm) {
       t.plain(n + spec_.post_attn_norm_name + ".weight", {H});
       t.plain(n + spec_.post_mlp_norm_name + ".weight", {H});
@@ -136,11 +150,13 @@ std::vector<TensorDecl> DecoderLlm::outputs() const {
   return {{"logits", {kPerCall, spec_.config.vocab_size}, t, "next-token logits of the logits_indices rows"}};
 }
 
-// One paged-KV group per attention window: full layers, and sliding layers of each window.
+// One paged-KV group per attention window: full layers, and sliding layers of each window;
+// Qwen3-Next's linear-attention layers: one recurrent-slot group (conv + delta-rule state).
 std::vector<runtime::StateSpec> DecoderLlm::state() const {
   const ModelConfig& c = spec_.config;
   std::map<int32_t, runtime::StateSpec> by_window;
   for (int64_t l = 0; l < spec_.num_layers(); ++l) {
+    if (spec_.is_linear_layer(l)) continue;
     const int32_t w = spec_.layers[static_cast<size_t>(l)].window_left;
     auto [it, fresh] = by_window.try_emplace(w);
     runtime::StateSpec& s = it->second;
@@ -156,6 +172,8 @@ std::vector<runtime::StateSpec> DecoderLlm::state() const {
   }
   std::vector<runtime::StateSpec> out;
   for (auto& [w, s] : by_window) out.push_back(std::move(s));
+  if (spec_.has_recurrent_state())
+    out.push_back(DecoderModel::state_spec(spec_, model_ ? model_->dtype() : DType::bf16));
   return out;
 }
 

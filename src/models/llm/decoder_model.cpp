@@ -14,6 +14,10 @@
 #include "fk/ops/moe.h"
 #include "fk/ops/norm.h"
 #include "fk/ops/rope.h"
+#include "fk/ops/gated_delta.h"
+#include "fk/ops/ssm_conv.h"
+#include "fk/ops/ssm_gating.h"
+#include "fk/runtime.h"
 #include "fk/rope_cache.h"
 #include "fk/status.h"
 
@@ -39,6 +43,10 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
   // Attention variants: layers with the same window and soft-cap share one plan per step.
   std::vector<std::pair<int32_t, float>> variants;
   for (const LayerAttention& la : spec_.layers) {
+    if (la.linear) {  // no attention, no plan
+      layer_plan_.push_back(-1);
+      continue;
+    }
     std::pair<int32_t, float> v{la.window_left, la.logits_soft_cap};
     auto it = std::find(variants.begin(), variants.end(), v);
     if (it == variants.end()) {
@@ -114,13 +122,43 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
     q_normed_ = buffer(max_tokens, c.q_size());
     k_normed_ = buffer(max_tokens, c.kv_size());
   }
+  if (spec_.attention_output_gate) attn_gated_ = buffer(max_tokens, c.q_size());
+  if (spec_.has_recurrent_state()) {
+    const LinearAttentionConfig& la = c.linear_attention;
+    lin_proj_ = buffer(max_tokens, la.conv_dim() + 2 * la.v_heads);
+    lin_z_ = buffer(max_tokens, la.value_dim());
+    conv_out_ = buffer(max_tokens, la.conv_dim());
+    gdn_g_ = Tensor::empty({max_tokens, la.v_heads}, DType::f32, device, stream);
+    gdn_beta_ = buffer(max_tokens, la.v_heads);
+    core_out_ = buffer(max_tokens, la.value_dim());
+    core_normed_ = buffer(max_tokens, la.value_dim());
+    state_scratch_ = Tensor::empty({max_seqs, la.v_heads, la.k_head_dim, la.v_head_dim}, DType::f32, device, stream);
+    std::vector<int32_t> idx(static_cast<size_t>(max_seqs));
+    for (int64_t i = 0; i < max_seqs; ++i) idx[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    scratch_index_ = Tensor::empty({max_seqs}, DType::i32, device, stream);
+    rt::memcpy_sync(scratch_index_.data(), device, idx.data(), Device::cpu(), idx.size() * sizeof(int32_t));
+  }
+}
+
+runtime::StateSpec DecoderModel::state_spec(const ModelSpec& spec, DType dtype) {
+  const LinearAttentionConfig& la = spec.config.linear_attention;
+  runtime::StateSpec s;
+  s.group = "linear_attention";
+  s.kind = runtime::StateKind::recurrent_slot;
+  for (int64_t l = 0; l < spec.num_layers(); ++l)
+    if (spec.is_linear_layer(l)) s.layers.push_back(l);
+  s.slot_tensors = {{"conv", {la.conv_dim(), la.conv_kernel - 1}, dtype},
+                    {"ssm", {la.v_heads, la.k_head_dim, la.v_head_dim}, DType::f32}};
+  for (const runtime::StateTensor& t : s.slot_tensors) s.slot_bytes_per_layer += t.bytes();
+  return s;
 }
 
 int64_t DecoderModel::activation_bytes() const {
   int64_t b = 0;
   for (const Tensor* t : {&residual_, &residual_alt_, &a_, &b_, &qkv_, &attn_out_, &gate_up_, &act_, &head_in_, &logits_,
                           &router_logits_, &topk_weights_, &topk_ids_, &moe_workspace_, &q_normed_, &k_normed_,
-                          &shared_out_, &shared_gate_})
+                          &shared_out_, &shared_gate_, &attn_gated_, &lin_proj_, &lin_z_, &conv_out_, &gdn_g_,
+                          &gdn_beta_, &core_out_, &core_normed_, &state_scratch_, &scratch_index_})
     if (t->defined()) b += static_cast<int64_t>(t->nbytes());
   for (const auto* set : {&plans_, &decode_part_plans_})
     for (const AttentionPlan& p : *set) b += static_cast<int64_t>(p.float_workspace.nbytes() + p.int_workspace.nbytes());
@@ -234,13 +272,13 @@ void DecoderModel::attention(const ForwardBatch& b, int64_t layer, const TensorV
       call_op(args, backend_, stream);
   };
   if (b.decode_only) {
-    go(attention_args<ops::BatchDecodePagedAttentionArgs>(b, q, out, kv.k(layer), kv.v(layer), p.float_workspace,
+    go(attention_args<ops::BatchDecodePagedAttentionArgs>(b, q, out, kv_k(kv, layer), kv_v(kv, layer), p.float_workspace,
                                                           p.int_workspace, p.host_int_workspace, p.plan_info,
                                                           spec_.sm_scale, la, graph_grid_));
     return;
   }
   if (b.num_decode_seqs == 0) {
-    go(attention_args<ops::BatchPrefillPagedAttentionArgs>(b, q, out, kv.k(layer), kv.v(layer), p.float_workspace,
+    go(attention_args<ops::BatchPrefillPagedAttentionArgs>(b, q, out, kv_k(kv, layer), kv_v(kv, layer), p.float_workspace,
                                                            p.int_workspace, p.host_int_workspace, p.plan_info,
                                                            spec_.sm_scale, la, graph_grid_));
     return;
@@ -255,8 +293,8 @@ void DecoderModel::attention(const ForwardBatch& b, int64_t layer, const TensorV
   decode_part.kv_last_page_len = first_rows(b.kv_last_page_len, D);
   decode_part.kv_indptr_host = first_rows(b.kv_indptr_host, D + 1);
   decode_part.kv_last_page_len_host = first_rows(b.kv_last_page_len_host, D);
-  go(attention_args<ops::BatchDecodePagedAttentionArgs>(decode_part, first_rows(q, D), first_rows(out, D), kv.k(layer),
-                                                        kv.v(layer), dp.float_workspace, dp.int_workspace,
+  go(attention_args<ops::BatchDecodePagedAttentionArgs>(decode_part, first_rows(q, D), first_rows(out, D), kv_k(kv, layer),
+                                                        kv_v(kv, layer), dp.float_workspace, dp.int_workspace,
                                                         dp.host_int_workspace, dp.plan_info, spec_.sm_scale, la,
                                                         /*graph_grid=*/0));
   ForwardBatch prefill_part = b;
@@ -269,7 +307,7 @@ void DecoderModel::attention(const ForwardBatch& b, int64_t layer, const TensorV
   prefill_part.kv_indptr_host = b.prefill_kv_indptr_host;
   prefill_part.kv_last_page_len_host = b.prefill_kv_last_page_len_host;
   go(attention_args<ops::BatchPrefillPagedAttentionArgs>(prefill_part, row_range(q, D, T - D), row_range(out, D, T - D),
-                                                         kv.k(layer), kv.v(layer), p.float_workspace, p.int_workspace,
+                                                         kv_k(kv, layer), kv_v(kv, layer), p.float_workspace, p.int_workspace,
                                                          p.host_int_workspace, p.plan_info, spec_.sm_scale, la,
                                                          /*graph_grid=*/0));
 }
@@ -305,8 +343,8 @@ ops::DecoderLayerArgs DecoderModel::layer_args(const ForwardBatch& b, int64_t l,
   a.down_weight = w.down;
   a.positions = b.positions;
   a.cos_sin_cache = rope_caches_[static_cast<size_t>(la.rope_index)];
-  a.k_cache = kv.k(l);
-  a.v_cache = kv.v(l);
+  a.k_cache = kv_k(kv, l);
+  a.v_cache = kv_v(kv, l);
   a.slot_mapping = b.slot_mapping;
   a.qo_indptr = b.qo_indptr;
   a.kv_indptr = b.kv_indptr;
@@ -383,7 +421,7 @@ void DecoderModel::attention_block(const ForwardBatch& b, int64_t l, const KvCac
   // variant rope_and_cache=unfused for A/B runs).
   const int32_t D = static_cast<int32_t>(c.head_dim);
   call_op(ops::RopeAndCacheArgs{b.positions, q, k, v, spec_.qk_norm ? w.q_norm.view() : absent(),
-                                spec_.qk_norm ? w.k_norm.view() : absent(), cos_sin, kv.k(l), kv.v(l), b.slot_mapping,
+                                spec_.qk_norm ? w.k_norm.view() : absent(), cos_sin, kv_k(kv, l), kv_v(kv, l), b.slot_mapping,
                                 D, ops::RopeStyle::neox, spec_.rms_norm_eps},
           backend_, stream);
   attention(b, l, q, kv, as_heads(rows(attn_out_, T), c.num_attention_heads, c.head_dim), /*plan_only=*/false,
@@ -436,10 +474,21 @@ void DecoderModel::separate_norm_layer(const ForwardBatch& b, int64_t l, const K
     add_norm(x, residual, w.input_norm, stream);
 
   // Attention: fused QKV GEMM, rope (with the q/k norms where the model has them), cache
-  // write, paged attention, output projection.
-  linear(rows(qkv_, T), x, w.qkv, w.qkv_bias, stream);
-  attention_block(b, l, kv, stream);
-  linear(y, rows(attn_out_, T), w.o_proj, w.o_bias, stream);
+  // write, paged attention, output projection; Qwen3-Next gates the attention output by
+  // sigmoid(gate) first. Its linear-attention layers: the gated DeltaNet.
+  if (spec_.is_linear_layer(l)) {
+    linear_attention(b, l, x, y, stream);
+  } else {
+    linear(rows(qkv_, T), x, w.qkv, w.qkv_bias, stream);
+    attention_block(b, l, kv, stream);
+    TensorView attn = rows(attn_out_, T);
+    if (spec_.attention_output_gate) {
+      const TensorView gate = columns(rows(qkv_, T), c.q_size() + 2 * c.kv_size(), c.q_size());
+      call_op(ops::SigmoidMulArgs{rows(attn_gated_, T), attn, gate}, backend_, stream);
+      attn = rows(attn_gated_, T);
+    }
+    linear(y, attn, w.o_proj, w.o_bias, stream);
+  }
 
   // MLP, with Gemma's extra norms around it: the sub-layer outputs are normalised before
   // they are added to the residual.
@@ -463,6 +512,87 @@ void DecoderModel::separate_norm_layer(const ForwardBatch& b, int64_t l, const K
     norm(x, mlp_out, w.post_mlp_norm, stream);
   else if (mlp_out.data != x.data)
     FK_FAIL(FK_ERR_INTERNAL, "forward: the layer output must end in the x buffer");
+}
+
+// The delta rule's state is a "ssm" tensor of each slot of the pool, whose slots are apart
+// by a whole slot (every linear layer's conv and delta state), while the gated delta rule
+// ops take a pool of contiguous [Hv, K, V] states. So each layer copies the batch's states
+// into scratch (sequence n at index n), runs the op on the scratch and copies them back:
+// host-issued copies per sequence, which is also why decode of this model is not captured
+// in CUDA graphs (Engine). An op taking a slot stride would remove both.
+void DecoderModel::delta_rule(const ForwardBatch& b, int64_t l, const TensorView& q, const TensorView& k,
+                              const TensorView& v, const TensorView& o, void* stream) {
+  const int64_t B = b.num_seqs;
+  const TensorView pool_state = state_pool_->layer_state(l, 1);
+  const size_t bytes = static_cast<size_t>(index0(pool_state, 0).numel()) * sizeof(float);
+  const TensorView scratch = first_rows(state_scratch_.view(), B);
+  auto copy_states = [&](bool to_scratch) {
+    for (int64_t n = 0; n < B; ++n) {
+      const int32_t slot = static_cast<const int32_t*>(b.state_indices_host.data)[n];
+      void* pool_ptr = index0(pool_state, slot).data;
+      void* scratch_ptr = index0(scratch, n).data;
+      if (to_scratch)
+        rt::memcpy_async(scratch_ptr, device_, pool_ptr, device_, bytes, stream);
+      else
+        rt::memcpy_async(pool_ptr, device_, scratch_ptr, device_, bytes, stream);
+    }
+  };
+  copy_states(true);
+  const TensorView g = rows(gdn_g_, b.num_tokens), beta = rows(gdn_beta_, b.num_tokens);
+  const TensorView scratch_index = first_rows(scratch_index_.view(), B);
+  if (b.decode_only) {
+    ops::FusedRecurrentGatedDeltaRuleArgs a{};
+    static_cast<ops::GatedDeltaRuleArgs&>(a) = {o, scratch, q, k, v, g, beta, b.qo_indptr, scratch_index,
+                                                b.has_initial_state, 0.0f, 1};
+    call_op(a, backend_, stream);
+  } else {
+    ops::ChunkGatedDeltaRuleArgs a{};
+    static_cast<ops::GatedDeltaRuleArgs&>(a) = {o, scratch, q, k, v, g, beta, b.qo_indptr, scratch_index,
+                                                b.has_initial_state, 0.0f, 1};
+    call_op(a, backend_, stream);
+  }
+  copy_states(false);
+}
+
+void DecoderModel::linear_attention(const ForwardBatch& b, int64_t l, const TensorView& x, const TensorView& y,
+                                    void* stream) {
+  FK_CHECK(state_pool_ != nullptr, "forward: model '", spec_.config.model_type,
+           "' has linear-attention layers but no recurrent state pool was given (set_state_pool)");
+  FK_CHECK(b.state_indices.data != nullptr && b.state_indices_host.data != nullptr, "forward: model '",
+           spec_.config.model_type, "' needs the batch's recurrent state slots (ForwardBatch::state_indices)");
+  const LinearAttentionConfig& la = spec_.config.linear_attention;
+  const int64_t T = b.num_tokens, Hk = la.k_heads, Hv = la.v_heads, K = la.k_head_dim, V = la.v_head_dim;
+  const int64_t kd = la.key_dim(), vd = la.value_dim(), cd = la.conv_dim();
+  const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
+  // Projections: [q | k | v | b | a] and z.
+  const TensorView proj = rows(lin_proj_, T), z = rows(lin_z_, T);
+  linear(proj, x, w.lin_in, Tensor{}, stream);
+  linear(z, x, w.lin_z, Tensor{}, stream);
+  // Short causal convolution of q | k | v with SiLU, from and into the sequences' conv state.
+  const TensorView mixed = columns(proj, 0, cd), conv = rows(conv_out_, T);
+  const TensorView conv_state = state_pool_->layer_state(l, 0);
+  if (b.decode_only)
+    call_op(ops::CausalConv1dUpdateArgs{conv, mixed, w.conv_w, absent(), conv_state, b.state_indices, 1}, backend_,
+            stream);
+  else
+    call_op(ops::CausalConv1dArgs{conv, mixed, w.conv_w, absent(), conv_state, b.qo_indptr, b.state_indices,
+                                  b.has_initial_state_bool, 1},
+            backend_, stream);
+  // Gates: g = -exp(A_log) softplus(a + dt_bias), beta = sigmoid(b).
+  call_op(ops::GdnGatingArgs{rows(gdn_g_, T), rows(gdn_beta_, T), columns(proj, cd + Hv, Hv), columns(proj, cd, Hv),
+                             w.a_log, w.dt_bias},
+          backend_, stream);
+  // The gated delta rule (q/k L2 norm inside, scale 1/sqrt(K)), then the gated RMSNorm per
+  // value head with z, and the output projection.
+  const TensorView q = as_heads(columns(conv, 0, kd), Hk, K), k = as_heads(columns(conv, kd, kd), Hk, K),
+                   v = as_heads(columns(conv, 2 * kd, vd), Hv, V);
+  const TensorView o = as_heads(rows(core_out_, T), Hv, V);
+  delta_rule(b, l, q, k, v, o, stream);
+  call_op(ops::RmsNormGatedArgs{packed_rows(core_normed_.view(), T * Hv, V), packed_rows(core_out_.view(), T * Hv, V),
+                                packed_rows(lin_z_.view(), T * Hv, V), w.lin_norm, spec_.rms_norm_eps,
+                                ops::NormGateActivation::silu},
+          backend_, stream);
+  linear(y, rows(core_normed_, T), w.lin_out, Tensor{}, stream);
 }
 
 void DecoderModel::activation(const TensorView& act, const TensorView& gate_up, void* stream) const {

@@ -11,6 +11,7 @@
 
 #include "serving/generate/forward_batch.h"
 #include "runtime/state/kv_cache.h"
+#include "runtime/state/recurrent_slot_pool.h"
 #include "models/llm/model_spec.h"
 #include "models/llm/weights.h"
 #include "fk/ops/layer.h"
@@ -29,6 +30,13 @@ class DecoderModel {
   DType dtype() const { return dtype_; }
   const ModelWeights& weights() const { return weights_; }
   int64_t activation_bytes() const;
+  // Models with linear-attention layers (spec().has_recurrent_state()): the pool whose
+  // slots hold each sequence's conv and delta-rule state (state_spec() declares its
+  // layout), which forward reads and updates at the batch's state_indices. Not owned.
+  void set_state_pool(runtime::RecurrentSlotPool* pool) { state_pool_ = pool; }
+  // The recurrent_slot group of the linear-attention layers: per layer, "conv"
+  // [conv_dim, kernel - 1] in `dtype` and "ssm" [v_heads, k_dim, v_dim] f32.
+  static runtime::StateSpec state_spec(const ModelSpec& spec, DType dtype);
   // The buffer forward writes logits into (a graph replay leaves them here too).
   const Tensor& logits_buffer() const { return logits_; }
 
@@ -88,6 +96,13 @@ class DecoderModel {
   // out += sigmoid(in . shared_gate) * shared_expert(in) (Qwen2-MoE).
   void shared_expert(const TensorView& out, const TensorView& in, const LayerWeights& w, void* stream) const;
   TensorView rows(const Tensor& buffer, int64_t n) const;
+  // A gated DeltaNet layer (Qwen3-Next) from its normed input x to its output projection in y.
+  void linear_attention(const ForwardBatch& b, int64_t layer, const TensorView& x, const TensorView& y, void* stream);
+  // The delta rule of one layer on the batch's slots (see the .cpp on why through scratch).
+  void delta_rule(const ForwardBatch& b, int64_t layer, const TensorView& q, const TensorView& k,
+                  const TensorView& v, const TensorView& o, void* stream);
+  TensorView kv_k(const KvCache& kv, int64_t layer) const { return kv.k(spec_.kv_layer(layer)); }
+  TensorView kv_v(const KvCache& kv, int64_t layer) const { return kv.v(spec_.kv_layer(layer)); }
 
   ModelSpec spec_;
   ModelWeights weights_;
@@ -116,6 +131,13 @@ class DecoderModel {
   // the dense MLP, which never run in one layer), its output into shared_out_ [T, H] and
   // its gate logit into shared_gate_ [T, 1].
   Tensor router_logits_, topk_weights_, topk_ids_, moe_workspace_, q_normed_, k_normed_, shared_out_, shared_gate_;
+  // Qwen3-Next: the gated attention output [T, q_size]; per linear-attention layer step the
+  // projections [T, conv_dim + 2 Hv] and z [T, Hv*V], the convolved q | k | v, the gates
+  // g and beta [T, Hv], the delta rule's output and its gated norm [T, Hv*V], the batch's
+  // delta-rule states [max_seqs, Hv, K, V] f32 and the indices 0..max_seqs-1 into them.
+  Tensor attn_gated_, lin_proj_, lin_z_, conv_out_, gdn_g_, gdn_beta_, core_out_, core_normed_, state_scratch_,
+      scratch_index_;
+  runtime::RecurrentSlotPool* state_pool_ = nullptr;
 };
 
 }  // namespace fk::engine

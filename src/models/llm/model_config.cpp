@@ -142,7 +142,8 @@ QuantizationConfig parse_quantization(const json& j, const ConfigFields& outer) 
   return q;
 }
 
-std::vector<AttentionKind> parse_layer_types(const json& j, const ConfigFields& f, int64_t layers) {
+std::vector<AttentionKind> parse_layer_types(const json& j, const ConfigFields& f, int64_t layers,
+                                             bool linear_allowed) {
   if (!j.is_array()) f.fail(concat("'layer_types' must be a list, got ", safetensors::json_type_name(j)));
   if (static_cast<int64_t>(j.size()) != layers)
     f.fail(concat("'layer_types' has ", j.size(), " entries but 'num_hidden_layers' is ", layers));
@@ -153,6 +154,10 @@ std::vector<AttentionKind> parse_layer_types(const json& j, const ConfigFields& 
       out.push_back(AttentionKind::full);
     } else if (e == "sliding_attention") {
       out.push_back(AttentionKind::sliding);
+    } else if (e == "linear_attention" && linear_allowed) {
+      out.push_back(AttentionKind::linear);
+    } else if (e == "linear_attention") {
+      f.fail(concat("'layer_types'[", i, "] is \"linear_attention\", which this model type does not have"));
     } else {
       f.fail(concat("'layer_types'[", i, "] is ", e.dump(), ": expected \"full_attention\" or \"sliding_attention\""));
     }
@@ -171,7 +176,13 @@ void resolve_sliding(ModelConfig& c, const Family& fam, const ConfigFields& f) {
   c.sliding_window = window;
 
   if (f.in_config("layer_types") && !f.find("layer_types")->is_null()) {
-    c.layer_types = parse_layer_types(*f.find("layer_types"), f, layers);
+    c.layer_types = parse_layer_types(*f.find("layer_types"), f, layers, fam.hybrid_linear);
+  } else if (fam.hybrid_linear) {
+    // Qwen3NextConfig: every full_attention_interval-th layer is full attention.
+    const int64_t interval = f.integer("full_attention_interval");
+    f.require_positive("full_attention_interval", interval);
+    for (int64_t i = 0; i < layers; ++i)
+      if ((i + 1) % interval != 0) c.layer_types[static_cast<size_t>(i)] = AttentionKind::linear;
   } else if (window > 0) {
     switch (fam.sliding) {
       case SlidingRule::never: break;
@@ -262,6 +273,32 @@ void parse_moe(ModelConfig& c, const Family& fam, const ConfigFields& f) {
   f.require_positive("decoder_sparse_step", m.decoder_sparse_step);
   if (m.shared_expert_intermediate_size < 0)
     f.fail(concat("'shared_expert_intermediate_size' must be >= 0, got ", m.shared_expert_intermediate_size));
+}
+
+// Qwen3-Next's linear-attention shapes and what this code runs of the model: refusals name
+// the setting (the ops take 2 to 4 conv taps and SiLU; the attention projections carry no
+// bias here).
+void parse_linear_attention(ModelConfig& c, const ConfigFields& f) {
+  LinearAttentionConfig& la = c.linear_attention;
+  la.k_heads = f.integer("linear_num_key_heads");
+  la.v_heads = f.integer("linear_num_value_heads");
+  la.k_head_dim = f.integer("linear_key_head_dim");
+  la.v_head_dim = f.integer("linear_value_head_dim");
+  la.conv_kernel = f.integer("linear_conv_kernel_dim");
+  for (const char* key : {"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+                          "linear_value_head_dim", "linear_conv_kernel_dim"})
+    f.require_positive(key, f.integer(key));
+  if (la.v_heads % la.k_heads != 0)
+    f.fail(concat("'linear_num_value_heads' (", la.v_heads, ") is not a multiple of 'linear_num_key_heads' (",
+                  la.k_heads, ")"));
+  if (la.conv_kernel < 2 || la.conv_kernel > 4)
+    f.fail(concat("'linear_conv_kernel_dim' ", la.conv_kernel, " is not implemented (the short convolution takes 2 to 4 taps)"));
+  if (c.hidden_act != "silu")
+    f.fail(concat("'hidden_act' '", c.hidden_act, "' is not implemented for qwen3_next (its convolution and gated norm use SiLU)"));
+  if (c.attention_bias) f.fail("'attention_bias' true is not implemented for qwen3_next (its gated q_proj has no bias here)");
+  if (c.sliding_window > 0) f.fail("'sliding_window' is not implemented for qwen3_next");
+  c.attention_output_gate = true;
+  c.norm_weight_offset = true;  // Qwen3NextRMSNorm: x * (1 + w)
 }
 
 const std::vector<std::string> kActivations = {"silu", "gelu", "gelu_pytorch_tanh", "gelu_new", "gelu_fast", "relu"};
@@ -357,7 +394,15 @@ ModelConfig parse_text_model(const json& cfg, const json* outer, const std::stri
                                ? local_theta_from_parameters
                                : f.optional_number("rope_local_base_freq").value_or(0.0);
   if (c.rope_local_base_freq < 0) f.fail("'rope_local_base_freq' must be positive");
-  c.partial_rotary_factor = f.optional_number("partial_rotary_factor").value_or(1.0);
+  // transformers >= 5 may carry partial_rotary_factor inside rope_parameters.
+  std::optional<double> rope_partial;
+  if (rope_params && rope_params->is_object() && rope_params->contains("partial_rotary_factor") &&
+      !f.in_config("partial_rotary_factor")) {
+    const json& v = rope_params->at("partial_rotary_factor");
+    if (!v.is_number()) f.fail("'rope_parameters'.'partial_rotary_factor' must be a number");
+    rope_partial = v.get<double>();
+  }
+  c.partial_rotary_factor = rope_partial ? *rope_partial : f.optional_number("partial_rotary_factor").value_or(1.0);
   if (!(c.partial_rotary_factor > 0 && c.partial_rotary_factor <= 1))
     f.fail(concat("'partial_rotary_factor' must be in (0, 1], got ", c.partial_rotary_factor));
   const double rot = static_cast<double>(c.head_dim) * c.partial_rotary_factor;
@@ -413,6 +458,7 @@ ModelConfig parse_text_model(const json& cfg, const json* outer, const std::stri
   if (const ConfigFields& q = field_or_outer("quantization_config"); q.find("quantization_config"))
     c.quantization = parse_quantization(*q.find("quantization_config"), f);
   parse_moe(c, *fam, f);
+  if (fam->hybrid_linear) parse_linear_attention(c, f);
   if (c.is_moe()) {
     bool any_dense = false;
     for (int64_t i = 0; i < c.num_hidden_layers; ++i) any_dense |= !c.is_moe_layer(i);

@@ -2,7 +2,8 @@
 // covers dense decoder LLMs and mixture-of-experts models.
 //
 // Families: llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text (and gemma3, whose
-// text model is nested under "text_config"), mixtral, qwen3_moe, qwen2_moe, olmoe. Fields a family
+// text model is nested under "text_config"), mixtral, qwen3_moe, qwen2_moe, olmoe, and the
+// hybrid qwen3_next (gated DeltaNet layers between gated full-attention layers). Fields a family
 // leaves out take that family's defaults (those of its transformers config class); the
 // fields that define the model's shape are required. Everything derived (head_dim, the
 // per-layer attention kind, q/k norm, which layers are MoE) is resolved here, once, so
@@ -43,7 +44,9 @@ struct RopeScaling {
   friend bool operator==(const RopeScaling&, const RopeScaling&) = default;
 };
 
-enum class AttentionKind : uint8_t { full, sliding };
+// What mixes tokens in a layer: softmax attention over the whole context or a sliding
+// window, or (hybrids: Qwen3-Next) linear attention with a fixed-size recurrent state.
+enum class AttentionKind : uint8_t { full, sliding, linear };
 // How q and k are normalised before RoPE.
 enum class QkNorm : uint8_t {
   none,
@@ -72,6 +75,22 @@ struct QuantizationConfig {
   std::string activation_scheme;           // "dynamic", "static", or "" when not given
 
   friend bool operator==(const QuantizationConfig&, const QuantizationConfig&) = default;
+};
+
+// The gated DeltaNet layers of Qwen3-Next (layer_types "linear_attention"): the q, k and v
+// heads pass a causal depthwise convolution of conv_kernel taps (SiLU), then the gated delta
+// rule with v_heads value heads grouped over k_heads query/key heads.
+struct LinearAttentionConfig {
+  int64_t k_heads = 0;      // linear_num_key_heads
+  int64_t v_heads = 0;      // linear_num_value_heads (a multiple of k_heads)
+  int64_t k_head_dim = 0;   // linear_key_head_dim
+  int64_t v_head_dim = 0;   // linear_value_head_dim
+  int64_t conv_kernel = 0;  // linear_conv_kernel_dim
+
+  int64_t key_dim() const { return k_heads * k_head_dim; }
+  int64_t value_dim() const { return v_heads * v_head_dim; }
+  int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }  // q | k | v through the convolution
+  friend bool operator==(const LinearAttentionConfig&, const LinearAttentionConfig&) = default;
 };
 
 struct ModelConfig {
@@ -119,8 +138,17 @@ struct ModelConfig {
 
   MoeConfig moe;
   QuantizationConfig quantization;
+  // qwen3_next: the linear-attention layers' shapes, and the full-attention layers' output
+  // gate (q_proj gives each head a query and a gate; the output is attn * sigmoid(gate)).
+  LinearAttentionConfig linear_attention;
+  bool attention_output_gate = false;
 
   bool is_moe() const { return moe.num_experts > 0; }
+  bool is_linear_attention_layer(int64_t layer) const {
+    return layer >= 0 && layer < static_cast<int64_t>(layer_types.size()) &&
+           layer_types[static_cast<size_t>(layer)] == AttentionKind::linear;
+  }
+  bool has_linear_attention() const { return linear_attention.k_heads > 0; }
   // Whether layer `layer` uses the sparse MoE block (false for dense models).
   bool is_moe_layer(int64_t layer) const;
   int64_t q_size() const { return num_attention_heads * head_dim; }

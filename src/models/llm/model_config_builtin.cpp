@@ -84,6 +84,18 @@ const std::vector<std::pair<std::string_view, std::string_view>>& builtins() {
   "output_router_logits": false, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001,
   "shared_expert_intermediate_size": 5632, "sliding_window": 32768, "tie_word_embeddings": false,
   "torch_dtype": "bfloat16", "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})"},
+      {"qwen3-next-80b-a3b", R"({
+  "architectures": ["Qwen3NextForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "bos_token_id": 151643, "decoder_sparse_step": 1, "eos_token_id": 151645, "full_attention_interval": 4,
+  "head_dim": 256, "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02,
+  "intermediate_size": 5120, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+  "linear_num_value_heads": 32, "linear_value_head_dim": 128, "max_position_embeddings": 262144,
+  "mlp_only_layers": [], "model_type": "qwen3_next", "moe_intermediate_size": 512, "norm_topk_prob": true,
+  "num_attention_heads": 16, "num_experts": 512, "num_experts_per_tok": 10, "num_hidden_layers": 48,
+  "num_key_value_heads": 2, "output_router_logits": false, "partial_rotary_factor": 0.25, "rms_norm_eps": 1e-06,
+  "rope_scaling": null, "rope_theta": 10000000, "router_aux_loss_coef": 0.001,
+  "shared_expert_intermediate_size": 512, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+  "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})"},
       {"qwen2.5-7b", R"({
   "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151645,
   "hidden_act": "silu", "hidden_size": 3584, "initializer_range": 0.02, "intermediate_size": 18944,
@@ -179,6 +191,17 @@ const std::vector<std::pair<std::string_view, std::string_view>>& builtins() {
   "num_experts_per_tok": 2, "norm_topk_prob": false, "decoder_sparse_step": 1, "mlp_only_layers": [1],
   "use_sliding_window": false, "sliding_window": null, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
   "bos_token_id": 1, "eos_token_id": 2})"},
+      // Three gated DeltaNet layers and one gated full-attention layer; head dims 64 (the
+      // CUDA attention and delta-rule kernels' sizes); layer 1 keeps a dense MLP.
+      {"tiny-qwen3-next", R"({
+  "architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "hidden_size": 64,
+  "intermediate_size": 128, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 48,
+  "num_hidden_layers": 4, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 64, "vocab_size": 256,
+  "max_position_embeddings": 512, "rms_norm_eps": 1e-06, "rope_theta": 10000000.0, "partial_rotary_factor": 0.25,
+  "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 64, "linear_value_head_dim": 64,
+  "linear_conv_kernel_dim": 4, "full_attention_interval": 4, "num_experts": 4, "num_experts_per_tok": 2,
+  "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [1], "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16", "bos_token_id": 1, "eos_token_id": 2})"},
       {"tiny-olmoe", R"({
   "architectures": ["OlmoeForCausalLM"], "model_type": "olmoe", "hidden_size": 64, "intermediate_size": 32,
   "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 256,

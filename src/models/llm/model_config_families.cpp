@@ -70,6 +70,15 @@ const std::vector<Family>& families() {
        R"({"max_position_embeddings": 4096, "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "hidden_act": "silu",
            "tie_word_embeddings": false, "attention_bias": false, "norm_topk_prob": false, "clip_qkv": null})",
        A::configurable, false, QkNorm::across_heads, false, false, S::never, M::olmoe},
+      // Qwen3-Next: Qwen3NextConfig's defaults for what is not a shape (rope, partial rotary
+      // 0.25, kernel 4, one full-attention layer in four); qwen2_moe's MoE fields (its
+      // shared expert is sigmoid-gated too).
+      {"qwen3_next",
+       R"({"max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "hidden_act": "silu",
+           "tie_word_embeddings": false, "attention_bias": false, "head_dim": 256, "partial_rotary_factor": 0.25,
+           "linear_conv_kernel_dim": 4, "full_attention_interval": 4, "decoder_sparse_step": 1,
+           "norm_topk_prob": true, "mlp_only_layers": []})",
+       A::configurable, false, QkNorm::per_head, false, false, S::never, M::qwen2_moe, true},
   };
   return kFamilies;
 }

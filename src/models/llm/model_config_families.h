@@ -43,6 +43,9 @@ struct Family {
   bool sandwich_norm;
   SlidingRule sliding;
   MoeRule moe;
+  // qwen3_next: linear-attention layers (layer_types or full_attention_interval), the
+  // linear_* shapes, gated attention output, (1 + w) norms without Gemma's embedding scale.
+  bool hybrid_linear = false;
 };
 
 const std::vector<Family>& families();

@@ -85,7 +85,9 @@ std::string model_config_to_json(const ModelConfig& c) {
   if (fam->sliding == SlidingRule::qwen) j["use_sliding_window"] = c.sliding_window > 0;
   json layer_types = json::array();
   for (AttentionKind k : c.layer_types)
-    layer_types.push_back(k == AttentionKind::sliding ? "sliding_attention" : "full_attention");
+    layer_types.push_back(k == AttentionKind::sliding  ? "sliding_attention"
+                          : k == AttentionKind::linear ? "linear_attention"
+                                                       : "full_attention");
   j["layer_types"] = layer_types;
   j["attn_logit_softcapping"] = optional_json(c.attn_logit_softcapping);
   j["final_logit_softcapping"] = optional_json(c.final_logit_softcapping);
@@ -119,6 +121,14 @@ std::string model_config_to_json(const ModelConfig& c) {
     j["num_experts_per_tok"] = m.num_experts_per_tok;
     if (m.shared_expert_intermediate_size > 0 || fam->moe == MoeRule::qwen2_moe)  // required there, even when 0
       j["shared_expert_intermediate_size"] = m.shared_expert_intermediate_size;
+  }
+  if (fam->hybrid_linear) {
+    const LinearAttentionConfig& la = c.linear_attention;
+    j["linear_num_key_heads"] = la.k_heads;
+    j["linear_num_value_heads"] = la.v_heads;
+    j["linear_key_head_dim"] = la.k_head_dim;
+    j["linear_value_head_dim"] = la.v_head_dim;
+    j["linear_conv_kernel_dim"] = la.conv_kernel;
   }
   if (const QuantizationConfig& q = c.quantization; !q.quant_method.empty()) {
     json qj = {{"quant_method", q.quant_method}};

@@ -125,6 +125,19 @@ void apply_quantization(ModelSpec& spec, const std::string& quantization) {
   spec.moe.fp8 = true;
 }
 
+int64_t ModelSpec::kv_layer(int64_t l) const {
+  if (is_linear_layer(l)) return -1;
+  int64_t k = 0;
+  for (int64_t i = 0; i < l; ++i) k += is_linear_layer(i) ? 0 : 1;
+  return k;
+}
+
+int64_t ModelSpec::num_kv_layers() const {
+  int64_t k = 0;
+  for (int64_t i = 0; i < num_layers(); ++i) k += is_linear_layer(i) ? 0 : 1;
+  return k;
+}
+
 ModelSpec model_spec_for(const ModelConfig& config) {
   ModelSpec s;
   s.config = config;
@@ -140,6 +153,7 @@ ModelSpec model_spec_for(const ModelConfig& config) {
   for (int64_t l = 0; l < config.num_hidden_layers; ++l) {
     LayerAttention a;
     a.logits_soft_cap = static_cast<float>(config.attn_logit_softcapping);
+    a.linear = config.layer_types[static_cast<size_t>(l)] == AttentionKind::linear;
     if (config.layer_types[static_cast<size_t>(l)] == AttentionKind::sliding && config.sliding_window > 0)
       a.window_left = static_cast<int32_t>(config.sliding_window - 1);  // HF: q - k < sliding_window
     s.layers.push_back(a);
@@ -152,6 +166,8 @@ ModelSpec model_spec_for(const ModelConfig& config) {
       FK_FAIL(FK_ERR_UNSUPPORTED, "model_type '", config.model_type,
               "' has mixture-of-experts layers, which its model family does not run");
     resolve_quantization(s);
+    if (config.has_linear_attention() != (s.family == "qwen3_next"))
+      FK_FAIL(FK_ERR_UNSUPPORTED, "model_type '", config.model_type, "': linear-attention layers are run by the qwen3_next family only");
     return s;
   }
   std::string known;

@@ -23,6 +23,8 @@ enum class MlpActivation : uint8_t { silu, gelu, gelu_tanh };
 
 // Attention of one layer: what the attention op needs besides tensors.
 struct LayerAttention {
+  // A gated DeltaNet layer (Qwen3-Next): no attention, no KV; the fields below are unused.
+  bool linear = false;
   int32_t window_left = -1;    // -1: full attention; else the kv positions [p - window_left, p]
   float logits_soft_cap = 0;   // 0: none
   int rope_index = 0;          // which of ModelSpec::ropes this layer's q/k use
@@ -94,9 +96,20 @@ struct ModelSpec {
   // every other such weight is dequantized to the model dtype at load time.
   bool fp8_checkpoint = false;
 
+  // Qwen3-Next: the attention layers' q_proj gives each head a query and an output gate
+  // (the fused qkv weight holds [q | k | v | gate] rows; attention output * sigmoid(gate)).
+  bool attention_output_gate = false;
+
   int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }
   bool is_moe_layer(int64_t l) const { return moe.enabled && config.is_moe_layer(l); }
-  int64_t qkv_rows() const { return config.q_size() + 2 * config.kv_size(); }
+  int64_t qkv_rows() const {
+    return config.q_size() + 2 * config.kv_size() + (attention_output_gate ? config.q_size() : 0);
+  }
+  bool is_linear_layer(int64_t l) const { return layers[static_cast<size_t>(l)].linear; }
+  // The KV cache holds the attention layers only: layer l's index there (-1 for linear layers).
+  int64_t kv_layer(int64_t l) const;
+  int64_t num_kv_layers() const;
+  bool has_recurrent_state() const { return num_kv_layers() < num_layers(); }
 };
 
 // The spec of a config, by its model_type (throws naming the type when no family claims it,

@@ -110,6 +110,20 @@ const models::ModelRegistrar kOlmoe(decoder_llm(
      preset("tiny-olmoe", kTiny, "2 layers of 64, 4 experts, top-2, q/k norms across heads")},
     "olmoe", FK_DECODER_FACTORY("olmoe")));
 
+// Qwen3-Next: the first architecture of the linear attention & state space category (its
+// gated DeltaNet layers keep per-sequence recurrent state beside the attention layers' KV).
+const models::ModelRegistrar kQwen3Next([] {
+  ModelRegistration r = decoder_llm(
+      "qwen3_next", {"Qwen3-Next-80B-A3B"}, {"qwen3_next"},
+      {preset("qwen3-next-80b-a3b", kProduction,
+              "Qwen3-Next 80B-A3B: 48 layers, 3 gated DeltaNet per gated attention layer, 512 experts top-10 + shared"),
+       preset("tiny-qwen3-next", kTiny, "4 layers of 64 (3 gated DeltaNet, 1 gated attention), 4 experts, a shared expert")},
+      "qwen3_next", FK_DECODER_FACTORY("qwen3_next"));
+  r.category = "linear-attention-ssm";
+  r.golden_test = "Qwen3NextGolden.LogitsMatchTransformers";
+  return r;
+}());
+
 #undef FK_DECODER_FACTORY
 
 }  // namespace

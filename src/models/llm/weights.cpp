@@ -59,6 +59,49 @@ class CheckpointReader {
     return t;
   }
 
+  // Rows of 2-D checkpoint tensors, picked and ordered: part i contributes rows rows[i] of
+  // tensor names[i] ([*, cols]), one after the other (Qwen3-Next's regrouped projections).
+  // Not for fp8 tensors (no 128-row block would survive the reordering).
+  Tensor gathered_rows(const std::vector<std::string>& names, const std::vector<std::vector<int64_t>>& rows,
+                       int64_t cols, DType out = DType::f32) {
+    if (out == DType::f32) out = dtype_;
+    int64_t total = 0;
+    for (const auto& r : rows) total += static_cast<int64_t>(r.size());
+    const size_t esize = dtype_size(out);
+    std::vector<uint8_t> staged(static_cast<size_t>(total * cols) * esize);
+    int64_t row = 0;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (!ckpt_.contains(names[i]))
+        FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint ", path(), " has no tensor '", names[i], "', which a ",
+                spec_.config.model_type, " model of this config needs");
+      const safetensors::TensorInfo& info = ckpt_.info(names[i]);
+      FK_CHECK(info.shape.size() == 2 && info.shape[1] == cols, "checkpoint tensor '", names[i], "' has shape ",
+               shape_string(info.shape), " but the config implies [*, ", cols, "]");
+      FK_CHECK(info.dtype && (*info.dtype == DType::f32 || *info.dtype == DType::f16 || *info.dtype == DType::bf16),
+               "checkpoint tensor '", names[i], "' has dtype ", info.dtype_name, "; it loads from F32, F16 or BF16");
+      const auto* in = static_cast<const char*>(ckpt_.view(names[i]).data);
+      const size_t src_size = dtype_size(*info.dtype);
+      for (int64_t src_row : rows[i]) {
+        FK_CHECK(src_row >= 0 && src_row < info.shape[0], "checkpoint tensor '", names[i], "': row ", src_row,
+                 " is outside its ", info.shape[0], " rows");
+        for (int64_t c = 0; c < cols; ++c)
+          store_element(staged.data() + (row * cols + c) * static_cast<int64_t>(esize), out,
+                        load_element(in + (src_row * cols + c) * static_cast<int64_t>(src_size), *info.dtype));
+        ++row;
+      }
+    }
+    Tensor t = Tensor::empty({total, cols}, out, device_, stream_);
+    rt::memcpy_sync(t.data(), device_, staged.data(), Device::cpu(), staged.size());
+    return t;
+  }
+
+  // One checkpoint tensor of `shape` as a device tensor of dtype `out` (f32 gate parameters).
+  Tensor tensor_as(const std::string& name, const Shape& shape, DType out) {
+    Tensor t = Tensor::empty(shape, out, device_, stream_);
+    write_rows(t, 0, name, shape, nullptr);
+    return t;
+  }
+
   // fp8 checkpoint tensors as stored, stacked along dim 0, and their block scales stacked
   // the same way: part i's scale rows follow part i - 1's. That is the scale grid of the
   // stacked tensor only where each part's rows fill whole 128-row blocks, or where the
@@ -279,6 +322,58 @@ void load_experts(CheckpointReader& r, const ModelSpec& spec, int64_t l, LayerWe
   FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint has no expert weights for layer ", l, " (looked for ", tried, ")");
 }
 
+std::vector<int64_t> row_range_of(int64_t begin, int64_t n) {
+  std::vector<int64_t> r(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) r[static_cast<size_t>(i)] = begin + i;
+  return r;
+}
+
+// Qwen3-Next's q_proj rows are [query (D); gate (D)] per head: the queries of every head,
+// then the gates (part 0: queries, part 1: gates).
+std::vector<int64_t> gated_q_rows(const ModelConfig& c, int part) {
+  std::vector<int64_t> r;
+  for (int64_t h = 0; h < c.num_attention_heads; ++h)
+    for (int64_t d : row_range_of(h * 2 * c.head_dim + part * c.head_dim, c.head_dim)) r.push_back(d);
+  return r;
+}
+
+// in_proj_qkvz rows are per key-head group g: [q_g (K) | k_g (K) | v_g (r*V) | z_g (r*V)],
+// r = Hv / Hk; in_proj_ba rows per group: [b_g (r) | a_g (r)]. part: 0 q, 1 k, 2 v, 3 z of
+// qkvz; 0 b, 1 a of ba. Value head g*r + j is the j-th of group g, as transformers reshapes.
+std::vector<int64_t> qkvz_rows(const LinearAttentionConfig& la, int part) {
+  const int64_t K = la.k_head_dim, rV = la.v_heads / la.k_heads * la.v_head_dim, G = 2 * K + 2 * rV;
+  const int64_t offset[4] = {0, K, 2 * K, 2 * K + rV}, size[4] = {K, K, rV, rV};
+  std::vector<int64_t> r;
+  for (int64_t g = 0; g < la.k_heads; ++g)
+    for (int64_t x : row_range_of(g * G + offset[part], size[part])) r.push_back(x);
+  return r;
+}
+std::vector<int64_t> ba_rows(const LinearAttentionConfig& la, int part) {
+  const int64_t rep = la.v_heads / la.k_heads;
+  std::vector<int64_t> r;
+  for (int64_t g = 0; g < la.k_heads; ++g)
+    for (int64_t x : row_range_of(g * 2 * rep + part * rep, rep)) r.push_back(x);
+  return r;
+}
+
+// A gated DeltaNet layer's tensors (linear_attn.*).
+void load_linear_attention(CheckpointReader& r, const ModelSpec& spec, int64_t l, LayerWeights& lw) {
+  const ModelConfig& c = spec.config;
+  const LinearAttentionConfig& la = c.linear_attention;
+  const int64_t H = c.hidden_size;
+  auto n = [&](const std::string& what) { return r.layer_name(l, "linear_attn." + what); };
+  const std::string qkvz = n("in_proj_qkvz.weight"), ba = n("in_proj_ba.weight");
+  lw.lin_in = r.gathered_rows({qkvz, qkvz, qkvz, ba, ba},
+                              {qkvz_rows(la, 0), qkvz_rows(la, 1), qkvz_rows(la, 2), ba_rows(la, 0), ba_rows(la, 1)},
+                              H);
+  lw.lin_z = r.gathered_rows({qkvz}, {qkvz_rows(la, 3)}, H);
+  lw.conv_w = r.tensor(n("conv1d.weight"), {la.conv_dim(), 1, la.conv_kernel}).reshape({la.conv_dim(), la.conv_kernel});
+  lw.a_log = r.tensor_as(n("A_log"), {la.v_heads}, DType::f32);
+  lw.dt_bias = r.tensor_as(n("dt_bias"), {la.v_heads}, DType::f32);
+  lw.lin_norm = r.tensor(n("norm.weight"), {la.v_head_dim});
+  lw.lin_out = r.tensor(n("out_proj.weight"), {H, la.value_dim()});
+}
+
 }  // namespace
 
 ModelWeights load_checkpoint_weights(const ModelSpec& spec, const safetensors::Checkpoint& ckpt, DType dtype,
@@ -311,8 +406,18 @@ ModelWeights load_checkpoint_weights(const ModelSpec& spec, const safetensors::C
     auto n = [&](const std::string& what) { return r.layer_name(l, what); };
     LayerWeights lw;
     lw.input_norm = r.tensor(n("input_layernorm.weight"), {H});
-    lw.qkv = r.stacked({n("self_attn.q_proj.weight"), n("self_attn.k_proj.weight"), n("self_attn.v_proj.weight")},
-                       {{q, H}, {kv, H}, {kv, H}});
+    if (spec.is_linear_layer(l)) {
+      load_linear_attention(r, spec, l, lw);
+    } else if (spec.attention_output_gate) {
+      const std::string qn = n("self_attn.q_proj.weight"), kn = n("self_attn.k_proj.weight"),
+                        vn = n("self_attn.v_proj.weight");
+      lw.qkv = r.gathered_rows({qn, kn, vn, qn},
+                               {gated_q_rows(c, 0), row_range_of(0, kv), row_range_of(0, kv), gated_q_rows(c, 1)}, H);
+    } else {
+      lw.qkv = r.stacked({n("self_attn.q_proj.weight"), n("self_attn.k_proj.weight"), n("self_attn.v_proj.weight")},
+                         {{q, H}, {kv, H}, {kv, H}});
+    }
+    if (!spec.is_linear_layer(l)) {
     if (spec.qkv_bias)
       lw.qkv_bias = r.stacked({n("self_attn.q_proj.bias"), n("self_attn.k_proj.bias"), n("self_attn.v_proj.bias")},
                               {{q}, {kv}, {kv}});
@@ -327,6 +432,7 @@ ModelWeights load_checkpoint_weights(const ModelSpec& spec, const safetensors::C
     }
     lw.o_proj = r.tensor(n("self_attn.o_proj.weight"), {H, q});
     if (spec.o_bias) lw.o_bias = r.tensor(n("self_attn.o_proj.bias"), {H});
+    }
     if (spec.sandwich_norm) {
       lw.post_attn_norm = r.tensor(n(spec.post_attn_norm_name + ".weight"), {H});
       lw.post_mlp_norm = r.tensor(n(spec.post_mlp_norm_name + ".weight"), {H});
@@ -385,7 +491,21 @@ ModelWeights dummy_weights(const ModelSpec& spec, DType dtype, Device device, ui
   for (int64_t l = 0; l < spec.num_layers(); ++l) {
     LayerWeights lw;
     lw.input_norm = constant({H}, norm_identity);
-    lw.qkv = projection(q + 2 * kv, H);
+    if (spec.is_linear_layer(l)) {
+      const LinearAttentionConfig& la = c.linear_attention;
+      lw.lin_in = projection(la.conv_dim() + 2 * la.v_heads, H);
+      lw.lin_z = projection(la.value_dim(), H);
+      lw.conv_w = normal({la.conv_dim(), la.conv_kernel}, static_cast<float>(1.0 / std::sqrt(static_cast<double>(la.conv_kernel))));
+      // A_log = log(A), A in about (0, 16] as transformers initialises it; dt_bias = 1.
+      lw.a_log = Tensor::empty({la.v_heads}, DType::f32, device, stream);
+      fill_normal(lw.a_log, seed, (stream_id++) << 40, 0.5f, 1.0f, stream);
+      lw.dt_bias = Tensor::empty({la.v_heads}, DType::f32, device, stream);
+      fill_normal(lw.dt_bias, seed, 0, 1.0f, 0.0f, stream);
+      lw.lin_norm = constant({la.v_head_dim}, 1.0f);
+      lw.lin_out = projection(H, la.value_dim());
+    }
+    if (!spec.is_linear_layer(l)) {
+    lw.qkv = projection(spec.qkv_rows(), H);
     if (spec.qkv_bias) lw.qkv_bias = normal({q + 2 * kv}, 0.02f);
     if (spec.qk_norm) {
       lw.q_norm = constant({D}, 1.0f);  // the offset is already applied: identity is 1
@@ -397,6 +517,7 @@ ModelWeights dummy_weights(const ModelSpec& spec, DType dtype, Device device, ui
     }
     lw.o_proj = projection(H, q);
     if (spec.o_bias) lw.o_bias = normal({H}, 0.02f);
+    }
     if (spec.sandwich_norm) {
       lw.post_attn_norm = constant({H}, norm_identity);
       lw.post_mlp_norm = constant({H}, norm_identity);

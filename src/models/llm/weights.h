@@ -4,7 +4,9 @@
 // weights as the norm ops take them; MoE layers hold their router and every expert's
 // gate/up ([E, 2 * expert intermediate, hidden], gate rows first) and down projections
 // stacked, as fused_experts reads them, and (Qwen2-MoE) their shared expert's gate/up
-// fused like a dense MLP's, its down projection and its gate logit's weight row. Filled
+// fused like a dense MLP's, its down projection and its gate logit's weight row. Qwen3-Next's
+// gated attention layers hold [q | k | v | gate] rows in qkv (q_proj's per-head [query; gate]
+// rows split), its gated DeltaNet layers the lin_* tensors. Filled
 // from an HF checkpoint or at random. With spec.moe.fp8 the experts are block fp8
 // (fp8_blocks.h), everything else stays in the model dtype.
 #pragma once
@@ -35,6 +37,17 @@ struct LayerWeights {
   Tensor shared_gate_up;           // [2Is, H] (MoE layers with a shared expert; gate rows first)
   Tensor shared_down;              // [H, Is]
   Tensor shared_gate;              // [1, H]: the shared expert's gate logit is x . shared_gate[0]
+  // Gated DeltaNet layers (Qwen3-Next), instead of qkv / o_proj / q_norm / k_norm. lin_in
+  // is in_proj_qkvz and in_proj_ba with rows regrouped from per-key-head groups into
+  // [q (Hk*K) | k (Hk*K) | v (Hv*V) | b (Hv) | a (Hv)], so each part is a column range of
+  // one GEMM's output (and q | k | v, what the convolution reads, is contiguous); lin_z
+  // holds the z rows, a GEMM of its own so that the gated norm reads z as packed heads.
+  Tensor lin_in;                   // [2*Hk*K + Hv*V + 2*Hv, H]
+  Tensor lin_z;                    // [Hv*V, H]
+  Tensor conv_w;                   // [conv_dim, W] (conv1d.weight [conv_dim, 1, W])
+  Tensor a_log, dt_bias;           // [Hv] f32
+  Tensor lin_norm;                 // [V]: the gated RMSNorm's weight (plain, not an offset)
+  Tensor lin_out;                  // [H, Hv*V]
 };
 
 struct ModelWeights {

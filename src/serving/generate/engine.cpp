@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <map>
 
 #include "models/llm/weights.h"
@@ -69,21 +70,39 @@ Engine::Engine(EngineConfig config) : config_(std::move(config)), start_(std::ch
   model_ = std::make_unique<DecoderModel>(std::move(spec), std::move(weights), dev, max_tokens, config_.max_num_seqs,
                                           config_.max_num_seqs, max_model_len_, s);
   const ModelConfig& c = model_->spec().config;
-  const int64_t bytes_per_page = KvCache::bytes_per_page(model_->spec().num_layers(), config_.page_size,
-                                                         c.num_key_value_heads, c.head_dim, config_.dtype);
+  const bool recurrent = model_->spec().has_recurrent_state();
+  if (recurrent) {
+    // One slot per request that may run at once, beside the KV cache of the attention layers.
+    state_pool_ = std::make_unique<runtime::RecurrentSlotPool>(DecoderModel::state_spec(model_->spec(), config_.dtype),
+                                                               config_.max_num_seqs, dev, s);
+    model_->set_state_pool(state_pool_.get());
+    if (config_.prefix_caching) {
+      std::cerr << "engine: prefix caching is off for model_type '" << c.model_type
+                << "': its linear-attention layers keep recurrent state, which a cached block does not hold\n";
+      config_.prefix_caching = false;
+    }
+    if (config_.cuda_graphs && cuda) {
+      std::cerr << "engine: CUDA graphs are off for model_type '" << c.model_type
+                << "': its recurrent state is copied per sequence from the host each step\n";
+      config_.cuda_graphs = false;
+    }
+  }
+  const int64_t kv_layers = model_->spec().num_kv_layers();
+  const int64_t bytes_per_page =
+      KvCache::bytes_per_page(kv_layers, config_.page_size, c.num_key_value_heads, c.head_dim, config_.dtype);
   size_kv_cache(bytes_per_page);
 
   const int64_t pages = stats_.num_pages;
   // One page more than the pool hands out: the padding sequences of captured graphs use it.
-  kv_ = std::make_unique<KvCache>(model_->spec().num_layers(), pages + 1, config_.page_size, c.num_key_value_heads,
-                                  c.head_dim, config_.dtype, dev, s);
+  kv_ = std::make_unique<KvCache>(kv_layers, pages + 1, config_.page_size, c.num_key_value_heads, c.head_dim,
+                                  config_.dtype, dev, s);
   blocks_ = std::make_unique<KvCacheManager>(pages, config_.page_size, config_.prefix_caching);
   SchedulerConfig sc;
   sc.max_num_batched_tokens = config_.max_num_batched_tokens;
   sc.max_num_seqs = config_.max_num_seqs;
   sc.chunked_prefill = config_.chunked_prefill;
   sc.max_steps_in_flight = config_.async_scheduling ? 2 : 1;
-  scheduler_ = std::make_unique<Scheduler>(sc, *blocks_);
+  scheduler_ = std::make_unique<Scheduler>(sc, *blocks_, state_pool_.get(), s);
   RunnerConfig rc;
   rc.max_tokens = max_tokens;
   rc.max_seqs = config_.max_num_seqs;
@@ -127,7 +146,7 @@ void Engine::size_kv_cache(int64_t bytes_per_page) {
     // library workspaces created), through the same runner the engine uses.
     const int64_t tokens = std::min(std::max(config_.max_num_batched_tokens, config_.max_num_seqs), max_model_len_);
     const int64_t pages = (tokens + S - 1) / S;
-    KvCache probe_kv(model_->spec().num_layers(), pages + 1, S, c.num_key_value_heads, c.head_dim, config_.dtype,
+    KvCache probe_kv(model_->spec().num_kv_layers(), pages + 1, S, c.num_key_value_heads, c.head_dim, config_.dtype,
                      model_->device(), s);
     RunnerConfig rc;
     rc.max_tokens = std::max(config_.max_num_batched_tokens, config_.max_num_seqs);
@@ -140,8 +159,10 @@ void Engine::size_kv_cache(int64_t bytes_per_page) {
     r.prompt_tokens.assign(static_cast<size_t>(tokens), 0);
     r.params.temperature = 0;
     for (int64_t p = 0; p < pages; ++p) r.block_ids.push_back(static_cast<int32_t>(p));
+    if (state_pool_) r.state_slot = state_pool_->allocate(-1, s);
     const StepRequest step{&r, 0, tokens, true};
     probe.execute({&step, 1});
+    if (state_pool_) state_pool_->free(-1);
     rt::stream_synchronize(s);
   }
   const MemoryInfo mem = device_memory(0);
@@ -315,14 +336,21 @@ std::vector<float> Engine::prefill_logits(const std::vector<int64_t>& tokens, in
   r.prompt_tokens = tokens;
   FK_CHECK(blocks_->allocate(r.kv_sequence(), static_cast<int64_t>(tokens.size())),
            "engine: the KV cache has no room for ", tokens.size(), " tokens");
+  // A recurrent model's sequence also borrows a state slot (sequence ids of requests are >= 0).
+  constexpr runtime::SequenceId kTeacherForced = -1;
+  if (state_pool_) r.state_slot = state_pool_->allocate(kTeacherForced, stream_->get());
+  auto release = [&] {
+    blocks_->free(r.kv_sequence());
+    if (state_pool_) state_pool_->free(kTeacherForced);
+  };
   std::vector<float> logits;
   try {
     logits = runner_->prefill_logits({&r, 0, static_cast<int64_t>(tokens.size()), true}, last_n);
   } catch (...) {
-    blocks_->free(r.kv_sequence());
+    release();
     throw;
   }
-  blocks_->free(r.kv_sequence());
+  release();
   return logits;
 }
 

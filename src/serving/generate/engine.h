@@ -43,8 +43,11 @@ struct EngineConfig {
   int64_t page_size = 16;
   int64_t num_pages = 0;            // 0: from free device memory (CUDA), 2048 (CPU)
   double gpu_memory_utilization = 0.90;  // fraction of the device the engine may fill
+  // Models with recurrent state (Qwen3-Next) run without it (the engine says why on stderr):
+  // a cached block would need the state at its boundary.
   bool prefix_caching = true;
   bool chunked_prefill = true;
+  // Not for models with recurrent state (turned off for them, saying why on stderr).
   bool cuda_graphs = true;
   // Decode graphs' attention grid class (fk/ops/attention.h): 0 picks one per step by the
   // batch's context lengths (a graph is captured per batch size and class); 1..3 always
@@ -140,6 +143,9 @@ class Engine {
   std::unique_ptr<DecoderModel> model_;
   std::unique_ptr<KvCache> kv_;
   std::unique_ptr<KvCacheManager> blocks_;
+  // Models with linear-attention layers (Qwen3-Next): each running request's conv and
+  // delta-rule state, one slot per request (max_num_seqs slots).
+  std::unique_ptr<runtime::RecurrentSlotPool> state_pool_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<ModelRunner> runner_;
   int64_t max_model_len_ = 0;

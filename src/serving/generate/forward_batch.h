@@ -34,6 +34,14 @@ struct ForwardBatch {
   TensorView kv_indptr_host;         // [B+1] i32 on the CPU
   TensorView kv_last_page_len_host;  // [B] i32 on the CPU
 
+  // Models with recurrent state (Qwen3-Next's linear-attention layers): each sequence's
+  // slot in the model's RecurrentSlotPool, and whether its step continues from the slot's
+  // state (the step starts at a position > 0) or from zeros. Absent for other models.
+  TensorView state_indices;           // [B] i32 (device)
+  TensorView state_indices_host;      // [B] i32 on the CPU
+  TensorView has_initial_state;       // [B] i32 (device): the gated delta rule's flags
+  TensorView has_initial_state_bool;  // [B] boolean (device): the convolution's flags
+
   // The sequences [D, B) of a split mixed step, as their own batch (P = B - D sequences).
   TensorView prefill_qo_indptr;              // [P+1] i32 (device): qo_indptr[D:] - D
   TensorView prefill_kv_indptr;              // [P+1] i32 (device): kv_indptr[D:] - kv_indptr[D]

@@ -33,6 +33,7 @@ size_t arena_capacity(int64_t T, int64_t B, int64_t P) {
          + 4 * a(B + 1, 4) + a(B, 4)                      // qo/kv indptr (and the prefill part's), last page lens
          + 4 * a(B, 4) + a(B, 4) + 2 * a(B, 8)            // logits_indices, temperature, top_k, top_p, min_p, seed, offset
          + 2 * a(B, 4)                                    // fill_dst, fill_src
+         + 3 * a(B, 4)                                    // state slots and flags (recurrent models)
          + a(B * P, 4);                                   // kv_indices
 }
 
@@ -40,8 +41,9 @@ size_t arena_capacity(int64_t T, int64_t B, int64_t P) {
 
 void ModelRunner::HostBatch::clear() {
   for (auto* v : {&input_ids, &qo_indptr, &kv_indptr, &kv_indices, &kv_last_page_len, &logits_indices, &top_k,
-                  &prefill_qo_indptr, &prefill_kv_indptr, &fill_dst, &fill_src})
+                  &prefill_qo_indptr, &prefill_kv_indptr, &fill_dst, &fill_src, &state_slots, &has_initial_state})
     v->clear();
+  has_initial_state_bool.clear();
   num_decode_seqs = 0;
   num_fills = 0;
   for (auto* v : {&positions, &slot_mapping, &seed, &offset}) v->clear();
@@ -68,6 +70,13 @@ ModelRunner::ModelRunner(DecoderModel& model, KvCache& kv, RunnerConfig config, 
   kv_last_page_len_host_ = host_buf(B, DType::i32);
   prefill_qo_indptr_host_ = host_buf(B + 1, DType::i32);
   prefill_kv_indptr_host_ = host_buf(B + 1, DType::i32);
+  recurrent_ = model.spec().has_recurrent_state();
+  if (recurrent_) {
+    state_slots_host_ = host_buf(B, DType::i32);
+    FK_CHECK(!(backend_ == DeviceType::cuda && config_.cuda_graphs), "model runner: model '",
+             model.spec().config.model_type, "' keeps recurrent state, whose per-sequence copies are issued from the "
+             "host each step: decode CUDA graphs are not supported for it (turn cuda_graphs off)");
+  }
   sampled_ = Tensor::zeros({B}, DType::i64, dev, stream);
   const bool cuda = backend_ == DeviceType::cuda;
   for (int i = 0; i < 2; ++i) {
@@ -146,6 +155,14 @@ void ModelRunner::pack(std::span<const StepRequest> step, int64_t padded_seqs, s
       h.positions.push_back(i);
       h.slot_mapping.push_back(int64_t{r.block_ids[static_cast<size_t>(i / S)]} * S + i % S);
     }
+    if (recurrent_) {
+      FK_CHECK(r.state_slot >= 0, "model runner: request ", r.id,
+               " holds no recurrent state slot (the scheduler gives one to every running request of this model)");
+      h.state_slots.push_back(r.state_slot);
+      // A step from position 0 starts from zeros; a later chunk or decode from the slot.
+      h.has_initial_state.push_back(sr.start > 0 ? 1 : 0);
+      h.has_initial_state_bool.push_back(sr.start > 0 ? 1 : 0);
+    }
     for (int64_t p = 0; p < pages; ++p) h.kv_indices.push_back(r.block_ids[static_cast<size_t>(p)]);
     h.kv_indptr.push_back(static_cast<int32_t>(h.kv_indices.size()));
     h.kv_last_page_len.push_back(static_cast<int32_t>(kv_len - (pages - 1) * S));
@@ -219,6 +236,14 @@ ForwardBatch ModelRunner::upload(bool decode_only) {
   v.offset = arena_.place(h.offset, DType::i64);
   v.fill_dst = arena_.place(h.fill_dst, DType::i32);
   v.fill_src = arena_.place(h.fill_src, DType::i32);
+  if (recurrent_) {
+    FK_CHECK(static_cast<int64_t>(h.state_slots.size()) == B, "model runner: ", h.state_slots.size(),
+             " state slots for ", B, " sequences (padding sequences have none)");
+    v.state_slots = arena_.place(h.state_slots, DType::i32);
+    v.has_initial_state = arena_.place(h.has_initial_state, DType::i32);
+    v.has_initial_state_bool = arena_.place(h.has_initial_state_bool, DType::boolean);
+    std::memcpy(state_slots_host_.data(), h.state_slots.data(), h.state_slots.size() * sizeof(int32_t));
+  }
   v.kv_indices = arena_.place_last(h.kv_indices, DType::i32);
   arena_.upload(stream_);
   std::memcpy(qo_indptr_host_.data(), h.qo_indptr.data(), h.qo_indptr.size() * sizeof(int32_t));
@@ -245,6 +270,12 @@ ForwardBatch ModelRunner::upload(bool decode_only) {
   b.qo_indptr_host = first_rows(qo_indptr_host_, B + 1);
   b.kv_indptr_host = first_rows(kv_indptr_host_, B + 1);
   b.kv_last_page_len_host = first_rows(kv_last_page_len_host_, B);
+  if (recurrent_) {
+    b.state_indices = v.state_slots;
+    b.state_indices_host = first_rows(state_slots_host_, B);
+    b.has_initial_state = v.has_initial_state;
+    b.has_initial_state_bool = v.has_initial_state_bool;
+  }
   if (h.num_decode_seqs > 0) {
     const int64_t D = h.num_decode_seqs, P = B - D;
     b.num_decode_seqs = D;

@@ -99,6 +99,9 @@ class ModelRunner {
     // fill_src[j]; padded with -1 to one entry per sequence (a fixed arena layout).
     std::vector<int32_t> fill_dst, fill_src;
     int64_t num_fills = 0;
+    // Models with recurrent state: per sequence its slot and whether it continues from it.
+    std::vector<int32_t> state_slots, has_initial_state;
+    std::vector<uint8_t> has_initial_state_bool;
     void clear();
   };
   // padded_seqs > 0: a captured graph's batch size (padding sequences appended, one logit row each).
@@ -140,10 +143,12 @@ class ModelRunner {
   struct StepViews {
     TensorView input_ids, positions, slot_mapping, logits_indices, qo_indptr, kv_indptr, kv_last_page_len,
         prefill_qo_indptr, prefill_kv_indptr, temperature, top_k, top_p, min_p, seed, offset, fill_dst, fill_src,
-        kv_indices;
+        state_slots, has_initial_state, has_initial_state_bool, kv_indices;
   } views_;
   Tensor qo_indptr_host_, kv_indptr_host_, kv_last_page_len_host_;  // the plan's host mirrors
   Tensor prefill_qo_indptr_host_, prefill_kv_indptr_host_;
+  Tensor state_slots_host_;  // the host mirror of the batch's state slots (recurrent models)
+  bool recurrent_ = false;   // the model keeps recurrent state: the batch carries its slots
   Tensor sampled_;  // [max_seqs] i64: the sampler's output
   // Its copies on the host, alternating between launches so that a step's tokens stay
   // readable while the next step samples; each with the event of its copy.
