@@ -34,8 +34,10 @@ OpCase to_cuda(const OpDef& def, const OpCase& host) {
 }
 
 // Every bench workload of `op`, against the oracle on the first and last image.
+// batch_tensors[i]: whether tensor argument i has the images as its first dimension.
 void check_bench_workloads(const char* op, std::vector<bool> batch_tensors) {
   const OpDef& def = OpRegistry::global().def(op);
+  ASSERT_EQ(batch_tensors.size(), def.tensor_args.size()) << op;
   for (const Json& w : def.bench_workloads) {
     SCOPED_TRACE(w.dump());
     const OpCase host = def.make_case(w, test::seed_for(std::string(op) + "_gpu_bench" + w.dump()));
@@ -50,7 +52,7 @@ void check_bench_workloads(const char* op, std::vector<bool> batch_tensors) {
 
 TEST(ConvGpu, Conv2dYoloShapesAgainstOracle) {
   FK_REQUIRE_GPU();
-  check_bench_workloads(Conv2dArgs::kName, {true, true, false, false});
+  check_bench_workloads(Conv2dArgs::kName, {true, true, false, false, true});
 }
 
 // Selects conv2d's `simt` variant for the scope.
@@ -68,7 +70,7 @@ TEST(ConvGpu, Conv2dSimtVariantAgainstOracle) {
     const auto r = bench::check_op(def, w, seed, DeviceType::cuda);
     EXPECT_TRUE(r.passed) << w.dump() << " seed " << seed << ": " << r.message;
   }
-  check_bench_workloads(Conv2dArgs::kName, {true, true, false, false});
+  check_bench_workloads(Conv2dArgs::kName, {true, true, false, false, true});
 }
 
 TEST(ConvGpu, PoolUpsampleConcatBenchShapesAgainstOracle) {
