@@ -78,6 +78,7 @@ std::shared_ptr<TokenStream> EngineLoop::submit(const std::string& id, std::vect
                                                 const engine::SamplingParams& params) {
   params.validate();
   const int64_t V = engine_->spec().config.vocab_size;
+  params.validate_token_ids(V);
   FK_CHECK(!prompt.empty(), "the prompt is empty");
   for (size_t i = 0; i < prompt.size(); ++i)
     FK_CHECK(prompt[i] >= 0 && prompt[i] < V, "prompt token ", i, " is ", prompt[i], ", outside the vocabulary [0, ",

@@ -23,6 +23,7 @@
 #include "serving/http/logprobs_json.h"
 #include "serving/http/metrics.h"
 #include "serving/http/openai_api.h"
+#include "serving/http/sampling_fields.h"
 
 namespace fk::serve {
 
@@ -89,6 +90,7 @@ struct HttpServer::Impl {
       throw ApiError(503, "server_error", concat("the engine stopped after an error: ", f));
     if (loop.shutting_down()) throw ApiError(503, "server_error", kShuttingDown);
     const engine::Engine& e = loop.engine();
+    check_token_ids(cr.params, e.spec().config.vocab_size);  // the client's error before any overload
     check_limits(cr, ServerLimits{e.max_model_len(), loop.kv_capacity_tokens(), config.max_pending});
     const LoopStats s = loop.stats();
     const int64_t wanted = static_cast<int64_t>(cr.prompts.size()) * cr.n;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "serving/http/chat_messages.h"
+#include "serving/http/sampling_fields.h"
 #include "text/chat_template.h"
 #include "text/tokenizer/unicode.h"
 #include "fk/ops/logprobs.h"
@@ -149,6 +150,8 @@ void parse_sampling(const json& body, CompletionRequest& r, const tokenizer::Tok
       bad("stop", "'stop' strings need the model's tokenizer (none was found with the model); use stop_token_ids");
   }
   if (get_bool(body, "echo", false)) bad("echo", "'echo' is not supported");
+  refuse_unimplemented_fields(body);
+  parse_logits_processor_fields(body, sp, tok);
   try {
     sp.validate();
   } catch (const Error& e) {

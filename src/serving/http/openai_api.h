@@ -45,7 +45,9 @@ CompletionRequest parse_completion_request(const std::string& body, const std::s
 // The parts of a request body every endpoint checks the same way.
 nlohmann::json parse_body(const std::string& text);
 void check_model(const nlohmann::json& body, const std::string& served_model);
-// Fills sampling parameters, n, stream and stop from a completions or chat body (not logprobs).
+// Fills sampling parameters, n, stream and stop from a completions or chat body (not logprobs),
+// with the logits processors' fields, and refuses fields this server would ignore
+// (sampling_fields.h).
 void parse_sampling(const nlohmann::json& body, CompletionRequest& r, const tokenizer::Tokenizer* tokenizer);
 // Logprobs: completions take `logprobs` (an integer in [0, 20]: that many alternatives);
 // chat takes `logprobs` (a boolean) and `top_logprobs` (an integer in [0, 20], needs logprobs).
