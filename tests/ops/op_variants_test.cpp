@@ -19,6 +19,7 @@ TEST(OpVariants, EveryLaunchPathVariantIsRegisteredOnADefinedOp) {
       {"batch_prefill_paged_attention", "no_paged_tma"},
       {"batch_decode_paged_attention", "no_paged_tma"},
       {"batch_decode_paged_attention", "no_pdl"},
+      {"conv2d", "simt"},
       {"fused_experts", "tiled_decode"},
       {"fused_experts", "no_grouped_gemm"},
       {"fused_experts", "unfused_gate_up"},
