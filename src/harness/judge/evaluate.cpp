@@ -89,6 +89,7 @@ void load_inputs(const OpDef& def, const OpCase& host, OpCase& dev) {
   for (size_t i = 0; i < def.tensor_args.size(); ++i) {
     const ArgRole r = def.tensor_args[i].role;
     if (r != ArgRole::in && r != ArgRole::inout) continue;
+    if (!host.tensors[i].defined()) continue;  // an optional argument left out: nothing to load
     FK_CHECK(host.tensors[i].shape() == dev.tensors[i].shape(), "input reuse needs identical shapes");
     dev.tensors[i].copy_from(host.tensors[i]);
   }

@@ -218,5 +218,26 @@ TEST(Evaluate, EveryOpsOwnImplementationPassesAsACandidate) {
   EXPECT_GT(judged, 20);
 }
 
+// An optional input left out (layer_norm without bias: an undefined tensor) is skipped when
+// the rounds reuse their buffers, not copied as if it held an element.
+TEST(Evaluate, AnOptionalInputLeftOutIsJudgedLikeAnyOther) {
+  Task task;
+  task.id = "layer_norm";
+  task.op = "layer_norm";
+  task.level = "L1";
+  task.category = "test";
+  task.workloads = {{Json{{"tokens", 5}, {"hidden", 1000}, {"bias", false}}, 1, "no bias"}};
+  EvalConfig cfg;
+  cfg.backend = DeviceType::cpu;
+  cfg.seeds = {test::seed_for("NoBias", 0), test::seed_for("NoBias", 1), test::seed_for("NoBias", 2)};
+  cfg.secret_seed = test::seed_for("NoBias", 3);
+  cfg.warmup_calls = 1;
+  cfg.min_timed_calls = 4;
+  cfg.max_timed_calls = 4;
+  cfg.min_timed_ms = 0;
+  const EvalResult r = evaluate(task, Implementation{OpRegistry::global().baseline("layer_norm", DeviceType::cpu), nullptr}, cfg);
+  EXPECT_EQ(r.verdict, Verdict::PASSED) << r.message;
+}
+
 }  // namespace
 }  // namespace fk::bench
