@@ -31,8 +31,8 @@ TokenLists make_token_lists(int64_t B, int64_t V, int64_t max_prompt, int64_t ma
   const int64_t alphabet = std::min<int64_t>(V, 64);
   uint64_t i = 0;
   for (int64_t b = 0; b < B; ++b) {
-    const int64_t p = philox_int(seed, 21, static_cast<uint64_t>(2 * b), 0, max_prompt + 1);
-    const int64_t o = philox_int(seed, 21, static_cast<uint64_t>(2 * b + 1), 0, max_output + 1);
+    const int64_t p = philox_int(kShapeSeed, 21, static_cast<uint64_t>(2 * b), 0, max_prompt + 1);
+    const int64_t o = philox_int(kShapeSeed, 21, static_cast<uint64_t>(2 * b + 1), 0, max_output + 1);
     // Ids spread over the vocabulary (the first, the last and ones between), few distinct.
     auto draw = [&] {
       const int64_t k = philox_int(seed, 22, i++, 0, alphabet);
