@@ -114,6 +114,10 @@ Engine::Engine(EngineConfig config) : config_(std::move(config)), start_(std::ch
   stats_.page_size = config_.page_size;
   stats_.weight_bytes = model_->weights().bytes;
   stats_.kv_bytes = kv_->bytes();
+  if (state_pool_) {
+    stats_.state_bytes = state_pool_->bytes();
+    stats_.state_slots = state_pool_->capacity();
+  }
   stats_.activation_bytes = model_->activation_bytes();
 }
 

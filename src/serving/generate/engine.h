@@ -90,6 +90,7 @@ struct EngineStats {
   int64_t steps = 0, prefill_tokens = 0, decode_tokens = 0, graph_replays = 0, preemptions = 0;
   int64_t num_pages = 0, page_size = 0, free_pages = 0;
   int64_t weight_bytes = 0, kv_bytes = 0, activation_bytes = 0;
+  int64_t state_bytes = 0, state_slots = 0;  // the recurrent state pool (models with recurrent state)
   // Step kinds and where the time went (seconds summed over steps): scheduling and
   // bookkeeping on the host, the runner's host preparation, and launch-to-tokens.
   int64_t decode_steps = 0, mixed_steps = 0, prefill_steps = 0;

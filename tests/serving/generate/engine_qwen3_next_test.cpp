@@ -29,6 +29,9 @@ TEST(EngineQwen3Next, GeneratesWithRecurrentSlotsAndWithoutPrefixCaching) {
   Engine e(tiny(512));
   EXPECT_FALSE(e.config().prefix_caching) << "a model with recurrent state runs without prefix caching";
   EXPECT_EQ(e.spec().num_kv_layers(), 1);  // the paged KV holds the one full-attention layer
+  // One slot per request that may run: 3 layers of conv [512, 3] bf16 and delta state [4, 64, 64] f32.
+  EXPECT_EQ(e.stats().state_slots, 32);
+  EXPECT_GE(e.stats().state_bytes, 32 * 3 * (512 * 3 * 2 + 4 * 64 * 64 * 4));
   // Two requests sharing a 32-token prefix: nothing is served from a cache.
   std::vector<int64_t> a(32), b;
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int64_t>(3 + i * 7 % 200);
