@@ -16,7 +16,7 @@
 #include "fk/philox.h"
 #include "fk/status.h"
 #include "serving/generate/engine.h"
-#include "serving/generate/logprobs_test_util.h"
+#include "serving/generate/logits_processors_test_util.h"
 #include "support/test_seed.h"
 
 namespace fk::engine {
@@ -58,52 +58,6 @@ std::map<std::string, GenerationResult> run(Engine& e, const std::vector<std::ve
   return done;
 }
 
-// vLLM's processing of one row, in double: bad words, min_tokens' bans, logit_bias, penalties.
-std::vector<double> process(const float* raw, int64_t V, const SamplingParams& p, const std::vector<int64_t>& prompt,
-                            const std::vector<int64_t>& outputs, const std::vector<int64_t>& eos) {
-  std::vector<double> x(raw, raw + V);
-  const double inf = INFINITY;
-  for (const auto& w : p.bad_words) {
-    const size_t prefix = w.size() - 1;
-    if (prefix <= outputs.size() && std::equal(w.begin(), w.end() - 1, outputs.end() - static_cast<long>(prefix)))
-      x[static_cast<size_t>(w.back())] = -inf;
-  }
-  if (static_cast<int64_t>(outputs.size()) < p.min_tokens) {
-    if (!p.ignore_eos)
-      for (int64_t t : eos) x[static_cast<size_t>(t)] = -inf;
-    for (int64_t t : p.stop_token_ids) x[static_cast<size_t>(t)] = -inf;
-  }
-  for (const auto& [id, b] : p.logit_bias) x[static_cast<size_t>(id)] += b;
-  std::map<int64_t, int64_t> count;
-  std::set<int64_t> seen(prompt.begin(), prompt.end());
-  for (int64_t t : outputs) {
-    ++count[t];
-    seen.insert(t);
-  }
-  for (int64_t t : seen) {
-    double& v = x[static_cast<size_t>(t)];
-    v = v > 0 ? v / p.repetition_penalty : v * p.repetition_penalty;
-    const int64_t c = count.count(t) ? count[t] : 0;
-    v -= p.frequency_penalty * static_cast<double>(c) + (c > 0 ? p.presence_penalty : 0.0);
-  }
-  return x;
-}
-
-// Every output token is the argmax of the processed teacher-forced logits, or within float
-// rounding of it.
-void expect_processed_argmax(Engine& e, const GenerationResult& g, const SamplingParams& p, const std::string& what) {
-  const int64_t V = e.spec().config.vocab_size;
-  const std::vector<float> logits = logprobs_test::teacher_forced_logits(e, g);
-  for (size_t j = 0; j < g.output_tokens.size(); ++j) {
-    const std::vector<int64_t> before(g.output_tokens.begin(), g.output_tokens.begin() + static_cast<long>(j));
-    const std::vector<double> x =
-        process(logits.data() + static_cast<int64_t>(j) * V, V, p, g.prompt_tokens, before,
-                e.spec().config.eos_token_ids);
-    const double best = *std::max_element(x.begin(), x.end());
-    EXPECT_GE(x[static_cast<size_t>(g.output_tokens[j])], best - 1e-3) << what << " token " << j;
-  }
-}
-
 class EngineLogitsProcessors : public ::testing::TestWithParam<bool> {};
 
 TEST_P(EngineLogitsProcessors, AHugeLogitBiasForcesATokenAndANegativeOneBansIt) {
@@ -119,7 +73,7 @@ TEST_P(EngineLogitsProcessors, AHugeLogitBiasForcesATokenAndANegativeOneBansIt) 
   EXPECT_EQ(done.at("r0").output_tokens, std::vector<int64_t>(8, V - 1));
   EXPECT_NE(done.at("r1").output_tokens[0], plain.output_tokens[0]);
   EXPECT_EQ(done.at("r2").output_tokens, plain.output_tokens) << "a request without processors is unchanged";
-  expect_processed_argmax(e, done.at("r1"), banned, "banned");
+  logits_processors_test::expect_processed_argmax(e, done.at("r1"), banned, "banned");
 }
 
 TEST_P(EngineLogitsProcessors, PenaltiesFollowVllmAndAHugeRepetitionPenaltyStopsRepeats) {
@@ -135,7 +89,7 @@ TEST_P(EngineLogitsProcessors, PenaltiesFollowVllmAndAHugeRepetitionPenaltyStops
   ps[3].frequency_penalty = -0.5f;
   ps[3].presence_penalty = 2.f;
   const auto done = run(e, {prompt, prompt, prompt, prompt}, ps);
-  for (size_t i = 0; i < ps.size(); ++i) expect_processed_argmax(e, done.at(concat("r", i)), ps[i], concat("r", i));
+  for (size_t i = 0; i < ps.size(); ++i) logits_processors_test::expect_processed_argmax(e, done.at(concat("r", i)), ps[i], concat("r", i));
 
   // A huge repetition penalty with a bias that makes every logit positive: a seen token's
   // logit falls to about zero, so no token is drawn twice (prompt tokens not at all).
@@ -161,8 +115,8 @@ TEST_P(EngineLogitsProcessors, BadWordsNeverEmitTheBannedSequence) {
   EXPECT_EQ(p[0], a) << "the word's first token alone is allowed";
   for (size_t j = 0; j + 1 < p.size(); ++j) EXPECT_FALSE(p[j] == a && p[j + 1] == b) << "at " << j;
   for (int64_t t : done.at("r1").output_tokens) EXPECT_NE(t, a);
-  expect_processed_argmax(e, done.at("r0"), pair, "pair");
-  expect_processed_argmax(e, done.at("r1"), single, "single");
+  logits_processors_test::expect_processed_argmax(e, done.at("r0"), pair, "pair");
+  logits_processors_test::expect_processed_argmax(e, done.at("r1"), single, "single");
 }
 
 TEST_P(EngineLogitsProcessors, MinTokensMasksEosAndStopTokensUntilTheMinimum) {
@@ -193,7 +147,7 @@ TEST_P(EngineLogitsProcessors, MinTokensMasksEosAndStopTokensUntilTheMinimum) {
   ASSERT_EQ(s.size(), 4u);
   for (size_t j = 0; j < 3; ++j) EXPECT_NE(s[j], stop) << j;
   EXPECT_EQ(s[3], stop);
-  expect_processed_argmax(e, done.at("r1"), held, "held");
+  logits_processors_test::expect_processed_argmax(e, done.at("r1"), held, "held");
 }
 
 TEST_P(EngineLogitsProcessors, TheOpsRunOnlyForStepsWhereARequestUsesThem) {
