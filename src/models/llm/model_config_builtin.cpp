@@ -96,6 +96,20 @@ const std::vector<std::pair<std::string_view, std::string_view>>& builtins() {
   "rope_scaling": null, "rope_theta": 10000000, "router_aux_loss_coef": 0.001,
   "shared_expert_intermediate_size": 512, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
   "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})"},
+      // Qwen3-Next-80B-A3B's width with 12 of its 48 layers (9 gated DeltaNet, 3 gated
+      // attention; about 20B parameters): what one 80 GB GPU holds in bf16 for benchmarks.
+      {"qwen3-next-80b-a3b-12l", R"({
+  "architectures": ["Qwen3NextForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "bos_token_id": 151643, "decoder_sparse_step": 1, "eos_token_id": 151645, "full_attention_interval": 4,
+  "head_dim": 256, "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02,
+  "intermediate_size": 5120, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+  "linear_num_value_heads": 32, "linear_value_head_dim": 128, "max_position_embeddings": 262144,
+  "mlp_only_layers": [], "model_type": "qwen3_next", "moe_intermediate_size": 512, "norm_topk_prob": true,
+  "num_attention_heads": 16, "num_experts": 512, "num_experts_per_tok": 10, "num_hidden_layers": 12,
+  "num_key_value_heads": 2, "output_router_logits": false, "partial_rotary_factor": 0.25, "rms_norm_eps": 1e-06,
+  "rope_scaling": null, "rope_theta": 10000000, "router_aux_loss_coef": 0.001,
+  "shared_expert_intermediate_size": 512, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+  "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})"},
       {"qwen2.5-7b", R"({
   "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151645,
   "hidden_act": "silu", "hidden_size": 3584, "initializer_range": 0.02, "intermediate_size": 18944,

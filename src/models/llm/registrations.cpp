@@ -117,6 +117,8 @@ const models::ModelRegistrar kQwen3Next([] {
       "qwen3_next", {"Qwen3-Next-80B-A3B"}, {"qwen3_next"},
       {preset("qwen3-next-80b-a3b", kProduction,
               "Qwen3-Next 80B-A3B: 48 layers, 3 gated DeltaNet per gated attention layer, 512 experts top-10 + shared"),
+       preset("qwen3-next-80b-a3b-12l", kProduction,
+              "Qwen3-Next 80B-A3B's width with 12 of its layers (9 gated DeltaNet, 3 gated attention): one GPU"),
        preset("tiny-qwen3-next", kTiny, "4 layers of 64 (3 gated DeltaNet, 1 gated attention), 4 experts, a shared expert")},
       "qwen3_next", FK_DECODER_FACTORY("qwen3_next"));
   r.category = "linear-attention-ssm";

@@ -98,7 +98,10 @@ TEST(Qwen3Next, LayerTypesAndRoundTrip) {
   j.erase("rope_theta");
   j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 1e7}, {"partial_rotary_factor", 0.5}};
   EXPECT_EQ(parse_model_config(j.dump()).rotary_dim(), 32);
-  for (const char* name : {"tiny-qwen3-next", "qwen3-next-80b-a3b"}) {
+  const ModelConfig one_gpu = model_config_by_name("qwen3-next-80b-a3b-12l");
+  EXPECT_EQ(one_gpu.num_hidden_layers, 12);
+  EXPECT_EQ(model_spec_for(one_gpu).num_kv_layers(), 3);
+  for (const char* name : {"tiny-qwen3-next", "qwen3-next-80b-a3b", "qwen3-next-80b-a3b-12l"}) {
     const ModelConfig b = model_config_by_name(name);
     EXPECT_EQ(parse_model_config(model_config_to_json(b)), b) << name;
   }
