@@ -11,7 +11,9 @@
 #include <limits>
 
 #include "fk/op_registry.h"
+#include "fk/runtime.h"
 #include "fk/ops/sampling.h"
+#include "runtime/device.h"
 #include "runtime/views.h"
 #include "serving/generate/model_runner.h"
 #include "serving/generate/pending_tokens.h"
@@ -20,21 +22,40 @@ namespace fk::engine {
 
 struct ModelRunner::LogitsProcessorBuffers {
   Tensor processed, counts;  // [rows, V] f32 and i32, grown as needed
-  // The step's packed lists on the device, kept until the next step replaces them.
-  Tensor bias_ids, bias, bias_indptr, tokens, token_indptr, prompt_len, word_tokens, word_indptr, row_words, rep,
-      freq, pres, fill_dst, fill_src;
+  // The step's packed lists, 4-byte words (i32 ids and offsets, f32 biases and penalties),
+  // uploaded in one stream-ordered copy: written on the stream after the previous steps'
+  // reads of them. The host side alternates between two pinned buffers, each rewritten only
+  // once its copy (two launches back, so long collected) is done.
+  Tensor lists;
+  Tensor staging[2];
+  std::unique_ptr<StreamEvent> staged[2];
+  int next = 0;
 };
 
 namespace {
 
-template <class T>
-Tensor to_device(const std::vector<T>& v, DType dt, Device dev, void* stream) {
-  Tensor host = Tensor::empty({static_cast<int64_t>(v.size())}, dt);
-  if (!v.empty()) std::memcpy(host.data(), v.data(), v.size() * sizeof(T));
-  if (dev.type == DeviceType::cpu) return host;
-  Tensor d = Tensor::empty(host.shape(), dt, dev, stream);
-  d.copy_from(host);
-  return d;
+// The step's lists as one run of words, and where each list starts in it.
+class ListWords {
+ public:
+  template <class T>
+  int64_t add(const std::vector<T>& v) {
+    static_assert(sizeof(T) == 4);
+    const auto at = static_cast<int64_t>(words_.size());
+    words_.resize(words_.size() + v.size());
+    if (!v.empty()) std::memcpy(words_.data() + at, v.data(), v.size() * 4);
+    return at;
+  }
+  const std::vector<uint32_t>& words() const { return words_; }
+
+ private:
+  std::vector<uint32_t> words_;
+};
+
+// Words [at, at + n) of the uploaded lists as a 1-D view of `dtype` (4-byte).
+TensorView list_view(const Tensor& lists, int64_t at, size_t n, DType dtype) {
+  TensorView v = row_range(lists, at, static_cast<int64_t>(n));
+  v.dtype = dtype;
+  return v;
 }
 
 }  // namespace
@@ -116,42 +137,58 @@ TensorView ModelRunner::apply_logits_processors(std::span<const StepRequest> ste
     row_words.push_back(static_cast<int32_t>(word_indptr.size() - 1));
   }
 
-  if (!processors_) processors_ = std::make_shared<LogitsProcessorBuffers>();
+  ListWords w;
+  const int64_t at_bias_ids = w.add(bias_ids), at_bias = w.add(bias), at_bias_indptr = w.add(bias_indptr),
+                at_tokens = w.add(tokens), at_token_indptr = w.add(token_indptr), at_prompt_len = w.add(prompt_len),
+                at_word_tokens = w.add(word_tokens), at_word_indptr = w.add(word_indptr),
+                at_row_words = w.add(row_words), at_rep = w.add(rep), at_freq = w.add(freq), at_pres = w.add(pres),
+                at_fill_dst = w.add(fill_dst), at_fill_src = w.add(fill_src);
+  const auto n_words = static_cast<int64_t>(w.words().size());
+
+  const bool cuda = backend_ == DeviceType::cuda;
+  if (!processors_) {
+    processors_ = std::make_shared<LogitsProcessorBuffers>();
+    for (auto& e : processors_->staged) e = std::make_unique<StreamEvent>(cuda);
+  }
   LogitsProcessorBuffers& pb = *processors_;
   const Device dev = logits.device;
+  const int k = pb.next;
+  pb.next ^= 1;
+  pb.staged[k]->wait();
+  if (!pb.staging[k].defined() || pb.staging[k].numel() < n_words) {
+    const int64_t cap = std::max<int64_t>(n_words, 4096);
+    pb.staging[k] = cuda ? Tensor::empty_pinned({cap}, DType::i32) : Tensor::empty({cap}, DType::i32);
+  }
+  std::memcpy(pb.staging[k].data(), w.words().data(), static_cast<size_t>(n_words) * 4);
+  if (!pb.lists.defined() || pb.lists.numel() < n_words)
+    pb.lists = Tensor::empty({std::max<int64_t>(n_words, 4096)}, DType::i32, dev, stream_);
+  rt::memcpy_async(pb.lists.data(), dev, pb.staging[k].data(), Device::cpu(), static_cast<size_t>(n_words) * 4,
+                   stream_);
+  pb.staged[k]->record(stream_);
+  auto i32 = [&](int64_t at, size_t n) { return list_view(pb.lists, at, n, DType::i32); };
+  auto f32 = [&](int64_t at, size_t n) { return list_view(pb.lists, at, n, DType::f32); };
+
   if (!pb.processed.defined() || pb.processed.size(0) < R || pb.processed.size(1) != V)
     pb.processed = Tensor::empty({R, V}, DType::f32, dev, stream_);
-  pb.bias_ids = to_device(bias_ids, DType::i32, dev, stream_);
-  pb.bias = to_device(bias, DType::f32, dev, stream_);
-  pb.bias_indptr = to_device(bias_indptr, DType::i32, dev, stream_);
   const TensorView out = first_rows(pb.processed, R);
-  call_op(ops::ApplyLogitBiasArgs{out, logits, pb.bias_ids, pb.bias, pb.bias_indptr}, backend_, stream_);
+  call_op(ops::ApplyLogitBiasArgs{out, logits, i32(at_bias_ids, bias_ids.size()), f32(at_bias, bias.size()),
+                                  i32(at_bias_indptr, bias_indptr.size())},
+          backend_, stream_);
   if (tokens.empty() && word_tokens.empty()) return out;
 
-  pb.tokens = to_device(tokens, DType::i32, dev, stream_);
-  pb.token_indptr = to_device(token_indptr, DType::i32, dev, stream_);
-  pb.prompt_len = to_device(prompt_len, DType::i32, dev, stream_);
-  if (!fill_dst.empty()) {
-    pb.fill_dst = to_device(fill_dst, DType::i32, dev, stream_);
-    pb.fill_src = to_device(fill_src, DType::i32, dev, stream_);
-    fill_pending_tokens(pb.tokens, sampled_, pb.fill_dst, pb.fill_src, stream_);
-  }
-  if (!word_tokens.empty()) {
-    pb.word_tokens = to_device(word_tokens, DType::i32, dev, stream_);
-    pb.word_indptr = to_device(word_indptr, DType::i32, dev, stream_);
-    pb.row_words = to_device(row_words, DType::i32, dev, stream_);
-    call_op(ops::ApplyBadWordsArgs{out, pb.tokens, pb.token_indptr, pb.prompt_len, pb.word_tokens, pb.word_indptr,
-                                   pb.row_words},
+  const TensorView tok = i32(at_tokens, tokens.size()), tok_indptr = i32(at_token_indptr, token_indptr.size()),
+                   plen = i32(at_prompt_len, prompt_len.size());
+  if (!fill_dst.empty())
+    fill_pending_tokens(tok, sampled_, i32(at_fill_dst, fill_dst.size()), i32(at_fill_src, fill_src.size()), stream_);
+  if (!word_tokens.empty())
+    call_op(ops::ApplyBadWordsArgs{out, tok, tok_indptr, plen, i32(at_word_tokens, word_tokens.size()),
+                                   i32(at_word_indptr, word_indptr.size()), i32(at_row_words, row_words.size())},
             backend_, stream_);
-  }
   if (penalties) {
     if (!pb.counts.defined() || pb.counts.size(0) < R || pb.counts.size(1) != V)
       pb.counts = Tensor::empty({R, V}, DType::i32, dev, stream_);
-    pb.rep = to_device(rep, DType::f32, dev, stream_);
-    pb.freq = to_device(freq, DType::f32, dev, stream_);
-    pb.pres = to_device(pres, DType::f32, dev, stream_);
-    call_op(ops::ApplyPenaltiesArgs{out, pb.tokens, pb.token_indptr, pb.prompt_len, pb.rep, pb.freq, pb.pres,
-                                    first_rows(pb.counts, R)},
+    call_op(ops::ApplyPenaltiesArgs{out, tok, tok_indptr, plen, f32(at_rep, rep.size()), f32(at_freq, freq.size()),
+                                    f32(at_pres, pres.size()), first_rows(pb.counts, R)},
             backend_, stream_);
   }
   return out;
