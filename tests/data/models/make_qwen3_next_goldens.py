@@ -13,7 +13,9 @@ router per layer; tiny-qwen3-next's engine tests cover a dense layer).
 
 transformers runs the gated delta rule and the short convolution in its PyTorch fallback
 (torch_chunk_gated_delta_rule, F.conv1d) when flash-linear-attention and causal-conv1d are
-not installed: in float32 that is the reference. Prompts are drawn until every routing
+not installed: in float32 that is the reference. Run it in an environment without them
+(with flash-linear-attention, transformers builds the gated norm on the current CUDA device
+and runs fla's Triton kernels instead of the PyTorch code). Prompts are drawn until every routing
 decision is clear and the first greedy choice is clear (make_goldens.py's margins).
 Written to OUT/qwen3_next/: config.json, model.safetensors, golden.json, golden.safetensors.
 
