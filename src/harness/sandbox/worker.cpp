@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "fk/runtime.h"
@@ -149,7 +152,14 @@ EvalResult run_in_worker(const WorkerRequest& req, double timeout_s) {
   po.timeout_s = timeout_s;
   SandboxOptions& so = po.sandbox.emplace();
   so.work_dir = dir;
-  so.visible = {req.library, req.task.source};  // may lie in the temporary folder the sandbox replaces
+  // What the worker runs that may lie in the temporary folder the sandbox replaces: the
+  // candidate, its source, this executable (a build under /tmp) and its library folders.
+  so.visible = {req.library, req.task.source, self_executable()};
+  if (const char* ld = std::getenv("LD_LIBRARY_PATH")) {
+    std::stringstream dirs(ld);
+    for (std::string d; std::getline(dirs, d, ':');)
+      if (!d.empty()) so.visible.push_back(d);
+  }
   // Every thread of the worker together; the wall-clock limit is the one that bites first.
   so.cpu_seconds = timeout_s * std::max(1u, std::thread::hardware_concurrency()) + 10;
   // The CUDA driver reserves address space far beyond any memory it uses: only the cpu
