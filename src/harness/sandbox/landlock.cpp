@@ -82,6 +82,10 @@ std::vector<LandlockRule> landlock_rules(const fs::path& work_dir, const fs::pat
     if (fs::exists(v, ec) && is_ancestor(temp_root, v) && !is_ancestor(work_dir, v)) read_rule(v);
   }
   rules.push_back({"/dev/shm", kAll});
+  // The CUDA driver names its threads through /proc/self/task/<tid>/comm and does not start
+  // where it cannot. apply_landlock opens this path in the worker itself (before exec, which
+  // keeps the PID): the rule covers the worker's own threads, no other process.
+  rules.push_back({"/proc/self/task", kRead | kWriteFile | kTruncate});
   for (const std::string& d : devices) {
     std::error_code ec;
     rules.push_back({d, fs::is_directory(d, ec) ? kRead | kWriteFile | kTruncate : kReadFile | kWriteFile | kTruncate});

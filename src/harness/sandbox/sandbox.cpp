@@ -4,6 +4,7 @@
 #include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
+#include <dirent.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -188,6 +189,49 @@ void setup_mounts(const SandboxPlan& plan, int report_fd) {
   set_read_only(report_fd, plan.work_dir.c_str(), false, false);
 }
 
+// The namespace's own /proc. Its process folders stay writable: the CUDA driver names its
+// threads through /proc/self/task/<tid>/comm and fails to start (CUDA_ERROR_OPERATING_SYSTEM)
+// where it cannot. Everything else in it (sysctls, /proc/sysrq-trigger, IRQ affinities, ...)
+// is bound read-only over itself: a worker's uid may be root, without capabilities, and
+// root owns those files. Runs in the namespace's init, after fork: no allocation.
+struct LinuxDirent64 {  // getdents64's record (linux/dirent.h's linux_dirent64)
+  uint64_t d_ino;
+  int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[];
+};
+
+void mount_namespace_proc(int report_fd) {
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+    report(report_fd, 'N', "the host's /proc stays visible: mount proc failed", "", errno);
+    return;
+  }
+  const int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) fail(report_fd, "open /proc");
+  alignas(8) char buf[4096];
+  char path[300];
+  for (;;) {
+    const long n = syscall(SYS_getdents64, dir, buf, sizeof(buf));
+    if (n < 0) fail(report_fd, "read /proc");
+    if (n == 0) break;
+    for (long at = 0; at < n;) {
+      const auto* e = reinterpret_cast<const LinuxDirent64*>(buf + at);
+      at += e->d_reclen;
+      const char* name = e->d_name;
+      const bool process = name[0] >= '0' && name[0] <= '9';
+      if (process || !std::strcmp(name, ".") || !std::strcmp(name, "..") || !std::strcmp(name, "self") ||
+          !std::strcmp(name, "thread-self") || e->d_type == DT_LNK || std::strlen(name) > 250)
+        continue;
+      std::strcpy(path, "/proc/");
+      std::strcat(path, name);
+      if (mount(path, path, nullptr, MS_BIND | MS_REC, nullptr) != 0) fail(report_fd, "bind mount ", path);
+      set_read_only(report_fd, path, true, true);
+    }
+  }
+  close(dir);
+}
+
 // The worker itself: limits, no capabilities, the filter, exec.
 [[noreturn]] void limit_and_exec(const SandboxPlan& plan, int report_fd, char* const argv[], char* const envp[]) {
   if (plan.cpu_seconds > 0) {
@@ -245,8 +289,9 @@ void setup_mounts(const SandboxPlan& plan, int report_fd) {
   if (init == 0) {
     // PID 1 of the namespace. Its exit makes the kernel kill whatever else is in it.
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, nullptr) != 0)
-      report(report_fd, 'N', "the host's /proc stays visible: mount proc failed", "", errno);
+    // Nothing the worker could write reaches init's memory or files (/proc/1/mem).
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    mount_namespace_proc(report_fd);
     const pid_t worker = fork();
     if (worker < 0) fail(report_fd, "fork the worker");
     if (worker == 0) limit_and_exec(plan, report_fd, argv, envp);

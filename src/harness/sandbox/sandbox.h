@@ -10,7 +10,7 @@
 //     (other workers' request and result files are invisible); /dev/shm is a private
 //     scratch that vanishes with the namespace; /dev holds only the basic nodes and
 //     /dev/nvidia* (the CUDA driver needs them); /proc shows the namespace's processes
-//     only and is read-only;
+//     only, and only their folders are writable (the CUDA driver writes its threads' names);
 //   - no network (an empty network namespace: loopback only, down);
 //   - no capabilities, no_new_privs, and the seccomp filter of seccomp_filter.h;
 //   - rlimits on CPU time and address space, no core dumps.

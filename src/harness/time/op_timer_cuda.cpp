@@ -53,11 +53,13 @@ DeviceTimer::DeviceTimer(int device, TimerOptions options) : impl_(std::make_uni
            "timer needs 1 <= min_calls <= max_calls, got ", options.min_calls, " and ", options.max_calls);
   FK_CHECK(options.warmup_calls >= 0 && options.max_batch >= 1, "timer needs warmup_calls >= 0 and max_batch >= 1");
   int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
     cudaGetLastError();
     count = 0;
   }
-  FK_CHECK(device >= 0 && device < count, "cannot time on GPU ", device, ": ", count, " CUDA device(s) visible");
+  FK_CHECK(device >= 0 && device < count, "cannot time on GPU ", device, ": ", count, " CUDA device(s) visible",
+           err != cudaSuccess ? concat(" (the driver says: ", cudaGetErrorString(err), ")") : std::string());
   Impl& m = *impl_;
   m.device = device;
   m.opt = options;

@@ -49,6 +49,8 @@ TEST(SandboxGpu, CudaRunsInTheSandbox) {
   po.timeout_s = 120;
   po.sandbox = SandboxOptions{};
   po.sandbox->work_dir = work;
+  // This binary may lie in the temporary folder the sandbox replaces (a build under /tmp).
+  po.sandbox->visible = {self_executable()};
   po.extra_env = {concat(kChildEnv, "=1")};
   const ProcessResult r = run_process({self_executable(), "--gtest_filter=SandboxGpu.ChildSide"}, po);
   std::string violation;

@@ -120,6 +120,24 @@ TEST(Sandbox, WritesOnlyInItsFolder) {
   fs::remove(outside, ec);
 }
 
+// The CUDA driver writes its threads' names (/proc/self/task/<tid>/comm) and does not start
+// where it cannot; the rest of /proc stays read-only. The sysctl write puts back the value
+// it read: harmless even where the sandbox failed to stop it.
+constexpr const char* kProcWrites =
+    "echo worker > /proc/self/task/$$/comm && echo named-thread; "
+    "v=$(cat /proc/sys/vm/swappiness); echo $v 2>/dev/null > /proc/sys/vm/swappiness && echo wrote-sysctl; "
+    "cat /proc/1/environ >/dev/null 2>&1 && echo read-init; true";
+
+TEST(Sandbox, ProcIsWritableOnlyInItsOwnProcesses) {
+  REQUIRE_NAMESPACES();
+  WorkDir w("proc");
+  const ProcessResult r = sandboxed(w, kProcWrites);
+  ASSERT_TRUE(r.exited() && r.exit_code == 0) << r.describe() << r.output << r.sandbox_error;
+  EXPECT_NE(r.output.find("named-thread"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("wrote-sysctl"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("read-init"), std::string::npos) << r.output;  // init is not dumpable
+}
+
 TEST(Sandbox, DevHoldsOnlyTheNodesAWorkerNeeds) {
   REQUIRE_NAMESPACES();
   WorkDir w("dev");
@@ -260,7 +278,7 @@ TEST(Sandbox, LandlockConfinesFilesWithoutNamespaces) {
              " 2>/dev/null && echo read-sibling; echo x > ", (w.path.parent_path() / "beside").string(),
              " 2>/dev/null && echo wrote-beside; echo x > ", outside.string(),
              " 2>/dev/null && echo wrote-outside; cat /etc/passwd > /dev/null && echo read-etc; echo x > /dev/null && "
-             "echo dev-null; kill -0 ", getpid(), " 2>/dev/null && echo signalled-harness"),
+             "echo dev-null; kill -0 ", getpid(), " 2>/dev/null && echo signalled-harness; ", kProcWrites),
       status);
   fs::remove(sibling);
   EXPECT_TRUE(WIFEXITED(status)) << out;
@@ -272,6 +290,8 @@ TEST(Sandbox, LandlockConfinesFilesWithoutNamespaces) {
   EXPECT_NE(out.find("read-etc"), std::string::npos) << out;  // reads elsewhere stay allowed
   EXPECT_NE(out.find("dev-null"), std::string::npos) << out;
   if (landlock.landlock_abi >= 6) EXPECT_EQ(out.find("signalled-harness"), std::string::npos) << out;
+  EXPECT_NE(out.find("named-thread"), std::string::npos) << out;
+  EXPECT_EQ(out.find("wrote-sysctl"), std::string::npos) << out;
   std::error_code ec;
   fs::remove(outside, ec);
 }

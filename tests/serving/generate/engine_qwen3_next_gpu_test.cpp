@@ -47,7 +47,8 @@ TEST(EngineQwen3NextGpu, LogitsMatchTheCpuBackend) {
   FK_REQUIRE_GPU();
   const uint64_t seed = test::seed_for("EngineQwen3NextGpu.VsCpu");
   const auto prompt = random_prompts(seed, 1, 60, 60)[0];
-  Engine cpu(tiny(512)), gpu(tiny(512, 64, 32, kCuda));
+  // 60 logit rows: prefill_logits reads them as 60 sequences' last rows, within max_num_seqs.
+  Engine cpu(tiny(512, 64, 64)), gpu(tiny(512, 64, 64, kCuda));
   const std::vector<float> want = cpu.prefill_logits(prompt, 60), got = gpu.prefill_logits(prompt, 60);
   ASSERT_EQ(got.size(), want.size());
   const int64_t V = cpu.spec().config.vocab_size;
