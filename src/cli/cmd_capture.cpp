@@ -1,5 +1,7 @@
-// `fk capture`: run the engine on a workload and record every op call as a task workload
-// (src/harness/capture/capture.h): task files per op, plus a JSON summary of calls and time shares.
+// `fk capture`: run a model on a workload and record every op call as a task workload
+// (src/harness/capture/capture.h): task files per op, plus a JSON summary of calls and time
+// shares. Generate models run through the engine on requests; text encoders (Batch) run one
+// batch pass (capture_batch.h).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +9,8 @@
 #include "cli/command.h"
 #include "cli/engine_options.h"
 #include "harness/capture/capture.h"
+#include "harness/capture/capture_batch.h"
+#include "models/registry.h"
 
 namespace fk::cli {
 namespace {
@@ -17,16 +21,40 @@ struct CaptureCli {
   std::string out = "captured";
 };
 
+// The Batch pattern's text encoders: one batch pass (capture_batch.h's workloads).
+e2e::CaptureResult capture_batch_model(const CaptureCli& o, const models::ModelSource& src, nlohmann::json& workload) {
+  const engine::EngineConfig ec = o.engine.to_config();  // validates the options, selects --variant
+  e2e::BatchCaptureOptions bo;
+  bo.backend = ec.backend;
+  bo.dtype = ec.dtype;
+  bo.seed = o.engine.seed;
+  const e2e::BatchWorkload w = e2e::batch_workload(o.workload);
+  workload = {{"name", w.name}, {"sequence_lengths", w.lengths}};
+  models::ModelSource source = src;
+  if (o.engine.dummy_weights) source.checkpoint.clear();
+  return e2e::capture_text_encoder(source, w, bo);
+}
+
 void run(const CaptureCli& o) {
-  const e2e::WorkloadSpec w = e2e::workload_spec(o.workload);
-  const e2e::CaptureResult r = e2e::capture_workload(o.engine.to_config(), w);
+  const models::ModelSource src = models::resolve_model(o.engine.model);
+  nlohmann::json workload_json;
+  e2e::CaptureResult r;
+  std::string workload_name = o.workload;
+  if (src.registration->pattern == models::RunPattern::batch) {
+    r = capture_batch_model(o, src, workload_json);
+  } else {
+    const e2e::WorkloadSpec w = e2e::workload_spec(o.workload);
+    r = e2e::capture_workload(o.engine.to_config(), w);
+    workload_json = e2e::to_json(w);
+    workload_name = w.name;
+  }
   // A checkpoint folder is named by its last component ("Llama-3.1-8B"), a built-in by its name.
   const std::string model = std::filesystem::path(o.engine.model).filename().string();
-  const auto files = e2e::write_task_files(r, model.empty() ? o.engine.model : model, w.name, o.out);
+  const auto files = e2e::write_task_files(r, model.empty() ? o.engine.model : model, workload_name, o.out);
   nlohmann::json summary = r.to_json();
   summary["command"] = invoked_command();
   summary["model"] = o.engine.model;
-  summary["workload"] = e2e::to_json(w);
+  summary["workload"] = workload_json;
   std::ofstream(std::filesystem::path(o.out) / "capture.json") << summary.dump(2) << "\n";
   std::printf("time from the %s\n%-30s %8s %10s %7s\n", r.time_source.c_str(), "op", "calls", "seconds", "share");
   for (const auto& c : r.ops)
@@ -39,7 +67,9 @@ void setup(CLI::App& app) {
   static CaptureCli o;
   auto* cmd = app.add_subcommand("capture", "Record the engine's op calls on a workload as task workloads");
   o.engine.add_to(cmd);
-  cmd->add_option("--workload", o.workload, "latency-1, latency-32, mixed, long, tiny, or a JSON file")
+  cmd->add_option("--workload", o.workload,
+                  "Generate models: latency-1, latency-32, mixed, long, tiny, or a JSON file; "
+                  "text encoders (Batch): tiny, mixed, or BxL sequences of tokens (e.g. 32x512)")
       ->capture_default_str();
   cmd->add_option("--out", o.out, "Folder for <op>.json task files and capture.json")->capture_default_str();
   cmd->callback([] { run(o); });

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <optional>
 
 #include "harness/capture/call_gpu_time.h"
@@ -32,10 +33,7 @@ struct CallNode {
 
 }  // namespace
 
-CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& workload) {
-  config.cuda_graphs = false;  // a replayed graph calls no op: nothing could be observed
-  const bool on_gpu = config.backend == DeviceType::cuda;
-  engine::Engine e(config);
+CaptureResult capture_calls(const std::function<void()>& run, bool on_gpu, std::string category) {
   std::map<std::string, CapturedOp> by_op;
   std::vector<CallNode> nodes;
   // Calls reported but whose enclosing call (if any) is not yet: per depth, since the
@@ -72,14 +70,7 @@ CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& 
   struct Reset {
     ~Reset() { OpRegistry::global().set_call_observer(nullptr); }
   } reset;
-  engine::SamplingParams sp;
-  sp.temperature = 0;
-  sp.ignore_eos = true;
-  for (const WorkloadRequest& r : make_requests(workload, e.spec().config.vocab_size, e.max_model_len())) {
-    sp.max_tokens = r.max_tokens;
-    e.add_request(r.prompt, sp);
-  }
-  while (e.has_unfinished()) e.step();
+  run();
   if (traced) gpu->flush();
 
   CaptureResult out;
@@ -98,11 +89,28 @@ CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& 
     }
   }
   out.time_source = traced ? "kernel trace" : "wall clock";
-  out.category = model_category(e.spec().config);
+  out.category = std::move(category);
   for (auto& [name, c] : by_op) out.ops.push_back(std::move(c));
   std::sort(out.ops.begin(), out.ops.end(),
             [](const CapturedOp& a, const CapturedOp& b) { return a.total_seconds > b.total_seconds; });
   return out;
+}
+
+CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& workload) {
+  config.cuda_graphs = false;  // a replayed graph calls no op: nothing could be observed
+  engine::Engine e(config);
+  return capture_calls(
+      [&] {
+        engine::SamplingParams sp;
+        sp.temperature = 0;
+        sp.ignore_eos = true;
+        for (const WorkloadRequest& r : make_requests(workload, e.spec().config.vocab_size, e.max_model_len())) {
+          sp.max_tokens = r.max_tokens;
+          e.add_request(r.prompt, sp);
+        }
+        while (e.has_unfinished()) e.step();
+      },
+      config.backend == DeviceType::cuda, model_category(e.spec().config));
 }
 
 json CaptureResult::to_json() const {

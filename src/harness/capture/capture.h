@@ -5,6 +5,7 @@
 // rather than from hand-written tables.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -43,6 +44,11 @@ struct CaptureResult {
   std::string category;  // the captured model's benchmark category (model_category)
   nlohmann::json to_json() const;
 };
+
+// Records every op call `run` makes through the op registry (its call observer), timed by a
+// kernel trace on a GPU (`on_gpu` with CUPTI), else by wall clock, and files the result
+// under the benchmark `category`. Each run pattern's driver (below, capture_batch.h) calls it.
+CaptureResult capture_calls(const std::function<void()>& run, bool on_gpu, std::string category);
 
 // Runs `workload` on an engine made from `config` (forced eager: graphs cannot be observed).
 // A fused op that the registry runs as its parts (a part has a candidate, or the op's

@@ -16,6 +16,15 @@ fk_status gelu_cpu(const void* args, void*) {
   });
 }
 
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const GeluArgs*>(args);
+  return Json{{"tokens", a.out.shape[0]},
+              {"hidden", a.out.shape[1]},
+              {"dtype", std::string(dtype_name(a.out.dtype))},
+              {"approximate", a.approximate == GeluApprox::tanh ? "tanh" : "none"}};
+}
+
 OpDef make_def() {
   OpDef d = elementwise_activation_def<GeluArgs>(
       "out = gelu(input), element-wise (approximate none or tanh)", -5.f, 5.f,
@@ -32,6 +41,7 @@ OpDef make_def() {
       {{"tokens", 16384}, {"hidden", 4096}},                          // ViT-L / BERT-large MLP
       {{"tokens", 256}, {"hidden", 14336}},
   };
+  d.workload_from_call = workload_from_call;
   return d;
 }
 

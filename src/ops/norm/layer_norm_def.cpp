@@ -17,6 +17,16 @@ fk_status layer_norm_cpu(const void* args, void*) {
   });
 }
 
+// The workload of a captured call: the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const LayerNormArgs*>(args);
+  return Json{{"tokens", a.input.shape[0]},
+              {"hidden", a.input.shape[1]},
+              {"dtype", std::string(dtype_name(a.input.dtype))},
+              {"eps", a.eps},
+              {"bias", a.bias.data != nullptr}};
+}
+
 // Workload fields: tokens, hidden, dtype (bf16), eps (1e-5, torch's default), bias (true).
 OpDef make_def() {
   OpDef d;
@@ -50,6 +60,7 @@ OpDef make_def() {
     const double bias_bytes = a.bias.data ? static_cast<double>(a.bias.nbytes()) : 0.0;
     return OpCost{2.0 * n * a.input.element_size() + a.weight.nbytes() + bias_bytes, 7.0 * n, DType::f32};
   };
+  d.workload_from_call = workload_from_call;
   d.test_workloads = norm_test_workloads();
   for (const Json& w : std::vector<Json>{
            {{"tokens", 5}, {"hidden", 1000}, {"bias", false}},
