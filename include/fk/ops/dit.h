@@ -1,0 +1,52 @@
+// Ops of diffusion transformers (DiT / MMDiT: FLUX.1, SD3, HunyuanVideo): the conditioning
+// activation and the adaLN modulation and gated residual around every block. Shapes beside
+// each field: T tokens (packed, B samples of L = T / B consecutive tokens each), H hidden.
+//
+// Common rules:
+// - Dtypes: f32, f16 or bf16; every tensor has the dtype of input. Math is fp32 (CUDA) or
+//   double (CPU reference), rounded once to the output dtype.
+// - "rows contiguous": the last dimension has stride 1; the row stride is free (the
+//   modulation vectors are slices of one [B, k*H] linear output: shift, scale, gate).
+// - A per-sample vector [B, H] applies to the L = T / B tokens of its sample: token t uses
+//   row t / L. T must be a multiple of B.
+#pragma once
+#include <cstdint>
+
+#include "fk/op.h"
+
+namespace fk::ops {
+
+// out = silu(input) = input / (1 + exp(-input)), element-wise: the activation before every
+// adaLN linear of a DiT (diffusers' nn.SiLU on the conditioning vector) and inside its
+// timestep / text embedders.
+struct SiluArgs {
+  static constexpr const char* kName = "silu";
+  TensorView out;    // [T, H] written; dtype of input; rows contiguous (row stride free)
+  TensorView input;  // [T, H] read; f32/f16/bf16; rows contiguous (row stride free)
+};
+
+// adaLN modulation fused with a LayerNorm without affine parameters (diffusers'
+// AdaLayerNormZero / AdaLayerNormZeroSingle / AdaLayerNormContinuous and the MLP branch of
+// FluxTransformerBlock):
+//   n = (x - mean(x)) * rsqrt(var(x) + eps)            (biased variance, per token)
+//   out[t, :] = n * (1 + scale[b, :]) + shift[b, :]    (b = t / L)
+struct AdaLnModulateArgs {
+  static constexpr const char* kName = "adaln_modulate";
+  TensorView out;    // [T, H] written; dtype of input; rows contiguous; must not overlap input
+  TensorView input;  // [T, H] read; f32/f16/bf16; rows contiguous (row stride free)
+  TensorView shift;  // [B, H] read; dtype of input; rows contiguous (row stride free)
+  TensorView scale;  // [B, H] read; dtype of input; rows contiguous (row stride free)
+  float eps;         // added to the variance (FLUX: 1e-6)
+};
+
+// The gated residual of adaLN-Zero, IN PLACE: out[t, :] += gate[b, :] * input[t, :]
+// (b = t / L), one rounding. In place because out is the block's residual stream, which
+// the next norm reads; a separate sum would cost a [T, H] buffer and a copy.
+struct GatedResidualAddArgs {
+  static constexpr const char* kName = "gated_residual_add";
+  TensorView out;    // [T, H] updated; dtype of input; rows contiguous (row stride free)
+  TensorView input;  // [T, H] read; f32/f16/bf16; rows contiguous; must not overlap out
+  TensorView gate;   // [B, H] read; dtype of input; rows contiguous; must not overlap out
+};
+
+}  // namespace fk::ops

@@ -1,0 +1,55 @@
+// Argument checks of the DiT ops (fk/ops/dit.h), shared by their CPU references and CUDA
+// baselines. `backend` is where the implementation runs: every tensor must live there, and
+// the CPU implementation, which is also the oracle, accepts f64 for what it writes.
+#pragma once
+#include <cmath>
+
+#include "fk/ops/dit.h"
+#include "ops/activation/activation_validate.h"
+#include "ops/common/validate.h"
+
+namespace fk::ops {
+
+// A per-sample [B, H] vector of a [T, H] input: B >= 1 divides T, the input's dtype.
+inline void expect_per_sample(const char* op, const char* arg, const TensorView& v, const TensorView& input,
+                              DeviceType backend) {
+  expect_activation_rows(op, arg, v, backend);
+  expect_dtype(op, arg, v, input.dtype);
+  FK_CHECK(v.shape[1] == input.shape[1], op, ": ", arg, " must have the ", input.shape[1],
+           " columns of input ", describe(input), ", got ", describe(v));
+  FK_CHECK(v.shape[0] >= 1 && input.shape[0] % v.shape[0] == 0, op, ": ", arg, " [B, H] needs B >= 1 dividing the ",
+           input.shape[0], " tokens of input (B samples of T / B tokens), got ", describe(v));
+}
+
+inline void validate_silu(const SiluArgs& a, DeviceType backend) { validate_elementwise(a, backend); }
+
+inline void validate_adaln_modulate(const AdaLnModulateArgs& a, DeviceType backend) {
+  constexpr const char* op = AdaLnModulateArgs::kName;
+  expect_activation_input(op, a.input, backend);
+  expect_activation_rows(op, "out", a.out, backend);
+  expect_same_shape(op, "out", a.out, "input", a.input);
+  expect_written_dtype(op, "out", a.out, a.input.dtype, backend);
+  expect_per_sample(op, "shift", a.shift, a.input, backend);
+  expect_per_sample(op, "scale", a.scale, a.input, backend);
+  FK_CHECK(a.shift.shape[0] == a.scale.shape[0], op, ": shift ", describe(a.shift), " and scale ",
+           describe(a.scale), " must have the same samples");
+  FK_CHECK(a.eps > 0 && std::isfinite(a.eps), op, ": eps must be positive and finite, got ", a.eps);
+  expect_no_overlap(op, "out", a.out, "input", a.input);
+  expect_no_overlap(op, "out", a.out, "shift", a.shift);
+  expect_no_overlap(op, "out", a.out, "scale", a.scale);
+}
+
+inline void validate_gated_residual_add(const GatedResidualAddArgs& a, DeviceType backend) {
+  constexpr const char* op = GatedResidualAddArgs::kName;
+  expect_activation_input(op, a.input, backend);
+  expect_activation_rows(op, "out", a.out, backend);
+  expect_same_shape(op, "out", a.out, "input", a.input);
+  expect_written_dtype(op, "out", a.out, a.input.dtype, backend);
+  expect_per_sample(op, "gate", a.gate, a.input, backend);
+  // Updated in place: a kernel reading input or gate after writing out must see the values
+  // it was called with.
+  expect_no_overlap(op, "out", a.out, "input", a.input);
+  expect_no_overlap(op, "out", a.out, "gate", a.gate);
+}
+
+}  // namespace fk::ops

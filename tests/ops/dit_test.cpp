@@ -1,0 +1,125 @@
+// The DiT ops (silu, adaln_modulate, gated_residual_add) beyond the generic oracle test:
+// hand-computed values, the per-sample vectors reaching only their own tokens, row-strided
+// modulation vectors (slices of one [B, 6H] linear output, as FLUX passes them), in-place
+// update that leaves the inputs alone, and named errors for bad arguments.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "fk/ops/dit.h"
+#include "ops/norm_act_support.h"
+#include "support/test_seed.h"
+
+namespace fk {
+namespace {
+
+using ops::AdaLnModulateArgs;
+using ops::GatedResidualAddArgs;
+using ops::SiluArgs;
+using test::expect_invalid;
+using test::expect_ok;
+
+Tensor f32_matrix(int64_t rows, int64_t cols, std::initializer_list<float> values) {
+  Tensor t = Tensor::empty({rows, cols}, DType::f32);
+  size_t i = 0;
+  for (float v : values) t.data_as<float>()[i++] = v;
+  return t;
+}
+
+TEST(DitSilu, KnownValues) {
+  const Tensor in = f32_matrix(1, 5, {0.f, 1.f, -1.f, 20.f, -800.f});
+  Tensor out = Tensor::empty({1, 5}, DType::f32);
+  expect_ok(DeviceType::cpu, SiluArgs{out, in});
+  const float* o = out.data_as<float>();
+  EXPECT_FLOAT_EQ(o[0], 0.f);
+  EXPECT_NEAR(o[1], 1.0 / (1.0 + std::exp(-1.0)), 1e-7);
+  EXPECT_NEAR(o[2], -1.0 / (1.0 + std::exp(1.0)), 1e-7);
+  EXPECT_NEAR(o[3], 20.0, 1e-5);
+  EXPECT_EQ(o[4], 0.f);  // exp overflows: the limit, not NaN
+}
+
+TEST(DitAdaLnModulate, NormalisesThenModulatesPerSample) {
+  // Two samples of two tokens; each row's mean and variance are easy: [1, 3] has mean 2,
+  // variance 1, normalised [-1, 1] (eps negligible).
+  const Tensor in = f32_matrix(4, 2, {1.f, 3.f, /**/ 5.f, 1.f, /**/ 0.f, 2.f, /**/ -4.f, 4.f});
+  const Tensor shift = f32_matrix(2, 2, {10.f, 20.f, /**/ -1.f, -2.f});
+  const Tensor scale = f32_matrix(2, 2, {1.f, 0.f, /**/ -1.f, 2.f});
+  Tensor out = Tensor::empty({4, 2}, DType::f32);
+  expect_ok(DeviceType::cpu, AdaLnModulateArgs{out, in, shift, scale, 1e-12f});
+  const float* o = out.data_as<float>();
+  // Sample 0: n * (1 + [1, 0]) + [10, 20].
+  EXPECT_NEAR(o[0], -2 + 10, 1e-5);
+  EXPECT_NEAR(o[1], 1 + 20, 1e-5);
+  EXPECT_NEAR(o[2], 2 + 10, 1e-5);
+  EXPECT_NEAR(o[3], -1 + 20, 1e-5);
+  // Sample 1: n * (1 + [-1, 2]) + [-1, -2].
+  EXPECT_NEAR(o[4], 0 - 1, 1e-5);
+  EXPECT_NEAR(o[5], 3 - 2, 1e-5);
+  EXPECT_NEAR(o[6], 0 - 1, 1e-5);
+  EXPECT_NEAR(o[7], 3 - 2, 1e-5);
+}
+
+TEST(DitAdaLnModulate, EpsAndStridedVectors) {
+  // A constant row has variance 0: n = 0 whatever eps, out = shift. The vectors are column
+  // slices of one [1, 6] matrix (shift | scale | gate as diffusers' chunk gives them).
+  const Tensor in = f32_matrix(2, 2, {7.f, 7.f, /**/ 0.f, 2.f});
+  const Tensor emb = f32_matrix(1, 6, {0.5f, -0.5f, /**/ 1.f, 1.f, /**/ 9.f, 9.f});
+  TensorView shift = emb.view(), scale = emb.view();
+  shift.shape[1] = 2;
+  scale.shape[1] = 2;
+  scale.data = scale.element_ptr(2);
+  Tensor out = Tensor::empty({2, 2}, DType::f32);
+  const float eps = 3.f;  // row 1: var 1, rstd = 1 / sqrt(1 + 3) = 1/2
+  expect_ok(DeviceType::cpu, AdaLnModulateArgs{out, in, shift, scale, eps});
+  const float* o = out.data_as<float>();
+  EXPECT_FLOAT_EQ(o[0], 0.5f);
+  EXPECT_FLOAT_EQ(o[1], -0.5f);
+  EXPECT_NEAR(o[2], -0.5 * 2 + 0.5, 1e-6);
+  EXPECT_NEAR(o[3], 0.5 * 2 - 0.5, 1e-6);
+}
+
+TEST(DitGatedResidualAdd, AddsGatedRowsInPlacePerSample) {
+  Tensor out = f32_matrix(4, 2, {1.f, 1.f, /**/ 2.f, 2.f, /**/ 3.f, 3.f, /**/ 4.f, 4.f});
+  const Tensor in = f32_matrix(4, 2, {1.f, 2.f, /**/ 3.f, 4.f, /**/ 5.f, 6.f, /**/ 7.f, 8.f});
+  const Tensor gate = f32_matrix(2, 2, {0.f, 1.f, /**/ -1.f, 0.5f});
+  const Tensor in_before = in.clone(), gate_before = gate.clone();
+  expect_ok(DeviceType::cpu, GatedResidualAddArgs{out, in, gate});
+  const float* o = out.data_as<float>();
+  const float want[8] = {1.f, 3.f, 2.f, 6.f, -2.f, 6.f, -3.f, 8.f};
+  for (int i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(o[i], want[i]) << i;
+  test::expect_views_near(in.view(), in_before.view(), {0, 0}, "input is read only");
+  test::expect_views_near(gate.view(), gate_before.view(), {0, 0}, "gate is read only");
+}
+
+TEST(DitGatedResidualAdd, RoundsOnceToTheDtype) {
+  // bf16 spaces 258 and 260 two apart. 258 + 0.99609375 * 1 = 258.996 rounds to 258 when
+  // the sum is rounded once; a kernel that rounded the sum's two halves differently (or
+  // added in bf16 after rounding the product up to 1) would land on the tie 259 -> 260.
+  Tensor out = Tensor::empty({1, 1}, DType::bf16), in = Tensor::empty({1, 1}, DType::bf16),
+         gate = Tensor::empty({1, 1}, DType::bf16);
+  set(out.view(), 258.0, 0, 0);
+  set(in.view(), 1.0, 0, 0);
+  set(gate.view(), 0.99609375, 0, 0);
+  expect_ok(DeviceType::cpu, GatedResidualAddArgs{out, in, gate});
+  EXPECT_EQ(get(out.view(), 0, 0), 258.0);
+}
+
+TEST(DitOps, NamedErrors) {
+  const Tensor x = f32_matrix(4, 2, {0, 0, 0, 0, 0, 0, 0, 0});
+  Tensor out = Tensor::empty({4, 2}, DType::f32);
+  const Tensor three = Tensor::empty({3, 2}, DType::f32), wide = Tensor::empty({1, 3}, DType::f32),
+               half = Tensor::empty({1, 2}, DType::f16), one = Tensor::empty({1, 2}, DType::f32);
+  expect_invalid(DeviceType::cpu, AdaLnModulateArgs{out, x, three, three, 1e-6f}, "shift [B, H] needs B >= 1 dividing");
+  expect_invalid(DeviceType::cpu, AdaLnModulateArgs{out, x, wide, one, 1e-6f}, "shift must have the 2 columns");
+  expect_invalid(DeviceType::cpu, AdaLnModulateArgs{out, x, one, half, 1e-6f}, "scale");
+  expect_invalid(DeviceType::cpu, AdaLnModulateArgs{out, x, one, one, 0.f}, "eps must be positive");
+  expect_invalid(DeviceType::cpu, AdaLnModulateArgs{x, x, one, one, 1e-6f}, "overlap");
+  expect_invalid(DeviceType::cpu, GatedResidualAddArgs{out, x, three}, "gate [B, H] needs B >= 1 dividing");
+  expect_invalid(DeviceType::cpu, GatedResidualAddArgs{out, out, one}, "overlap");
+  expect_invalid(DeviceType::cpu, GatedResidualAddArgs{out, three, one}, "out");
+  expect_invalid(DeviceType::cpu, SiluArgs{three, x}, "out");
+}
+
+}  // namespace
+}  // namespace fk
