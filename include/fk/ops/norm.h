@@ -74,6 +74,21 @@ struct LayerNormArgs {
   float eps;
 };
 
+// The residual add of a post-norm encoder layer (BERT, XLM-RoBERTa) fused with its LayerNorm:
+//   out[t, :] = layer_norm(round_to_dtype(input[t, :] + residual[t, :])) * weight + bias
+// The sum is rounded to the dtype first, as the unfused add would store it. `out` may be
+// the residual tensor itself (the layer's hidden state updated in place); it must not
+// overlap `input`.
+struct AddLayerNormArgs {
+  static constexpr const char* kName = "add_layer_norm";
+  TensorView out;       // [T, H] written; dtype of input; rows contiguous; may be `residual` itself
+  TensorView input;     // [T, H] read: the sub-layer's output; f32/f16/bf16; rows contiguous
+  TensorView residual;  // [T, H] read: the sub-layer's input; dtype of input; rows contiguous
+  TensorView weight;    // [H]    read; dtype of input
+  TensorView bias;      // [H]    read; dtype of input; optional (data == nullptr: no bias)
+  float eps;
+};
+
 // The gate's activation in rms_norm_gated.
 enum class NormGateActivation : int32_t {
   silu = 0,     // g / (1 + exp(-g)): Qwen3-Next (fla's "swish"/"silu")

@@ -8,7 +8,7 @@
 #include "fk/ops/activation.h"
 #include "fk/ops/embedding.h"
 #include "fk/ops/linear.h"
-#include "fk/ops/moe.h"
+#include "fk/ops/elementwise.h"
 #include "fk/ops/norm.h"
 #include "fk/ops/varlen_attention.h"
 #include "fk/status.h"
@@ -41,9 +41,6 @@ Tensor filled(const Shape& shape, DType dtype, double value, Device device) {
     store_element(static_cast<char*>(host.data()) + static_cast<size_t>(i) * es, dtype, value);
   return device.is_cpu() ? host : host.to(device);
 }
-
-// sigmoid(100) rounds to exactly 1 in float and double: the gated add is a plain add.
-constexpr double kSaturatedGate = 100.0;
 
 }  // namespace
 
@@ -92,7 +89,6 @@ void XlmRobertaModel::load(const LoadOptions& o) {
   type_emb_ = buffer({t, h});
   colbert_ = buffer({t, h});
   sparse_ = buffer({t, 1});
-  gate_one_ = filled({t, 1}, o.dtype, kSaturatedGate, o.device);
   zero_types_ = filled({t}, DType::i32, 0, o.device);
   loaded_ = true;
 }
@@ -143,10 +139,9 @@ void XlmRobertaModel::embed(const StepInputs& in, void* stream) {
   call_op(ops::EmbeddingArgs{rows(sub_, t), ids, weights_.word}, be, stream);
   call_op(ops::EmbeddingArgs{rows(type_emb_, t), types, weights_.token_type}, be, stream);
   call_op(ops::EmbeddingArgs{rows(pos_emb_, t), pos, weights_.position}, be, stream);
-  call_op(ops::SigmoidGatedAddArgs{rows(sub_, t), rows(type_emb_, t), rows(gate_one_, t)}, be, stream);
-  call_op(ops::SigmoidGatedAddArgs{rows(sub_, t), rows(pos_emb_, t), rows(gate_one_, t)}, be, stream);
-  call_op(ops::LayerNormArgs{rows(x_, t), rows(sub_, t), weights_.embed_norm, weights_.embed_norm_bias,
-                             static_cast<float>(config_.layer_norm_eps)},
+  call_op(ops::AddArgs{rows(sub_, t), rows(sub_, t), rows(type_emb_, t)}, be, stream);
+  call_op(ops::AddLayerNormArgs{rows(x_, t), rows(pos_emb_, t), rows(sub_, t), weights_.embed_norm,
+                                weights_.embed_norm_bias, static_cast<float>(config_.layer_norm_eps)},
           be, stream);
 }
 
@@ -168,13 +163,14 @@ void XlmRobertaModel::layer(const EncoderLayerWeights& w, void* stream) {
   attn.causal = 0;
   call_op(attn, be, stream);
   call_op(ops::LinearArgs{rows(sub_, t), rows(attn_, t), w.attn_out, w.attn_out_bias, none, none}, be, stream);
-  call_op(ops::SigmoidGatedAddArgs{rows(sub_, t), rows(x_, t), rows(gate_one_, t)}, be, stream);
-  call_op(ops::LayerNormArgs{rows(x_, t), rows(sub_, t), w.attn_norm, w.attn_norm_bias, eps}, be, stream);
+  // Post-norm: x = LayerNorm(x + sublayer(x)), the hidden state updated in place.
+  call_op(ops::AddLayerNormArgs{rows(x_, t), rows(sub_, t), rows(x_, t), w.attn_norm, w.attn_norm_bias, eps}, be,
+          stream);
   call_op(ops::LinearArgs{rows(inter_, t), rows(x_, t), w.up, w.up_bias, none, none}, be, stream);
   call_op(ops::GeluArgs{rows(inter_act_, t), rows(inter_, t), config_.gelu}, be, stream);
   call_op(ops::LinearArgs{rows(sub_, t), rows(inter_act_, t), w.down, w.down_bias, none, none}, be, stream);
-  call_op(ops::SigmoidGatedAddArgs{rows(sub_, t), rows(x_, t), rows(gate_one_, t)}, be, stream);
-  call_op(ops::LayerNormArgs{rows(x_, t), rows(sub_, t), w.out_norm, w.out_norm_bias, eps}, be, stream);
+  call_op(ops::AddLayerNormArgs{rows(x_, t), rows(sub_, t), rows(x_, t), w.out_norm, w.out_norm_bias, eps}, be,
+          stream);
 }
 
 TensorView XlmRobertaModel::forward(const StepInputs& in, void* stream) {

@@ -7,9 +7,9 @@
 //              x = LayerNorm(x + a Wo^T + bo)
 //              x = LayerNorm(x + gelu(x W1^T + b1) W2^T + b2)
 //   with BGE-M3's heads: colbert = x Wc^T + bc, sparse = x ws^T + bs (per token).
-// The residual adds are sigmoid_gated_add with a saturated gate (sigmoid(100) is exactly 1
-// in float and double): out += 1 * input, one rounding, what x + y is; the engine has no
-// plain add op yet (a fused add + LayerNorm is the op this wants).
+// Each residual add and the LayerNorm after it are one add_layer_norm (the sum rounded to
+// the dtype first, as HF's x + y stores it); the embeddings' sums are add, then
+// add_layer_norm with the position embedding.
 // Pooling (the CLS row, the ReLU of the sparse logits, the L2 norms of the dense and
 // ColBERT vectors) is left to the Batch runner (embed_batch.h), on the host.
 //
@@ -69,7 +69,6 @@ class XlmRobertaModel final : public Model {
   XlmRobertaWeights weights_;
   // Activations for options_.max_tokens rows.
   Tensor x_, qkv_, attn_, sub_, inter_, inter_act_, pos_emb_, type_emb_, colbert_, sparse_;
-  Tensor gate_one_;     // [max_tokens, 1]: the saturated gate of the residual adds
   Tensor zero_types_;   // [max_tokens] i32 zeros: token types when none are given
   // The planned batch.
   int64_t tokens_ = 0, seqs_ = 0;

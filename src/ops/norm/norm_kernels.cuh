@@ -1,5 +1,5 @@
 // Row normalisation kernels shared by rms_norm, gemma_rms_norm, fused_add_rms_norm,
-// gemma_fused_add_rms_norm and layer_norm. One kernel body; a NormSpec picks, at compile
+// gemma_fused_add_rms_norm, layer_norm and add_layer_norm. One kernel body; a NormSpec picks, at compile
 // time, the statistics (rms or mean/variance), whether a residual is added first, and
 // whether the weight scales as w or 1 + w.
 //
@@ -48,6 +48,7 @@ using GemmaRmsNormSpec = NormSpec<Stats::rms, false, true>;
 using FusedAddRmsNormSpec = NormSpec<Stats::rms, true, false>;
 using GemmaFusedAddRmsNormSpec = NormSpec<Stats::rms, true, true>;
 using LayerNormSpec = NormSpec<Stats::mean_var, false, false>;
+using AddLayerNormSpec = NormSpec<Stats::mean_var, true, false>;
 
 template <class T>
 struct NormParams {
@@ -265,7 +266,10 @@ __global__ void __launch_bounds__(kMaxRegisterThreads) norm_rows_looped(NormPara
     mean = total / static_cast<float>(p.H);
     float dev = 0.f;
 #pragma unroll 4
-    for (int i = threadIdx.x; i < num_vec; i += blockDim.x) dev += squared_deviation(cuda::load_packed_ro<kN>(x_row + i * kN), mean);
+    for (int i = threadIdx.x; i < num_vec; i += blockDim.x)
+      dev += squared_deviation(Spec::kAddResidual ? cuda::load_packed<kN>(r_out_row + i * kN)
+                                                  : cuda::load_packed_ro<kN>(x_row + i * kN),
+                               mean);
     inv = rsqrtf(cuda::block_sum(dev, scratch) / static_cast<float>(p.H) + p.eps);
   }
 

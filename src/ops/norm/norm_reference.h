@@ -49,14 +49,19 @@ inline void rms_norm_reference(const TensorView& out, const TensorView& input, c
 }
 
 // out[t, :] = (x - mean) * rsqrt(var + eps) * weight (+ bias), two passes in double.
-// `bias` may be null (no bias).
+// `bias` may be null (no bias). With `residual`, x = round_to_dtype(input + residual) (the
+// residual is read only; out may be the residual itself: a row is read before it is written).
 inline void layer_norm_reference(const TensorView& out, const TensorView& input, const TensorView& weight,
-                                 const TensorView* bias, float eps) {
+                                 const TensorView* bias, float eps, const TensorView* residual = nullptr) {
   const int64_t T = input.shape[0], H = input.shape[1];
   std::vector<double> x(static_cast<size_t>(H));
   for (int64_t t = 0; t < T; ++t) {
     double sum = 0;
-    for (int64_t h = 0; h < H; ++h) sum += (x[h] = get(input, t, h));
+    for (int64_t h = 0; h < H; ++h) {
+      x[h] = get(input, t, h);
+      if (residual) x[h] = round_to_dtype(x[h] + get(*residual, t, h), weight.dtype);
+      sum += x[h];
+    }
     const double mean = sum / static_cast<double>(H);
     double sum_sq_dev = 0;
     for (int64_t h = 0; h < H; ++h) sum_sq_dev += (x[h] - mean) * (x[h] - mean);

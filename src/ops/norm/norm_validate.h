@@ -80,4 +80,24 @@ inline void validate_layer_norm(const LayerNormArgs& a, DeviceType backend) {
   expect_positive_eps(op, a.eps);
 }
 
+inline void validate_add_layer_norm(const AddLayerNormArgs& a, DeviceType backend) {
+  const char* op = AddLayerNormArgs::kName;
+  expect_norm_rows(op, "input", a.input, backend);
+  expect_dtype_in(op, "input", a.input, {DType::f32, DType::f16, DType::bf16});
+  expect_norm_rows(op, "residual", a.residual, backend);
+  expect_same_shape(op, "residual", a.residual, "input", a.input);
+  expect_written_dtype(op, "residual", a.residual, a.input.dtype, backend);
+  expect_norm_rows(op, "out", a.out, backend);
+  expect_same_shape(op, "out", a.out, "input", a.input);
+  expect_written_dtype(op, "out", a.out, a.input.dtype, backend);
+  expect_norm_param(op, "weight", a.weight, a.input.shape[1], a.input.dtype, backend);
+  if (a.bias.data != nullptr) expect_norm_param(op, "bias", a.bias, a.input.shape[1], a.input.dtype, backend);
+  expect_no_overlap(op, "out", a.out, "input", a.input);
+  expect_no_overlap(op, "residual", a.residual, "input", a.input);
+  // In place on the residual, or apart from it: a partial overlap would read rows already written.
+  if (a.out.data != a.residual.data || a.out.strides[0] != a.residual.strides[0])
+    expect_no_overlap(op, "out", a.out, "residual", a.residual);
+  expect_positive_eps(op, a.eps);
+}
+
 }  // namespace fk::ops
