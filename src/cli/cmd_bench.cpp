@@ -1,4 +1,5 @@
-// `fk bench latency | throughput`: the engine end to end on random prompts.
+// `fk bench latency | throughput | serve`: the engine end to end on random prompts (and
+// `fk bench embed`, the text encoders: cmd_bench_embed.cpp).
 //   latency:    one batch at a time (warm-up runs, then the median of several): time to
 //               the first token (the prefill), time per decode step, tokens/s.
 //   throughput: N requests submitted at once, run to completion (ignore-eos): requests/s,
@@ -15,6 +16,7 @@
 
 #include "harness/device/device_info.h"
 #include "harness/time/kernel_profile.h"
+#include "cli/bench_embed.h"
 #include "cli/command.h"
 #include "cli/engine_options.h"
 #include "cli/model_lookup.h"
@@ -377,6 +379,8 @@ void setup(CLI::App& app) {
   srv->add_option("--seed", sv.config.seed)->capture_default_str();
   srv->add_option("--json-out", sv.out, "Also write the JSON result to this file");
   srv->callback([] { run_serve_bench(sv); });
+
+  add_bench_embed(bench);
 }
 FK_CLI_COMMAND(setup);
 

@@ -71,6 +71,16 @@ void setup(CLI::App& app) {
   list->add_flag("--json", as_json, "JSON: a list of {architecture, names, category, pattern, presets, backends, "
                                     "golden_test, ...}");
   list->callback([] { list_models(as_json); });
+  // The preset's config text, as the upstream library reads it: what a side-by-side run in
+  // that library (transformers, diffusers, timm) builds the same model from.
+  static std::string preset;
+  auto* config = models_cmd->add_subcommand("config", "Print a preset's config (the upstream config.json text)");
+  config->add_option("preset", preset, "A preset of `fk models list`")->required();
+  config->callback([] {
+    const models::ModelSource src = models::resolve_model(preset);
+    FK_CHECK(src.preset != nullptr, "models config: '", preset, "' is a folder, not a preset; its config.json is there");
+    std::printf("%s\n", src.config_json.c_str());
+  });
 }
 FK_CLI_COMMAND(setup);
 

@@ -6,7 +6,8 @@
 The listing holds every field the progress board and users read, with the benchmark's
 Llama-3.1-8B and Mixtral-8x7B; `fk run` of the tiny Llama writes its JSON summary and gives
 the same checksum twice (and another for another seed); unknown models are refused with a
-pointer to `fk models list`, by `fk run` and by `fk bench`.
+pointer to `fk models list`, by `fk run` and by `fk bench`. `fk models config` prints a
+preset's config.json text; `fk bench embed` times a text encoder and writes its JSON.
 """
 import json, os, re, subprocess, sys, tempfile
 
@@ -66,6 +67,30 @@ for args in (("run", "--model", "no-such-model", "--device", "cpu"),
     r = run(*args)
     check(r.returncode != 0 and "unknown model 'no-such-model'" in r.stderr and "fk models list" in r.stderr
           and "tiny-llama" in r.stderr, f"{' '.join(args)}: exit {r.returncode}, stderr {r.stderr}")
+
+# A preset's config is the upstream config.json text; a name that is no preset is refused.
+cfg = run("models", "config", "tiny-bge-m3")
+check(cfg.returncode == 0, f"models config exited {cfg.returncode}: {cfg.stderr}")
+if cfg.returncode == 0:
+    c = json.loads(cfg.stdout)
+    check(c.get("model_type") == "xlm-roberta" and c.get("num_hidden_layers") == 2, f"models config: {c}")
+r = run("models", "config", "no-such-model")
+check(r.returncode != 0 and "unknown model 'no-such-model'" in r.stderr, f"models config of no preset: {r.stderr}")
+
+# The text encoders' benchmark: its JSON, and a Generate model refused by name.
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "embed.json")
+    r = run("bench", "embed", "--model", "tiny-bge-m3", "--device", "cpu", "--batch-size", "3", "--seq-len", "20",
+            "--warmup", "1", "--iters", "2", "--json-out", path)
+    check(r.returncode == 0 and "forward" in r.stdout, f"bench embed exited {r.returncode}: {r.stdout}{r.stderr}")
+    if r.returncode == 0:
+        e = json.load(open(path))
+        check(e["batch_size"] == 3 and e["seq_len"] == 20 and len(e["forward_s"]) == 2 and e["median_forward_s"] > 0
+              and e["forward_tokens_per_s"] > 0 and e["backend"] == "cpu", f"bench embed JSON: {e}")
+r = run("bench", "embed", "--model", "tiny-llama", "--device", "cpu")
+check(r.returncode != 0 and "generate pattern" in r.stderr, f"bench embed of a Generate model: {r.stderr}")
+r = run("bench", "embed", "--model", "tiny-bge-m3", "--device", "cpu", "--seq-len", "100000")
+check(r.returncode != 0 and "--seq-len" in r.stderr, f"bench embed past the positions: {r.stderr}")
 
 r = run("run", "--help")
 check("fk models list" in r.stdout, f"run --help does not point to fk models list: {r.stdout}")
