@@ -49,7 +49,8 @@ inline constexpr int64_t kGatedDeltaChunk = 64;
 struct GatedDeltaRuleArgs {
   TensorView o;                  // [T, Hv, V] written; dtype of q; contiguous
   TensorView state;              // [num_slots, Hv, K, V] f32 updated: the slots of the call's sequences are
-                                 //   read (initial state) and written (final state); contiguous
+                                 //   read (initial state) and written (final state); each slot a packed
+                                 //   [Hv, K, V], the slot stride free (>= Hv K V)
   TensorView q;                  // [T, Hk, K] read; bf16/f16/f32; heads packed, token (row) stride free
   TensorView k;                  // [T, Hk, K] read; dtype of q; like q
   TensorView v;                  // [T, Hv, V] read; dtype of q; heads packed, token (row) stride free

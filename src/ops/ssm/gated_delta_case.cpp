@@ -49,7 +49,7 @@ double gated_delta_bytes(const Sizes& s) {
 
 std::vector<TensorArg> gated_delta_tensor_args() {
   return {{"o", ArgRole::out, offsetof(A, o)},
-          {"state", ArgRole::inout, offsetof(A, state)},
+          {"state", ArgRole::inout, offsetof(A, state), RowStride::any},
           {"q", ArgRole::in, offsetof(A, q), RowStride::any},
           {"k", ArgRole::in, offsetof(A, k), RowStride::any},
           {"v", ArgRole::in, offsetof(A, v), RowStride::any},

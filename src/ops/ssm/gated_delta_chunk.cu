@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(kThreads) gdn_chunk_kernel(const gdn::Params<T
   for (int idx = tid; idx < dk * kBV; idx += kThreads) {
     const int x = idx / kBV, y = idx % kBV;
     float s = 0.f;
-    if (read_slot >= 0 && v0 + y < p.dv) s = p.state[read_slot * p.hv * dk * p.dv + head_off + static_cast<int64_t>(x) * p.dv + v0 + y];
+    if (read_slot >= 0 && v0 + y < p.dv) s = p.state[read_slot * p.slot_stride + head_off + static_cast<int64_t>(x) * p.dv + v0 + y];
     Ss[idx] = s;
   }
 
@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(kThreads) gdn_chunk_kernel(const gdn::Params<T
   if (write_slot < 0) return;
   for (int idx = tid; idx < dk * kBV; idx += kThreads) {
     const int x = idx / kBV, y = idx % kBV;
-    if (v0 + y < p.dv) p.state[write_slot * p.hv * dk * p.dv + head_off + static_cast<int64_t>(x) * p.dv + v0 + y] = Ss[idx];
+    if (v0 + y < p.dv) p.state[write_slot * p.slot_stride + head_off + static_cast<int64_t>(x) * p.dv + v0 + y] = Ss[idx];
   }
 }
 

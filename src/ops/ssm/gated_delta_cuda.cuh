@@ -15,7 +15,7 @@ namespace fk::ops::gdn {
 template <class T, class TB>
 struct Params {
   T* o;                 // [T, Hv, V] contiguous
-  float* state;         // [slots, Hv, K, V] contiguous
+  float* state;         // [slots, Hv, K, V], slots slot_stride apart, each packed
   const T* q;           // [T, Hk, K], token stride q_stride
   const T* k;           // [T, Hk, K], token stride k_stride
   const T* v;           // [T, Hv, V], token stride v_stride
@@ -24,7 +24,7 @@ struct Params {
   const int32_t* cu_seqlens;
   const int32_t* state_indices;
   const int32_t* has_initial;  // null: every sequence starts from its slot
-  int64_t q_stride, k_stride, v_stride;
+  int64_t q_stride, k_stride, v_stride, slot_stride;
   int seqs, slots, hk, hv, dk, dv;
   float scale;          // resolved: > 0
   int l2norm;
@@ -63,6 +63,7 @@ void dispatch(const char* op, const GatedDeltaRuleArgs& a, const GatedDeltaDims&
       p.state_indices = a.state_indices.ptr<int32_t>();
       p.has_initial = arg_present(a.has_initial_state) ? a.has_initial_state.ptr<int32_t>() : nullptr;
       p.q_stride = a.q.strides[0], p.k_stride = a.k.strides[0], p.v_stride = a.v.strides[0];
+      p.slot_stride = a.state.strides[0];
       p.seqs = static_cast<int>(d.seqs), p.slots = static_cast<int>(d.slots);
       p.hk = static_cast<int>(d.hk), p.hv = static_cast<int>(d.hv);
       p.dk = static_cast<int>(d.dk), p.dv = static_cast<int>(d.dv);

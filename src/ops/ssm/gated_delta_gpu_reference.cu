@@ -20,12 +20,12 @@ constexpr int kThreads = 128;
 
 struct RefParams {
   double* o;      // [T, Hv, V] f64
-  double* state;  // [slots, Hv, K, V] f64, updated in place
+  double* state;  // [slots, Hv, K, V] f64, slots slot_stride apart, updated in place
   const void *q, *k, *v, *beta;
   DType dtype, beta_dtype;
   const float* g;
   const int32_t *cu_seqlens, *state_indices, *has_initial;  // has_initial null: all from slots
-  int64_t q_stride, k_stride, v_stride;
+  int64_t q_stride, k_stride, v_stride, slot_stride;
   int hk, hv, dk, dv, slots, l2norm;
   double scale;
 };
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(kThreads) gdn_reference_kernel(const RefParams
   const int hk = h / (p.hv / p.hk);
   const int64_t slot = p.state_indices[n];
   if (slot < 0 || slot >= p.slots) return;  // the op's contract; validated on the host side
-  double* s = p.state + (slot * p.hv + h) * p.dk * p.dv;  // [K, V] of this head
+  double* s = p.state + slot * p.slot_stride + static_cast<int64_t>(h) * p.dk * p.dv;  // [K, V] of this head
   const bool from_slot = p.has_initial == nullptr || p.has_initial[n] != 0;
   if (!from_slot)
     for (int64_t i = threadIdx.x; i < static_cast<int64_t>(p.dk) * p.dv; i += blockDim.x) s[i] = 0;
@@ -102,6 +102,7 @@ fk_status gated_delta_gpu_reference(const void* args, void* stream_ptr) {
     p.cu_seqlens = a.cu_seqlens.ptr<int32_t>(), p.state_indices = a.state_indices.ptr<int32_t>();
     p.has_initial = arg_present(a.has_initial_state) ? a.has_initial_state.ptr<int32_t>() : nullptr;
     p.q_stride = a.q.strides[0], p.k_stride = a.k.strides[0], p.v_stride = a.v.strides[0];
+    p.slot_stride = a.state.strides[0];
     p.hk = static_cast<int>(d.hk), p.hv = static_cast<int>(d.hv), p.dk = static_cast<int>(d.dk);
     p.dv = static_cast<int>(d.dv), p.slots = static_cast<int>(d.slots), p.l2norm = a.use_qk_l2norm_in_kernel;
     p.scale = a.scale > 0 ? static_cast<double>(a.scale) : 1.0 / std::sqrt(static_cast<double>(d.dk));

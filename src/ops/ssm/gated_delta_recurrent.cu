@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_kernel(const gdn::Para
     const int row = warp + kWarps * r;
     s[r] = 0.f;
     if (read_slot >= 0 && row < p.dk && col_ok)
-      s[r] = p.state[read_slot * p.hv * p.dk * p.dv + head_off + static_cast<int64_t>(row) * p.dv + col];
+      s[r] = p.state[read_slot * p.slot_stride + head_off + static_cast<int64_t>(row) * p.dv + col];
   }
 
   const int64_t bos = p.cu_seqlens[n], eos = p.cu_seqlens[n + 1];
@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_kernel(const gdn::Para
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     const int row = warp + kWarps * r;
-    if (row < p.dk) p.state[write_slot * p.hv * p.dk * p.dv + head_off + static_cast<int64_t>(row) * p.dv + col] = s[r];
+    if (row < p.dk) p.state[write_slot * p.slot_stride + head_off + static_cast<int64_t>(row) * p.dv + col] = s[r];
   }
 }
 

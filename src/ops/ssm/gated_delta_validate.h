@@ -52,7 +52,13 @@ inline GatedDeltaDims validate_gated_delta_rule(const char* op, const GatedDelta
   FK_CHECK(a.state.shape[1] == d.hv && a.state.shape[2] == d.dk && a.state.shape[3] == d.dv, op,
            ": state must be [num_slots, ", d.hv, ", ", d.dk, ", ", d.dv, "] (Hv, K, V), got ", describe(a.state));
   expect_written_dtype(op, "state", a.state, DType::f32, backend);
-  expect_contiguous(op, "state", a.state);
+  // Each slot a packed [Hv, K, V]; the slot stride free (a pool whose slots also hold other
+  // layers' state), as long as slots do not overlap.
+  FK_CHECK(a.state.strides[3] == 1 && a.state.strides[2] == d.dv && a.state.strides[1] == d.dk * d.dv, op,
+           ": each state slot must be a packed [Hv, K, V] (strides ", d.dk * d.dv, ", ", d.dv, ", 1), got ",
+           describe(a.state));
+  FK_CHECK(a.state.shape[0] <= 1 || a.state.strides[0] >= d.hv * d.dk * d.dv, op,
+           ": state slots must not overlap (slot stride ", a.state.strides[0], " < ", d.hv * d.dk * d.dv, ")");
 
   for (const auto& [name, t] : {std::pair<const char*, const TensorView&>{"g", a.g}, {"beta", a.beta}}) {
     FK_CHECK(t.rank == 2 && t.shape[0] == d.tokens && t.shape[1] == d.hv, op, ": ", name, " must be [", d.tokens,
