@@ -94,6 +94,7 @@ std::vector<TensorDecl> DecoderLlm::weights() const {
     }
     t.linear(n + "self_attn.o_proj.weight", H, q);
     if (spec_.o_bias) t.plain(n + "self_attn.o_proj.bias", {H});
+    if (spec_.attention_sinks) t.plain(n + "self_attn.sinks", {c.num_attention_heads});
     }
     if (spec_.sandwich_norm) {
       t.plain(n + spec_.post_attn_norm_name + ".weight", {H});
@@ -105,6 +106,15 @@ std::vector<TensorDecl> DecoderLlm::weights() const {
       const MoeSpec& m = spec_.moe;
       const std::string block = n + m.module_names.front() + ".";
       const auto& [gate, up, down] = m.expert_weight_names.front();
+      if (m.swigluoai) {  // gpt-oss: biased router and experts, stored input-major and fused
+        t.plain(block + m.router_name + ".weight", {m.num_experts, H});
+        t.plain(block + m.router_name + ".bias", {m.num_experts});
+        t.plain(block + "experts.gate_up_proj", {m.num_experts, H, 2 * m.intermediate});
+        t.plain(block + "experts.gate_up_proj_bias", {m.num_experts, 2 * m.intermediate});
+        t.plain(block + "experts.down_proj", {m.num_experts, m.intermediate, H});
+        t.plain(block + "experts.down_proj_bias", {m.num_experts, H});
+        continue;
+      }
       t.plain(block + "gate.weight", {m.num_experts, H});
       for (int64_t e = 0; e < m.num_experts; ++e) {
         const std::string x = concat(block, "experts.", e, ".");

@@ -8,10 +8,12 @@
 #include "fk/op_registry.h"
 #include "fk/ops/activation.h"
 #include "fk/ops/attention.h"
+#include "fk/ops/attention_sink.h"
 #include "fk/ops/embedding.h"
 #include "fk/ops/kv_cache.h"
 #include "fk/ops/linear.h"
 #include "fk/ops/moe.h"
+#include "fk/ops/moe_swigluoai.h"
 #include "fk/ops/norm.h"
 #include "fk/ops/rope.h"
 #include "fk/ops/gated_delta.h"
@@ -111,7 +113,9 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
     topk_ids_ = Tensor::empty({max_tokens, k}, DType::i32, device, stream);
     // The CPU implementation needs no scratch; the CUDA one needs the same for fp8 experts
     // (their tiled path uses the regions the 16-bit paths do).
-    const int64_t ws = cpu ? 16 : ops::fused_experts_workspace_bytes(max_tokens, k, E, H, spec_.moe.intermediate);
+    const int64_t ws = cpu                    ? 16
+                       : spec_.moe.swigluoai ? ops::fused_experts_swigluoai_workspace_bytes(max_tokens, k, spec_.moe.intermediate)
+                                              : ops::fused_experts_workspace_bytes(max_tokens, k, E, H, spec_.moe.intermediate);
     moe_workspace_ = Tensor::empty({ws}, DType::u8, device, stream);
     if (Is > 0) {
       shared_out_ = buffer(max_tokens, H);
@@ -123,6 +127,7 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
     k_normed_ = buffer(max_tokens, c.kv_size());
   }
   if (spec_.attention_output_gate) attn_gated_ = buffer(max_tokens, c.q_size());
+  if (spec_.attention_sinks) attn_lse_ = Tensor::empty({max_tokens, c.num_attention_heads}, DType::f32, device, stream);
   if (spec_.has_recurrent_state()) {
     const LinearAttentionConfig& la = c.linear_attention;
     lin_proj_ = buffer(max_tokens, la.conv_dim() + 2 * la.v_heads);
@@ -158,7 +163,7 @@ int64_t DecoderModel::activation_bytes() const {
   for (const Tensor* t : {&residual_, &residual_alt_, &a_, &b_, &qkv_, &attn_out_, &gate_up_, &act_, &head_in_, &logits_,
                           &router_logits_, &topk_weights_, &topk_ids_, &moe_workspace_, &q_normed_, &k_normed_,
                           &shared_out_, &shared_gate_, &attn_gated_, &lin_proj_, &lin_z_, &conv_out_, &gdn_g_,
-                          &gdn_beta_, &core_out_, &core_normed_, &state_scratch_, &scratch_index_})
+                          &gdn_beta_, &core_out_, &core_normed_, &state_scratch_, &scratch_index_, &attn_lse_})
     if (t->defined()) b += static_cast<int64_t>(t->nbytes());
   for (const auto* set : {&plans_, &decode_part_plans_})
     for (const AttentionPlan& p : *set) b += static_cast<int64_t>(p.float_workspace.nbytes() + p.int_workspace.nbytes());
@@ -198,7 +203,16 @@ void DecoderModel::moe_mlp(const TensorView& out, const TensorView& in, const La
                            void* stream) const {
   const int64_t T = in.shape[0];
   const TensorView logits = rows(router_logits_, T), weights = rows(topk_weights_, T), ids = rows(topk_ids_, T);
-  if (!router_done) linear(logits, in, w.router, Tensor{}, stream);
+  if (!router_done) linear(logits, in, w.router, w.router_bias, stream);
+  if (spec_.moe.swigluoai) {
+    // gpt-oss: softmax over the top-k logits (the renormalised top-k), then its biased
+    // experts with the clamped SwiGLU.
+    call_op(ops::MoeTopkSoftmaxArgs{weights, ids, logits, 1}, backend_, stream);
+    call_op(ops::FusedExpertsSwigluOaiArgs{out, in, w.w13, w.w13_bias, w.w2, w.w2_bias, weights, ids, moe_workspace_,
+                                           spec_.moe.swiglu_alpha, spec_.moe.swiglu_limit},
+            backend_, stream);
+    return;
+  }
   // Routing and experts in one op (vLLM's fused_moe; the registry runs it as its two parts
   // when either has a candidate). fp8 experts (spec_.moe.fp8) bring their block scales;
   // 16-bit ones have none.
@@ -228,12 +242,13 @@ namespace {
 
 // The attention op's arguments for one layer; plan and run see exactly the same ones.
 template <class Args>
-Args attention_args(const ForwardBatch& b, const TensorView& q, const TensorView& out, const TensorView& k_cache,
-                    const TensorView& v_cache, const Tensor& float_ws, const Tensor& int_ws, const Tensor& host_int_ws,
-                    const Tensor& plan_info, float sm_scale, const LayerAttention& la, int32_t graph_grid) {
+Args attention_args(const ForwardBatch& b, const TensorView& q, const TensorView& out, const TensorView& lse,
+                    const TensorView& k_cache, const TensorView& v_cache, const Tensor& float_ws, const Tensor& int_ws,
+                    const Tensor& host_int_ws, const Tensor& plan_info, float sm_scale, const LayerAttention& la,
+                    int32_t graph_grid) {
   Args a{};
   a.out = out;
-  a.lse = absent();
+  a.lse = lse;
   a.q = q;
   a.k_cache = k_cache;
   a.v_cache = v_cache;
@@ -271,14 +286,16 @@ void DecoderModel::attention(const ForwardBatch& b, int64_t layer, const TensorV
     else
       call_op(args, backend_, stream);
   };
+  // gpt-oss: the rows' log-sum-exps, for the sinks (attention_block).
+  const TensorView lse = spec_.attention_sinks ? rows(attn_lse_, q.shape[0]) : absent();
   if (b.decode_only) {
-    go(attention_args<ops::BatchDecodePagedAttentionArgs>(b, q, out, kv_k(kv, layer), kv_v(kv, layer), p.float_workspace,
+    go(attention_args<ops::BatchDecodePagedAttentionArgs>(b, q, out, lse, kv_k(kv, layer), kv_v(kv, layer), p.float_workspace,
                                                           p.int_workspace, p.host_int_workspace, p.plan_info,
                                                           spec_.sm_scale, la, graph_grid_));
     return;
   }
   if (b.num_decode_seqs == 0) {
-    go(attention_args<ops::BatchPrefillPagedAttentionArgs>(b, q, out, kv_k(kv, layer), kv_v(kv, layer), p.float_workspace,
+    go(attention_args<ops::BatchPrefillPagedAttentionArgs>(b, q, out, lse, kv_k(kv, layer), kv_v(kv, layer), p.float_workspace,
                                                            p.int_workspace, p.host_int_workspace, p.plan_info,
                                                            spec_.sm_scale, la, graph_grid_));
     return;
@@ -293,7 +310,8 @@ void DecoderModel::attention(const ForwardBatch& b, int64_t layer, const TensorV
   decode_part.kv_last_page_len = first_rows(b.kv_last_page_len, D);
   decode_part.kv_indptr_host = first_rows(b.kv_indptr_host, D + 1);
   decode_part.kv_last_page_len_host = first_rows(b.kv_last_page_len_host, D);
-  go(attention_args<ops::BatchDecodePagedAttentionArgs>(decode_part, first_rows(q, D), first_rows(out, D), kv_k(kv, layer),
+  go(attention_args<ops::BatchDecodePagedAttentionArgs>(decode_part, first_rows(q, D), first_rows(out, D),
+                                                        spec_.attention_sinks ? first_rows(lse, D) : absent(), kv_k(kv, layer),
                                                         kv_v(kv, layer), dp.float_workspace, dp.int_workspace,
                                                         dp.host_int_workspace, dp.plan_info, spec_.sm_scale, la,
                                                         /*graph_grid=*/0));
@@ -307,6 +325,7 @@ void DecoderModel::attention(const ForwardBatch& b, int64_t layer, const TensorV
   prefill_part.kv_indptr_host = b.prefill_kv_indptr_host;
   prefill_part.kv_last_page_len_host = b.prefill_kv_last_page_len_host;
   go(attention_args<ops::BatchPrefillPagedAttentionArgs>(prefill_part, row_range(q, D, T - D), row_range(out, D, T - D),
+                                                         spec_.attention_sinks ? row_range(lse, D, T - D) : absent(),
                                                          kv_k(kv, layer), kv_v(kv, layer), p.float_workspace, p.int_workspace,
                                                          p.host_int_workspace, p.plan_info, spec_.sm_scale, la,
                                                          /*graph_grid=*/0));
@@ -424,8 +443,10 @@ void DecoderModel::attention_block(const ForwardBatch& b, int64_t l, const KvCac
                                 spec_.qk_norm ? w.k_norm.view() : absent(), cos_sin, kv_k(kv, l), kv_v(kv, l), b.slot_mapping,
                                 D, ops::RopeStyle::neox, spec_.rms_norm_eps},
           backend_, stream);
-  attention(b, l, q, kv, as_heads(rows(attn_out_, T), c.num_attention_heads, c.head_dim), /*plan_only=*/false,
-            stream);
+  const TensorView out = as_heads(rows(attn_out_, T), c.num_attention_heads, c.head_dim);
+  attention(b, l, q, kv, out, /*plan_only=*/false, stream);
+  // gpt-oss: each head's sink logit joins the softmax denominator, from the rows' lse.
+  if (spec_.attention_sinks) call_op(ops::AttentionSinkRescaleArgs{out, rows(attn_lse_, T), w.sinks}, backend_, stream);
 }
 
 void DecoderModel::fused_norm_layer(const ForwardBatch& b, int64_t l, const KvCache& kv, TensorView& residual,
@@ -447,7 +468,7 @@ void DecoderModel::fused_norm_layer(const ForwardBatch& b, int64_t l, const KvCa
   linear(x, rows(attn_out_, T), w.o_proj, w.o_bias, stream);
 
   if (spec_.is_moe_layer(l)) {
-    norm_linear(rows(router_logits_, T), y, residual_next, x, residual, w.pre_mlp_norm, w.router, Tensor{}, stream);
+    norm_linear(rows(router_logits_, T), y, residual_next, x, residual, w.pre_mlp_norm, w.router, w.router_bias, stream);
     std::swap(residual, residual_next);
     moe_mlp(x, y, w, /*router_done=*/true, stream);
     return;

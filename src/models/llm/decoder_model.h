@@ -138,6 +138,8 @@ class DecoderModel {
   Tensor attn_gated_, lin_proj_, lin_z_, conv_out_, gdn_g_, gdn_beta_, core_out_, core_normed_, state_scratch_,
       scratch_index_;
   runtime::RecurrentSlotPool* state_pool_ = nullptr;
+  // gpt-oss: the attention rows' base-2 log-sum-exps [T, Hq] f32, for the sinks.
+  Tensor attn_lse_;
 };
 
 }  // namespace fk::engine

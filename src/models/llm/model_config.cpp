@@ -105,6 +105,10 @@ RopeScaling parse_rope_scaling(const json& j, const ConfigFields& outer, int64_t
       r.attention_factor = f.optional_number("attention_factor");
       r.original_max_position_embeddings =
           f.optional_integer("original_max_position_embeddings").value_or(max_position_embeddings);
+      if (const json* t = f.find("truncate"); t && !t->is_null()) {
+        if (!t->is_boolean()) f.fail(concat("'truncate' must be true or false, got ", t->dump()));
+        r.truncate = t->get<bool>();
+      }
       if (!(r.beta_fast > r.beta_slow))
         f.fail(concat("'beta_fast' (", r.beta_fast, ") must exceed 'beta_slow' (", r.beta_slow, ")"));
       break;
@@ -256,6 +260,17 @@ void parse_moe(ModelConfig& c, const Family& fam, const ConfigFields& f) {
       m.expert_intermediate_size = c.intermediate_size;
       m.norm_topk_prob = f.boolean("norm_topk_prob");
       break;
+    case MoeRule::gpt_oss:
+      // GptOssTopKRouter: softmax over the k largest logits, i.e. the renormalised top-k.
+      m.num_experts = expert_count(f, "num_local_experts", "num_experts");
+      m.expert_intermediate_size = c.intermediate_size;
+      m.norm_topk_prob = true;
+      c.swiglu_alpha = f.number("swiglu_alpha");
+      c.swiglu_limit = f.number("swiglu_limit");
+      if (!std::isfinite(c.swiglu_alpha)) f.fail(concat("'swiglu_alpha' must be finite, got ", c.swiglu_alpha));
+      f.require_positive("swiglu_limit", c.swiglu_limit);
+      c.attention_sinks = true;
+      break;
   }
   m.num_experts_per_tok = f.integer("num_experts_per_tok");
   // Qwen2-MoE's shared expert defines the model's shape: required there (Qwen2MoeConfig's
@@ -263,7 +278,8 @@ void parse_moe(ModelConfig& c, const Family& fam, const ConfigFields& f) {
   m.shared_expert_intermediate_size = fam.moe == MoeRule::qwen2_moe
                                           ? f.integer("shared_expert_intermediate_size")
                                           : f.optional_integer("shared_expert_intermediate_size").value_or(0);
-  f.require_positive(fam.moe == MoeRule::mixtral ? "num_local_experts" : "num_experts", m.num_experts);
+  f.require_positive(fam.moe == MoeRule::mixtral || fam.moe == MoeRule::gpt_oss ? "num_local_experts" : "num_experts",
+                     m.num_experts);
   f.require_positive("num_experts_per_tok", m.num_experts_per_tok);
   if (m.num_experts_per_tok > m.num_experts)
     f.fail(concat("'num_experts_per_tok' (", m.num_experts_per_tok, ") exceeds the number of experts (",

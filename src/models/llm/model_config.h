@@ -3,7 +3,8 @@
 //
 // Families: llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text (and gemma3, whose
 // text model is nested under "text_config"), mixtral, qwen3_moe, qwen2_moe, olmoe, and the
-// hybrid qwen3_next (gated DeltaNet layers between gated full-attention layers). Fields a family
+// hybrid qwen3_next (gated DeltaNet layers between gated full-attention layers), and gpt_oss
+// (attention sinks, alternating sliding / full layers, biased experts with a clamped SwiGLU). Fields a family
 // leaves out take that family's defaults (those of its transformers config class); the
 // fields that define the model's shape are required. Everything derived (head_dim, the
 // per-layer attention kind, q/k norm, which layers are MoE) is resolved here, once, so
@@ -40,6 +41,7 @@ struct RopeScaling {
   double mscale = 1.0;
   double mscale_all_dim = 0.0;
   std::optional<double> attention_factor;  // overrides the yarn attention scaling when given
+  bool truncate = true;  // yarn: floor/ceil the correction range (gpt-oss sets false)
 
   friend bool operator==(const RopeScaling&, const RopeScaling&) = default;
 };
@@ -142,6 +144,11 @@ struct ModelConfig {
   // gate (q_proj gives each head a query and a gate; the output is attn * sigmoid(gate)).
   LinearAttentionConfig linear_attention;
   bool attention_output_gate = false;
+  // gpt_oss: learned per-head attention sinks, and its experts' clamped SwiGLU
+  // (swiglu_alpha, swiglu_limit; 0 for the other families).
+  bool attention_sinks = false;
+  double swiglu_alpha = 0;
+  double swiglu_limit = 0;
 
   bool is_moe() const { return moe.num_experts > 0; }
   bool is_linear_attention_layer(int64_t layer) const {

@@ -110,6 +110,44 @@ const std::vector<std::pair<std::string_view, std::string_view>>& builtins() {
   "rope_scaling": null, "rope_theta": 10000000, "router_aux_loss_coef": 0.001,
   "shared_expert_intermediate_size": 512, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
   "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})"},
+      // gpt-oss-120b and gpt-oss-20b: the published config.json without its quantization_config
+      // (the released experts are MXFP4, which the engine refuses by name; these presets run
+      // dummy bf16 weights). 120b in bf16 is about 234 GB.
+      {"gpt-oss-120b", R"({
+  "architectures": ["GptOssForCausalLM"], "attention_bias": true, "attention_dropout": 0.0,
+  "eos_token_id": 200002, "experts_per_token": 4, "head_dim": 64, "hidden_act": "silu", "hidden_size": 2880,
+  "initial_context_length": 4096, "initializer_range": 0.02, "intermediate_size": 2880,
+  "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention"], "max_position_embeddings": 131072, "model_type": "gpt_oss",
+  "num_attention_heads": 64, "num_experts_per_tok": 4, "num_hidden_layers": 36, "num_key_value_heads": 8,
+  "num_local_experts": 128, "output_router_logits": false, "pad_token_id": 199999, "rms_norm_eps": 1e-05,
+  "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0, "original_max_position_embeddings": 4096,
+                   "rope_type": "yarn", "truncate": false},
+  "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 128, "swiglu_limit": 7.0,
+  "tie_word_embeddings": false, "torch_dtype": "bfloat16", "use_cache": true, "vocab_size": 201088})"},
+      {"gpt-oss-20b", R"({
+  "architectures": ["GptOssForCausalLM"], "attention_bias": true, "attention_dropout": 0.0,
+  "eos_token_id": 200002, "experts_per_token": 4, "head_dim": 64, "hidden_act": "silu", "hidden_size": 2880,
+  "initial_context_length": 4096, "initializer_range": 0.02, "intermediate_size": 2880,
+  "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention"], "max_position_embeddings": 131072, "model_type": "gpt_oss",
+  "num_attention_heads": 64, "num_experts_per_tok": 4, "num_hidden_layers": 24, "num_key_value_heads": 8,
+  "num_local_experts": 32, "output_router_logits": false, "pad_token_id": 199999, "rms_norm_eps": 1e-05,
+  "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0, "original_max_position_embeddings": 4096,
+                   "rope_type": "yarn", "truncate": false},
+  "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 128, "swiglu_limit": 7.0,
+  "tie_word_embeddings": false, "torch_dtype": "bfloat16", "use_cache": true, "vocab_size": 201088})"},
+      // gpt-oss-120b's width with 8 of its 36 layers (4 sliding, 4 full; about 53 GB in bf16,
+      // 6.4 GB of experts a layer): what one 80 GB GPU holds with room for the KV cache.
+      {"gpt-oss-120b-8l", R"({
+  "architectures": ["GptOssForCausalLM"], "attention_bias": true, "attention_dropout": 0.0,
+  "eos_token_id": 200002, "experts_per_token": 4, "head_dim": 64, "hidden_act": "silu", "hidden_size": 2880,
+  "initial_context_length": 4096, "initializer_range": 0.02, "intermediate_size": 2880,
+  "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention"], "max_position_embeddings": 131072, "model_type": "gpt_oss",
+  "num_attention_heads": 64, "num_experts_per_tok": 4, "num_hidden_layers": 8, "num_key_value_heads": 8,
+  "num_local_experts": 128, "output_router_logits": false, "pad_token_id": 199999, "rms_norm_eps": 1e-05,
+  "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0, "original_max_position_embeddings": 4096,
+                   "rope_type": "yarn", "truncate": false},
+  "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 128, "swiglu_limit": 7.0,
+  "tie_word_embeddings": false, "torch_dtype": "bfloat16", "use_cache": true, "vocab_size": 201088})"},
       {"qwen2.5-7b", R"({
   "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151645,
   "hidden_act": "silu", "hidden_size": 3584, "initializer_range": 0.02, "intermediate_size": 18944,
@@ -216,6 +254,18 @@ const std::vector<std::pair<std::string_view, std::string_view>>& builtins() {
   "linear_conv_kernel_dim": 4, "full_attention_interval": 4, "num_experts": 4, "num_experts_per_tok": 2,
   "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [1], "tie_word_embeddings": false,
   "torch_dtype": "bfloat16", "bos_token_id": 1, "eos_token_id": 2})"},
+      // A sliding (window 8) and a full layer, head dim 64 (the CUDA kernels' sizes),
+      // YaRN x4 over a 64-token context (max_position_embeddings = factor x original, as
+      // transformers then uses factor as given), 4 experts top-2 of width 32.
+      {"tiny-gpt-oss", R"({
+  "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidden_size": 64, "intermediate_size": 32,
+  "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 256,
+  "max_position_embeddings": 256, "rms_norm_eps": 1e-05, "rope_theta": 150000.0,
+  "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": false,
+                   "original_max_position_embeddings": 64},
+  "sliding_window": 8, "layer_types": ["sliding_attention", "full_attention"],
+  "num_local_experts": 4, "num_experts_per_tok": 2, "swiglu_limit": 7.0, "attention_bias": true,
+  "tie_word_embeddings": false, "torch_dtype": "bfloat16", "eos_token_id": 2, "pad_token_id": null})"},
       {"tiny-olmoe", R"({
   "architectures": ["OlmoeForCausalLM"], "model_type": "olmoe", "hidden_size": 64, "intermediate_size": 32,
   "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 256,

@@ -79,6 +79,16 @@ const std::vector<Family>& families() {
            "linear_conv_kernel_dim": 4, "full_attention_interval": 4, "decoder_sparse_step": 1,
            "norm_topk_prob": true, "mlp_only_layers": []})",
        A::configurable, false, QkNorm::per_head, false, false, S::never, M::qwen2_moe, true},
+      // gpt-oss: GptOssConfig's defaults for what is not a shape: q/k/v/o biases, sliding
+      // (even) and full (odd) layers with a 128-token window, YaRN x32 over a 4096-token
+      // pretraining context (truncate false), the clamped SwiGLU's alpha and limit.
+      {"gpt_oss",
+       R"({"max_position_embeddings": 131072, "rms_norm_eps": 1e-5, "rope_theta": 150000.0, "hidden_act": "silu",
+           "tie_word_embeddings": false, "attention_bias": true, "head_dim": 64, "sliding_window": 128,
+           "rope_scaling": {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                            "truncate": false, "original_max_position_embeddings": 4096},
+           "swiglu_alpha": 1.702, "swiglu_limit": 7.0})",
+       A::configurable, false, QkNorm::none, false, false, S::gemma2_alternate, M::gpt_oss},
   };
   return kFamilies;
 }

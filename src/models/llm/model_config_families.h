@@ -28,7 +28,9 @@ enum class MoeRule : uint8_t {
   mixtral,    // num_local_experts; experts are intermediate_size wide; top-k renormalised
   qwen3_moe,  // num_experts, moe_intermediate_size, norm_topk_prob, decoder_sparse_step, mlp_only_layers
   qwen2_moe,  // qwen3_moe's fields plus shared_expert_intermediate_size (required)
-  olmoe       // num_experts; experts are intermediate_size wide; norm_topk_prob
+  olmoe,      // num_experts; experts are intermediate_size wide; norm_topk_prob
+  gpt_oss     // num_local_experts; experts are intermediate_size wide; softmax over the top-k
+              // logits (= renormalised top-k); swiglu_alpha, swiglu_limit
 };
 
 struct Family {

@@ -46,6 +46,7 @@ json rope_scaling_json(const RopeScaling& r) {
       j["mscale_all_dim"] = r.mscale_all_dim;
       j["original_max_position_embeddings"] = r.original_max_position_embeddings;
       if (r.attention_factor) j["attention_factor"] = *r.attention_factor;
+      j["truncate"] = r.truncate;
       break;
     case RopeScalingKind::dynamic:
       j["original_max_position_embeddings"] = r.original_max_position_embeddings;
@@ -115,6 +116,11 @@ std::string model_config_to_json(const ModelConfig& c) {
     case MoeRule::olmoe:
       j["num_experts"] = m.num_experts;
       j["norm_topk_prob"] = m.norm_topk_prob;
+      break;
+    case MoeRule::gpt_oss:
+      j["num_local_experts"] = m.num_experts;
+      j["swiglu_alpha"] = c.swiglu_alpha;
+      j["swiglu_limit"] = c.swiglu_limit;
       break;
   }
   if (fam->moe != MoeRule::dense) {

@@ -46,6 +46,7 @@ RopeConfig rope_config_of(const ModelConfig& c, double theta) {
       r.mscale = s.mscale;
       r.mscale_all_dim = s.mscale_all_dim;
       r.attention_factor = s.attention_factor.value_or(0.0);
+      r.yarn_truncate = s.truncate ? 1 : 0;
       break;
     case RopeScalingKind::dynamic:
       // Dynamic NTK changes the frequencies with the sequence length: one cache per length,

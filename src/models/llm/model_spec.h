@@ -53,6 +53,15 @@ struct MoeSpec {
   // 128 x 128 block, fused_experts' w13_scale / w2_scale) instead of the model dtype: from
   // an fp8 checkpoint, or the engine's quantization "fp8" (apply_quantization).
   bool fp8 = false;
+  // gpt-oss: the router linear has a bias ("<module>.router.weight" / ".bias"), every expert
+  // projection a bias, and the experts apply the clamped SwiGLU (fused_experts_swigluoai
+  // with swiglu_alpha / swiglu_limit) instead of SiLU. Checkpoint layout: "<module>.experts.
+  // gate_up_proj" [E, H, 2Ie] with gate and up in alternating columns, "gate_up_proj_bias"
+  // [E, 2Ie], "down_proj" [E, Ie, H], "down_proj_bias" [E, H].
+  bool swigluoai = false;
+  float swiglu_alpha = 0;
+  float swiglu_limit = 0;
+  std::string router_name = "gate";
 };
 
 struct ModelSpec {
@@ -99,6 +108,9 @@ struct ModelSpec {
   // Qwen3-Next: the attention layers' q_proj gives each head a query and an output gate
   // (the fused qkv weight holds [q | k | v | gate] rows; attention output * sigmoid(gate)).
   bool attention_output_gate = false;
+  // gpt-oss: a learned sink logit per query head ("self_attn.sinks" [Hq]) joins each
+  // attention softmax's denominator (attention_sink_rescale after the attention op).
+  bool attention_sinks = false;
 
   int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }
   bool is_moe_layer(int64_t l) const { return moe.enabled && config.is_moe_layer(l); }

@@ -126,6 +126,22 @@ const models::ModelRegistrar kQwen3Next([] {
   return r;
 }());
 
+// gpt-oss: attention sinks, alternating sliding (128) / full layers, YaRN, biased experts
+// with a clamped SwiGLU. Its released experts are MXFP4, which the engine refuses by name:
+// the presets run dummy bf16 weights.
+const models::ModelRegistrar kGptOss([] {
+  ModelRegistration r = decoder_llm(
+      "gpt_oss", {"gpt-oss-120b"}, {"gpt_oss"},
+      {preset("gpt-oss-120b", kProduction,
+              "gpt-oss-120b: 36 layers alternating sliding 128 / full, 64/8 heads of 64 with sinks, 128 experts top-4"),
+       preset("gpt-oss-20b", kProduction, "gpt-oss-20b: 24 layers, 32 experts top-4 (fits one GPU in bf16)"),
+       preset("gpt-oss-120b-8l", kProduction, "gpt-oss-120b's width with 8 of its 36 layers: one 80 GB GPU in bf16"),
+       preset("tiny-gpt-oss", kTiny, "2 layers of 64 (sliding 8, full), sinks, YaRN, 4 experts top-2 with biases")},
+      "gpt_oss", FK_DECODER_FACTORY("gpt_oss"));
+  r.golden_test = "GptOssGolden.LogitsMatchTransformers";
+  return r;
+}());
+
 #undef FK_DECODER_FACTORY
 
 }  // namespace

@@ -95,6 +95,34 @@ class CheckpointReader {
     return t;
   }
 
+  // A checkpoint tensor [E, A, B] as [E, B, A] in the model dtype (gpt-oss's experts, stored
+  // input-major). With deinterleave, the B = 2n source columns alternate (gate, up) and
+  // become rows [gates 0..n) | ups 0..n): gate_up[..., ::2] and gate_up[..., 1::2].
+  Tensor transposed_experts(const std::string& name, int64_t E, int64_t A, int64_t B, bool deinterleave) {
+    if (!ckpt_.contains(name))
+      FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint ", path(), " has no tensor '", name, "', which a ",
+              spec_.config.model_type, " model of this config needs");
+    const safetensors::TensorInfo& info = ckpt_.info(name);
+    const Shape want{E, A, B};
+    FK_CHECK(info.shape == want, "checkpoint tensor '", name, "' has shape ", shape_string(info.shape),
+             " but the config implies ", shape_string(want));
+    FK_CHECK(info.dtype && (*info.dtype == DType::f32 || *info.dtype == DType::f16 || *info.dtype == DType::bf16),
+             "checkpoint tensor '", name, "' has dtype ", info.dtype_name, "; it loads from F32, F16 or BF16");
+    const auto* in = static_cast<const char*>(ckpt_.view(name).data);
+    const size_t src_size = dtype_size(*info.dtype), esize = dtype_size(dtype_);
+    std::vector<uint8_t> staged(static_cast<size_t>(E * A * B) * esize);
+    for (int64_t e = 0; e < E; ++e)
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t col = deinterleave ? (b < B / 2 ? 2 * b : 2 * (b - B / 2) + 1) : b;
+        for (int64_t a = 0; a < A; ++a)
+          store_element(staged.data() + ((e * B + b) * A + a) * static_cast<int64_t>(esize), dtype_,
+                        load_element(in + ((e * A + a) * B + col) * static_cast<int64_t>(src_size), *info.dtype));
+      }
+    Tensor t = Tensor::empty({E, B, A}, dtype_, device_, stream_);
+    rt::memcpy_sync(t.data(), device_, staged.data(), Device::cpu(), staged.size());
+    return t;
+  }
+
   // One checkpoint tensor of `shape` as a device tensor of dtype `out` (f32 gate parameters).
   Tensor tensor_as(const std::string& name, const Shape& shape, DType out) {
     Tensor t = Tensor::empty(shape, out, device_, stream_);
@@ -237,7 +265,8 @@ int64_t bytes_of(const ModelWeights& w) {
     for (const Tensor* t : {&l.input_norm, &l.qkv, &l.qkv_bias, &l.q_norm, &l.k_norm, &l.o_proj, &l.o_bias,
                             &l.post_attn_norm, &l.pre_mlp_norm, &l.gate_up, &l.gate_up_bias, &l.down, &l.down_bias,
                             &l.post_mlp_norm, &l.router, &l.w13, &l.w2, &l.w13_scale, &l.w2_scale,
-                            &l.shared_gate_up, &l.shared_down, &l.shared_gate})
+                            &l.shared_gate_up, &l.shared_down, &l.shared_gate, &l.sinks, &l.router_bias,
+                            &l.w13_bias, &l.w2_bias})
       add(*t);
   return b;
 }
@@ -263,16 +292,43 @@ void load_experts(CheckpointReader& r, const ModelSpec& spec, int64_t l, LayerWe
   const int64_t E = m.num_experts, H = spec.config.hidden_size, Ie = m.intermediate;
   auto n = [&](const std::string& what) { return r.layer_name(l, what); };
   std::string module, tried;
+  const std::string router = "." + m.router_name + ".weight";
   for (const std::string& name : m.module_names) {
-    tried += (tried.empty() ? "" : ", ") + n(name + ".gate.weight");
-    if (r.has(n(name + ".gate.weight"))) {
+    tried += (tried.empty() ? "" : ", ") + n(name + router);
+    if (r.has(n(name + router))) {
       module = name;
       break;
     }
   }
   if (module.empty())
     FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint has no MoE router for layer ", l, " (looked for ", tried, ")");
-  lw.router = r.tensor(n(module + ".gate.weight"), {E, H});
+  lw.router = r.tensor(n(module + router), {E, H});
+  if (m.swigluoai) {
+    // gpt-oss: router and expert biases; experts stored [E, H, 2Ie] (gate and up columns
+    // alternating) and [E, Ie, H], transposed and de-interleaved into w13 / w2.
+    const std::string experts = n(module + ".experts.");
+    if (r.has(experts + "gate_up_proj_blocks") || r.has(experts + "down_proj_blocks"))
+      FK_FAIL(FK_ERR_UNSUPPORTED, "checkpoint ", r.path(), ": the experts of layer ", l, " are MXFP4 ('", experts,
+              "gate_up_proj_blocks' / '_scales'), which the engine does not load: dequantize them to bf16 "
+              "(gate_up_proj [E, H, 2I], down_proj [E, I, H])");
+    lw.router_bias = r.tensor(n(module + "." + m.router_name + ".bias"), {E});
+    lw.w13 = r.transposed_experts(experts + "gate_up_proj", E, H, 2 * Ie, /*deinterleave=*/true);
+    {  // the bias columns de-interleaved like w13's rows
+      Tensor host = r.tensor(experts + "gate_up_proj_bias", {E, 2 * Ie}).to(Device::cpu());
+      Tensor fixed = Tensor::empty({E, 2 * Ie}, host.dtype());
+      const size_t es = dtype_size(host.dtype());
+      for (int64_t e = 0; e < E; ++e)
+        for (int64_t b = 0; b < 2 * Ie; ++b) {
+          const int64_t col = b < Ie ? 2 * b : 2 * (b - Ie) + 1;
+          std::memcpy(static_cast<char*>(fixed.data()) + (e * 2 * Ie + b) * static_cast<int64_t>(es),
+                      static_cast<const char*>(host.data()) + (e * 2 * Ie + col) * static_cast<int64_t>(es), es);
+        }
+      lw.w13_bias = fixed.to(lw.w13.device());
+    }
+    lw.w2 = r.transposed_experts(experts + "down_proj", E, Ie, H, /*deinterleave=*/false);
+    lw.w2_bias = r.tensor(experts + "down_proj_bias", {E, H});
+    return;
+  }
   if (m.shared_intermediate > 0) load_shared_expert(r, spec, l, module, lw);
   const std::string experts = module + ".experts.";
   auto finish = [&] {
@@ -432,6 +488,7 @@ ModelWeights load_checkpoint_weights(const ModelSpec& spec, const safetensors::C
     }
     lw.o_proj = r.tensor(n("self_attn.o_proj.weight"), {H, q});
     if (spec.o_bias) lw.o_bias = r.tensor(n("self_attn.o_proj.bias"), {H});
+    if (spec.attention_sinks) lw.sinks = r.tensor_as(n("self_attn.sinks"), {c.num_attention_heads}, DType::f32);
     }
     if (spec.sandwich_norm) {
       lw.post_attn_norm = r.tensor(n(spec.post_attn_norm_name + ".weight"), {H});
@@ -517,6 +574,10 @@ ModelWeights dummy_weights(const ModelSpec& spec, DType dtype, Device device, ui
     }
     lw.o_proj = projection(H, q);
     if (spec.o_bias) lw.o_bias = normal({H}, 0.02f);
+    if (spec.attention_sinks) {  // sink logits of the size gpt-oss learns (a few units)
+      lw.sinks = Tensor::empty({c.num_attention_heads}, DType::f32, device, stream);
+      fill_normal(lw.sinks, seed, (stream_id++) << 40, 0.0f, 2.0f, stream);
+    }
     }
     if (spec.sandwich_norm) {
       lw.post_attn_norm = constant({H}, norm_identity);
@@ -528,6 +589,11 @@ ModelWeights dummy_weights(const ModelSpec& spec, DType dtype, Device device, ui
       lw.router = projection(E, H);
       lw.w13 = normal({E, 2 * Ie, H}, static_cast<float>(1.0 / std::sqrt(static_cast<double>(H))));
       lw.w2 = normal({E, H, Ie}, static_cast<float>(1.0 / std::sqrt(static_cast<double>(Ie))));
+      if (spec.moe.swigluoai) {
+        lw.router_bias = normal({E}, 0.02f);
+        lw.w13_bias = normal({E, 2 * Ie}, 0.02f);
+        lw.w2_bias = normal({E, H}, 0.02f);
+      }
       if (spec.moe.fp8) quantize_experts(lw, stream);
       if (const int64_t Is = spec.moe.shared_intermediate; Is > 0) {
         lw.shared_gate_up = projection(2 * Is, H);

@@ -25,12 +25,15 @@ struct LayerWeights {
   Tensor q_norm, k_norm;           // [D] (qk_norm only; offset already added for Gemma3), or
                                    // [Hq*D], [Hk*D] (qk_norm_across_heads)
   Tensor o_proj, o_bias;           // [H, Hq*D], [H] (optional)
+  Tensor sinks;                    // [Hq] f32 (gpt-oss: attention sink logits; else absent)
   Tensor post_attn_norm;           // [H] (sandwich only)
   Tensor pre_mlp_norm;             // [H]
   Tensor gate_up, gate_up_bias;    // [2I, H], [2I] (optional)
   Tensor down, down_bias;          // [H, I], [H] (optional)
   Tensor post_mlp_norm;            // [H] (sandwich only)
   Tensor router;                   // [E, H] (MoE layers; gate_up/down are then absent)
+  Tensor router_bias;              // [E] (gpt-oss; else absent)
+  Tensor w13_bias, w2_bias;        // [E, 2Ie], [E, H] (gpt-oss's biased experts; else absent)
   Tensor w13, w2;                  // [E, 2Ie, H], [E, H, Ie]: model dtype, or f8e4m3fn (spec.moe.fp8)
   Tensor w13_scale, w2_scale;      // [E, ceil(2Ie/128), ceil(H/128)], [E, ceil(H/128), ceil(Ie/128)] f32
                                    // (spec.moe.fp8 only: one scale per 128x128 block, fp8_blocks.h)

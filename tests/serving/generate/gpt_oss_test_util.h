@@ -1,0 +1,72 @@
+// Shared by the gpt-oss engine tests (CPU and GPU): tiny-gpt-oss engines, random prompts
+// longer than its 8-token sliding window, greedy parameters, and the teacher-forcing
+// oracle: one prefill of prompt + outputs gives the logits every output token was sampled
+// from, which a chunked prefill or a decode step matches up to rounding.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fk/status.h"
+#include "serving/generate/engine.h"
+#include "serving/generate/logprobs_test_util.h"
+
+namespace fk::engine::gpt_oss_test {
+
+inline constexpr const char* kModel = "tiny-gpt-oss";
+inline constexpr double kLogprobTol = 0.08;
+
+inline EngineConfig tiny(int64_t budget, DeviceType backend = DeviceType::cpu, int64_t pages = 64,
+                         int64_t max_seqs = 32) {
+  EngineConfig c;
+  c.model = kModel;
+  c.backend = backend;
+  c.num_pages = pages;
+  c.max_num_batched_tokens = budget;
+  c.max_num_seqs = max_seqs;
+  c.max_model_len = 256;
+  return c;
+}
+
+inline std::vector<std::vector<int64_t>> random_prompts(uint64_t seed, int n, int64_t min_len, int64_t max_len) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> len(min_len, max_len), tok(3, 255);
+  std::vector<std::vector<int64_t>> out;
+  for (int i = 0; i < n; ++i) {
+    std::vector<int64_t> p(static_cast<size_t>(len(rng)));
+    for (int64_t& t : p) t = tok(rng);
+    out.push_back(p);
+  }
+  return out;
+}
+
+inline SamplingParams greedy(int64_t max_tokens, std::optional<int32_t> logprobs = std::nullopt) {
+  SamplingParams sp;
+  sp.temperature = 0;
+  sp.max_tokens = max_tokens;
+  sp.ignore_eos = true;
+  sp.logprobs = logprobs;
+  return sp;
+}
+
+// g's greedy outputs against teacher forcing in `oracle` (an idle engine): each output is
+// the argmax up to kLogprobTol, and, where g has logprobs, each equals the teacher-forced one.
+inline void expect_teacher_forced(Engine& oracle, const GenerationResult& g, const std::string& what) {
+  ASSERT_FALSE(g.output_tokens.empty()) << what;
+  const int64_t V = oracle.spec().config.vocab_size;
+  const std::vector<float> logits = logprobs_test::teacher_forced_logits(oracle, g);
+  for (size_t j = 0; j < g.output_tokens.size(); ++j) {
+    const std::vector<double> lp = logprobs_test::log_softmax(&logits[j * static_cast<size_t>(V)], V);
+    const double best = *std::max_element(lp.begin(), lp.end());
+    const double chosen = lp[static_cast<size_t>(g.output_tokens[j])];
+    EXPECT_NEAR(chosen, best, kLogprobTol) << what << ": output " << j << " is not the teacher-forced argmax";
+    if (!g.output_logprobs.empty())
+      EXPECT_NEAR(g.output_logprobs[j].logprob, chosen, kLogprobTol) << what << ": logprob of output " << j;
+  }
+}
+
+}  // namespace fk::engine::gpt_oss_test
