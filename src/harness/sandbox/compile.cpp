@@ -40,6 +40,34 @@ bool is_source(const fs::path& p) {
 }
 bool is_translation_unit(const fs::path& p) { return p.extension() == ".cu" || p.extension() == ".cpp"; }
 
+// The files `source` includes with quotes ("x.h") that exist beside it or in `root` (a
+// folder candidate's own -I), and theirs, each once: what a single-file candidate's build
+// reads besides itself. The engine's headers (<fk/...>, the toolchain's -I folders) are
+// not followed: they belong to the build, whose description is in the key already.
+void local_includes(const fs::path& source, const fs::path& root, std::vector<fs::path>& found) {
+  std::istringstream in(read_file(source));
+  for (std::string line; std::getline(in, line);) {
+    size_t i = line.find_first_not_of(" \t");
+    if (i == std::string::npos || line[i] != '#') continue;
+    i = line.find_first_not_of(" \t", i + 1);
+    if (i == std::string::npos || line.compare(i, 7, "include") != 0) continue;
+    const size_t open = line.find('"', i + 7);
+    const size_t close = open == std::string::npos ? open : line.find('"', open + 1);
+    if (close == std::string::npos) continue;
+    const std::string name = line.substr(open + 1, close - open - 1);
+    for (const fs::path& dir : {source.parent_path(), root}) {
+      std::error_code ec;
+      const fs::path p = fs::weakly_canonical(dir / name, ec);
+      if (ec || !fs::is_regular_file(p, ec)) continue;
+      if (std::find(found.begin(), found.end(), p) == found.end()) {
+        found.push_back(p);
+        local_includes(p, root, found);
+      }
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 Toolchain Toolchain::engine() {
@@ -119,10 +147,16 @@ CompileResult compile_candidate(const fs::path& candidate, const CompileOptions&
   cmd.push_back("-shared");
   if (cuda) cmd.push_back("-cudart=shared");
 
+  // The key: the toolchain, the command, and every file the build reads that is not the
+  // engine's: the candidate's sources and the headers they include with quotes (a header
+  // edited beside a single-file candidate must not reuse the library built before).
+  const fs::path root = fs::is_directory(candidate) ? candidate : candidate.parent_path();
+  std::vector<fs::path> read = sources;
+  for (const auto& p : sources) local_includes(p, root, read);
   std::string key = tc.describe();
   for (const auto& a : cmd) key += "\x1f" + a;
-  for (const auto& p : sources) {
-    key += "\x1e" + fs::relative(p, fs::is_directory(candidate) ? candidate : candidate.parent_path()).string();
+  for (const auto& p : read) {
+    key += "\x1e" + fs::weakly_canonical(p).lexically_relative(fs::weakly_canonical(root)).string();
     key += "\x1d" + read_file(p);
   }
   r.source_hash = hash_hex(key);
