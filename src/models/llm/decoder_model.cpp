@@ -137,11 +137,6 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
     gdn_beta_ = buffer(max_tokens, la.v_heads);
     core_out_ = buffer(max_tokens, la.value_dim());
     core_normed_ = buffer(max_tokens, la.value_dim());
-    state_scratch_ = Tensor::empty({max_seqs, la.v_heads, la.k_head_dim, la.v_head_dim}, DType::f32, device, stream);
-    std::vector<int32_t> idx(static_cast<size_t>(max_seqs));
-    for (int64_t i = 0; i < max_seqs; ++i) idx[static_cast<size_t>(i)] = static_cast<int32_t>(i);
-    scratch_index_ = Tensor::empty({max_seqs}, DType::i32, device, stream);
-    rt::memcpy_sync(scratch_index_.data(), device, idx.data(), Device::cpu(), idx.size() * sizeof(int32_t));
   }
 }
 
@@ -163,7 +158,7 @@ int64_t DecoderModel::activation_bytes() const {
   for (const Tensor* t : {&residual_, &residual_alt_, &a_, &b_, &qkv_, &attn_out_, &gate_up_, &act_, &head_in_, &logits_,
                           &router_logits_, &topk_weights_, &topk_ids_, &moe_workspace_, &q_normed_, &k_normed_,
                           &shared_out_, &shared_gate_, &attn_gated_, &lin_proj_, &lin_z_, &conv_out_, &gdn_g_,
-                          &gdn_beta_, &core_out_, &core_normed_, &state_scratch_, &scratch_index_, &attn_lse_})
+                          &gdn_beta_, &core_out_, &core_normed_, &attn_lse_})
     if (t->defined()) b += static_cast<int64_t>(t->nbytes());
   for (const auto* set : {&plans_, &decode_part_plans_})
     for (const AttentionPlan& p : *set) b += static_cast<int64_t>(p.float_workspace.nbytes() + p.int_workspace.nbytes());
@@ -535,51 +530,32 @@ void DecoderModel::separate_norm_layer(const ForwardBatch& b, int64_t l, const K
     FK_FAIL(FK_ERR_INTERNAL, "forward: the layer output must end in the x buffer");
 }
 
-// The delta rule's state is a "ssm" tensor of each slot of the pool, whose slots are apart
-// by a whole slot (every linear layer's conv and delta state), while the gated delta rule
-// ops take a pool of contiguous [Hv, K, V] states. So each layer copies the batch's states
-// into scratch (sequence n at index n), runs the op on the scratch and copies them back:
-// host-issued copies per sequence, which is also why decode of this model is not captured
-// in CUDA graphs (Engine). An op taking a slot stride would remove both.
+// The delta rule over the pool's "ssm" tensor of this layer: slots a whole slot apart (every
+// linear layer's conv and delta state), which the ops take as their slot stride, indexed by
+// the batch's state slots on the device (nothing read on the host: a decode step can be
+// captured in a CUDA graph; a padding sequence's slot -1 reads zeros and writes nothing).
 void DecoderModel::delta_rule(const ForwardBatch& b, int64_t l, const TensorView& q, const TensorView& k,
                               const TensorView& v, const TensorView& o, void* stream) {
-  const int64_t B = b.num_seqs;
   const TensorView pool_state = state_pool_->layer_state(l, 1);
-  const size_t bytes = static_cast<size_t>(index0(pool_state, 0).numel()) * sizeof(float);
-  const TensorView scratch = first_rows(state_scratch_.view(), B);
-  auto copy_states = [&](bool to_scratch) {
-    for (int64_t n = 0; n < B; ++n) {
-      const int32_t slot = static_cast<const int32_t*>(b.state_indices_host.data)[n];
-      void* pool_ptr = index0(pool_state, slot).data;
-      void* scratch_ptr = index0(scratch, n).data;
-      if (to_scratch)
-        rt::memcpy_async(scratch_ptr, device_, pool_ptr, device_, bytes, stream);
-      else
-        rt::memcpy_async(pool_ptr, device_, scratch_ptr, device_, bytes, stream);
-    }
-  };
-  copy_states(true);
   const TensorView g = rows(gdn_g_, b.num_tokens), beta = rows(gdn_beta_, b.num_tokens);
-  const TensorView scratch_index = first_rows(scratch_index_.view(), B);
   if (b.decode_only) {
     ops::FusedRecurrentGatedDeltaRuleArgs a{};
-    static_cast<ops::GatedDeltaRuleArgs&>(a) = {o, scratch, q, k, v, g, beta, b.qo_indptr, scratch_index,
+    static_cast<ops::GatedDeltaRuleArgs&>(a) = {o, pool_state, q, k, v, g, beta, b.qo_indptr, b.state_indices,
                                                 b.has_initial_state, 0.0f, 1};
     call_op(a, backend_, stream);
   } else {
     ops::ChunkGatedDeltaRuleArgs a{};
-    static_cast<ops::GatedDeltaRuleArgs&>(a) = {o, scratch, q, k, v, g, beta, b.qo_indptr, scratch_index,
+    static_cast<ops::GatedDeltaRuleArgs&>(a) = {o, pool_state, q, k, v, g, beta, b.qo_indptr, b.state_indices,
                                                 b.has_initial_state, 0.0f, 1};
     call_op(a, backend_, stream);
   }
-  copy_states(false);
 }
 
 void DecoderModel::linear_attention(const ForwardBatch& b, int64_t l, const TensorView& x, const TensorView& y,
                                     void* stream) {
   FK_CHECK(state_pool_ != nullptr, "forward: model '", spec_.config.model_type,
            "' has linear-attention layers but no recurrent state pool was given (set_state_pool)");
-  FK_CHECK(b.state_indices.data != nullptr && b.state_indices_host.data != nullptr, "forward: model '",
+  FK_CHECK(b.state_indices.data != nullptr, "forward: model '",
            spec_.config.model_type, "' needs the batch's recurrent state slots (ForwardBatch::state_indices)");
   const LinearAttentionConfig& la = spec_.config.linear_attention;
   const int64_t T = b.num_tokens, Hk = la.k_heads, Hv = la.v_heads, K = la.k_head_dim, V = la.v_head_dim;

@@ -133,10 +133,9 @@ class DecoderModel {
   Tensor router_logits_, topk_weights_, topk_ids_, moe_workspace_, q_normed_, k_normed_, shared_out_, shared_gate_;
   // Qwen3-Next: the gated attention output [T, q_size]; per linear-attention layer step the
   // projections [T, conv_dim + 2 Hv] and z [T, Hv*V], the convolved q | k | v, the gates
-  // g and beta [T, Hv], the delta rule's output and its gated norm [T, Hv*V], the batch's
-  // delta-rule states [max_seqs, Hv, K, V] f32 and the indices 0..max_seqs-1 into them.
-  Tensor attn_gated_, lin_proj_, lin_z_, conv_out_, gdn_g_, gdn_beta_, core_out_, core_normed_, state_scratch_,
-      scratch_index_;
+  // g and beta [T, Hv], the delta rule's output and its gated norm [T, Hv*V] (the states
+  // stay in the slot pool, which the ops index).
+  Tensor attn_gated_, lin_proj_, lin_z_, conv_out_, gdn_g_, gdn_beta_, core_out_, core_normed_;
   runtime::RecurrentSlotPool* state_pool_ = nullptr;
   // gpt-oss: the attention rows' base-2 log-sum-exps [T, Hq] f32, for the sinks.
   Tensor attn_lse_;

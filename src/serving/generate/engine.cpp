@@ -81,11 +81,6 @@ Engine::Engine(EngineConfig config) : config_(std::move(config)), start_(std::ch
                 << "': its linear-attention layers keep recurrent state, which a cached block does not hold\n";
       config_.prefix_caching = false;
     }
-    if (config_.cuda_graphs && cuda) {
-      std::cerr << "engine: CUDA graphs are off for model_type '" << c.model_type
-                << "': its recurrent state is copied per sequence from the host each step\n";
-      config_.cuda_graphs = false;
-    }
   }
   const int64_t kv_layers = model_->spec().num_kv_layers();
   const int64_t bytes_per_page =

@@ -71,12 +71,7 @@ ModelRunner::ModelRunner(DecoderModel& model, KvCache& kv, RunnerConfig config, 
   prefill_qo_indptr_host_ = host_buf(B + 1, DType::i32);
   prefill_kv_indptr_host_ = host_buf(B + 1, DType::i32);
   recurrent_ = model.spec().has_recurrent_state();
-  if (recurrent_) {
-    state_slots_host_ = host_buf(B, DType::i32);
-    FK_CHECK(!(backend_ == DeviceType::cuda && config_.cuda_graphs), "model runner: model '",
-             model.spec().config.model_type, "' keeps recurrent state, whose per-sequence copies are issued from the "
-             "host each step: decode CUDA graphs are not supported for it (turn cuda_graphs off)");
-  }
+  if (recurrent_) state_slots_host_ = host_buf(B, DType::i32);
   sampled_ = Tensor::zeros({B}, DType::i64, dev, stream);
   const bool cuda = backend_ == DeviceType::cuda;
   for (int i = 0; i < 2; ++i) {
@@ -177,6 +172,11 @@ void ModelRunner::pack(std::span<const StepRequest> step, int64_t padded_seqs, s
     h.kv_indptr.push_back(static_cast<int32_t>(h.kv_indices.size()));
     h.kv_last_page_len.push_back(1);
     h.qo_indptr.push_back(static_cast<int32_t>(h.input_ids.size()));
+    if (recurrent_) {  // no slot: the state ops read zeros for it and write nothing
+      h.state_slots.push_back(-1);
+      h.has_initial_state.push_back(0);
+      h.has_initial_state_bool.push_back(0);
+    }
   }
   if (padded_seqs > 0) {
     // A graph computes a logit row for every (padded) sequence; only the wanted ones are sampled.
@@ -238,7 +238,7 @@ ForwardBatch ModelRunner::upload(bool decode_only) {
   v.fill_src = arena_.place(h.fill_src, DType::i32);
   if (recurrent_) {
     FK_CHECK(static_cast<int64_t>(h.state_slots.size()) == B, "model runner: ", h.state_slots.size(),
-             " state slots for ", B, " sequences (padding sequences have none)");
+             " state slots for ", B, " sequences (a padding sequence has slot -1)");
     v.state_slots = arena_.place(h.state_slots, DType::i32);
     v.has_initial_state = arena_.place(h.has_initial_state, DType::i32);
     v.has_initial_state_bool = arena_.place(h.has_initial_state_bool, DType::boolean);
