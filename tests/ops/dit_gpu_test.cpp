@@ -14,6 +14,7 @@ namespace fk {
 namespace {
 
 using ops::AdaLnModulateArgs;
+using ops::FlowMatchEulerStepArgs;
 using ops::GatedResidualAddArgs;
 using ops::SiluArgs;
 
@@ -36,6 +37,7 @@ void check_bench(const char* name, int vectors) {
       rows.push_back(false);
     }
     if (std::string(name) == AdaLnModulateArgs::kName) c.as<AdaLnModulateArgs>().eps = 1e-6f;
+    if (std::string(name) == FlowMatchEulerStepArgs::kName) c.as<FlowMatchEulerStepArgs>().dt = -0.04f;
     c.bind(def(name).tensor_args);
     test::check_sampled_rows(def(name), c, rows, test::sample_rows(T));
     test::report_time(def(name), c);
@@ -47,6 +49,7 @@ TEST(DitGpu, BenchShapesAgainstOracleOnSampledRows) {
   check_bench(SiluArgs::kName, 0);
   check_bench(AdaLnModulateArgs::kName, 2);
   check_bench(GatedResidualAddArgs::kName, 1);
+  check_bench(FlowMatchEulerStepArgs::kName, 0);
 }
 
 struct Geometry {
@@ -97,6 +100,11 @@ void check_geometry(DType dt, const Geometry& g) {
   test::expect_ok(DeviceType::cuda, SiluArgs{d_out.view, dev[1].view});
   rt::device_synchronize();
   test::expect_strided_near(d_out, h_out, default_tolerance(dt), label + " silu");
+  // An Euler step of the padded out by the (padded) input.
+  test::expect_ok(DeviceType::cpu, FlowMatchEulerStepArgs{h_out.view, host[1].view, -0.0357f});
+  test::expect_ok(DeviceType::cuda, FlowMatchEulerStepArgs{d_out.view, dev[1].view, -0.0357f});
+  rt::device_synchronize();
+  test::expect_strided_near(d_out, h_out, default_tolerance(dt), label + " euler step");
 }
 
 TEST(DitGpu, StridedMisalignedAndBatchedViewsMatchCpu) {

@@ -1,4 +1,4 @@
-// The DiT ops (silu, adaln_modulate, gated_residual_add) beyond the generic oracle test:
+// The DiT ops (silu, adaln_modulate, gated_residual_add, flow_match_euler_step) beyond the generic oracle test:
 // hand-computed values, the per-sample vectors reaching only their own tokens, row-strided
 // modulation vectors (slices of one [B, 6H] linear output, as FLUX passes them), in-place
 // update that leaves the inputs alone, and named errors for bad arguments.
@@ -15,6 +15,7 @@ namespace fk {
 namespace {
 
 using ops::AdaLnModulateArgs;
+using ops::FlowMatchEulerStepArgs;
 using ops::GatedResidualAddArgs;
 using ops::SiluArgs;
 using test::expect_invalid;
@@ -105,6 +106,25 @@ TEST(DitGatedResidualAdd, RoundsOnceToTheDtype) {
   EXPECT_EQ(get(out.view(), 0, 0), 258.0);
 }
 
+TEST(DitFlowMatchEulerStep, StepsInPlaceInFloat) {
+  Tensor sample = f32_matrix(2, 2, {1.f, -1.f, 0.5f, 2.f});
+  const Tensor velocity = f32_matrix(2, 2, {2.f, 4.f, -1.f, 0.f});
+  expect_ok(DeviceType::cpu, FlowMatchEulerStepArgs{sample, velocity, -0.25f});
+  const float* s = sample.data_as<float>();
+  EXPECT_FLOAT_EQ(s[0], 0.5f);
+  EXPECT_FLOAT_EQ(s[1], -2.f);
+  EXPECT_FLOAT_EQ(s[2], 0.75f);
+  EXPECT_FLOAT_EQ(s[3], 2.f);
+  // bf16: dt is used as given, not rounded to the dtype. 1 + 0.00392 * 1 lies just above
+  // the midpoint 1.00390625 of bf16's 1 and 1.0078125 and rounds up; dt rounded to bf16
+  // first (0.00390625) would land on the midpoint and round to even, 1.
+  Tensor x = Tensor::empty({1, 1}, DType::bf16), v = Tensor::empty({1, 1}, DType::bf16);
+  set(x.view(), 1.0, 0, 0);
+  set(v.view(), 1.0, 0, 0);
+  expect_ok(DeviceType::cpu, FlowMatchEulerStepArgs{x, v, 0.00392f});
+  EXPECT_EQ(get(x.view(), 0, 0), 1.0078125);
+}
+
 TEST(DitOps, NamedErrors) {
   const Tensor x = f32_matrix(4, 2, {0, 0, 0, 0, 0, 0, 0, 0});
   Tensor out = Tensor::empty({4, 2}, DType::f32);
@@ -119,6 +139,9 @@ TEST(DitOps, NamedErrors) {
   expect_invalid(DeviceType::cpu, GatedResidualAddArgs{out, out, one}, "overlap");
   expect_invalid(DeviceType::cpu, GatedResidualAddArgs{out, three, one}, "out");
   expect_invalid(DeviceType::cpu, SiluArgs{three, x}, "out");
+  expect_invalid(DeviceType::cpu, FlowMatchEulerStepArgs{out, x, std::numeric_limits<float>::infinity()},
+                 "dt must be finite");
+  expect_invalid(DeviceType::cpu, FlowMatchEulerStepArgs{out, out, -0.1f}, "overlap");
 }
 
 }  // namespace

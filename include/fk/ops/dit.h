@@ -49,4 +49,17 @@ struct GatedResidualAddArgs {
   TensorView gate;   // [B, H] read; dtype of input; rows contiguous; must not overlap out
 };
 
+// One Euler step of a flow-matching sampler, IN PLACE (diffusers'
+// FlowMatchEulerDiscreteScheduler.step without stochastic sampling):
+//   sample = sample + dt * model_output,   dt = sigma_next - sigma
+// computed in fp32 (CUDA) or double (CPU reference) from the sample as stored, rounded once
+// to the dtype, as diffusers upcasts the sample to float32 and casts the result back.
+// dt is a float argument, not a tensor: rounding it to a 16-bit dtype would move every step.
+struct FlowMatchEulerStepArgs {
+  static constexpr const char* kName = "flow_match_euler_step";
+  TensorView sample;        // [T, C] updated; f32/f16/bf16; rows contiguous (row stride free)
+  TensorView model_output;  // [T, C] read; dtype of sample; rows contiguous; must not overlap sample
+  float dt;                 // finite (FLUX: negative, sigma decreases)
+};
+
 }  // namespace fk::ops

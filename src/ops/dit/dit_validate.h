@@ -52,4 +52,15 @@ inline void validate_gated_residual_add(const GatedResidualAddArgs& a, DeviceTyp
   expect_no_overlap(op, "out", a.out, "gate", a.gate);
 }
 
+inline void validate_flow_match_euler_step(const FlowMatchEulerStepArgs& a, DeviceType backend) {
+  constexpr const char* op = FlowMatchEulerStepArgs::kName;
+  expect_activation_rows(op, "model_output", a.model_output, backend);
+  expect_dtype_in(op, "model_output", a.model_output, {DType::f32, DType::f16, DType::bf16});
+  expect_activation_rows(op, "sample", a.sample, backend);
+  expect_same_shape(op, "sample", a.sample, "model_output", a.model_output);
+  expect_written_dtype(op, "sample", a.sample, a.model_output.dtype, backend);
+  FK_CHECK(std::isfinite(a.dt), op, ": dt must be finite, got ", a.dt);
+  expect_no_overlap(op, "sample", a.sample, "model_output", a.model_output);
+}
+
 }  // namespace fk::ops
