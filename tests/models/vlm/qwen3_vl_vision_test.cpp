@@ -7,9 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
+#include "core/safetensors/safetensors.h"
 #include "fk/element.h"
 #include "fk/random.h"
 #include "fk/status.h"
@@ -21,6 +24,15 @@
 
 namespace fk::models::vlm {
 namespace {
+
+double bf16_round(double v) {
+  Tensor t = Tensor::empty({1}, DType::bf16);
+  store_element(t.data(), DType::bf16, v);
+  return load_element(t.data(), DType::bf16);
+}
+
+// Element i of a contiguous tensor in row-major order.
+double flat(const Tensor& t, int64_t i) { return load_element(t.view().element_ptr(i), t.dtype()); }
 
 Qwen3VLVisionConfig tiny() { return parse_qwen3_vl_vision_config(kTinyQwen3VLConfig, "tiny"); }
 
@@ -110,6 +122,67 @@ TEST(Qwen3VLVisionLayout, MergeBlockOrderTapsRopeAndFrames) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("not a multiple of spatial_merge_size 2"), std::string::npos) << e.what();
   }
+}
+
+
+// A checkpoint written under the upstream names and shapes (f32) loads into the tower's
+// layout (bf16): the Conv3d weight as [hidden, C*Tp*P*P] rows, every tensor in its slot;
+// a bare Qwen3VLVisionModel's names (no prefix) too; a missing or mis-shaped tensor is named.
+TEST(Qwen3VLVisionWeights, LoadsTheUpstreamLayout) {
+  const Qwen3VLVisionConfig c = tiny();
+  const std::vector<TensorDecl> decls = qwen3_vl_vision_weight_decls(c, DType::f32);
+  ASSERT_EQ(decls.front().name, "model.visual.patch_embed.proj.weight");
+  EXPECT_EQ(decls.front().shape, (std::vector<int64_t>{32, 3, 2, 4, 4}));
+  std::vector<Tensor> values;
+  const uint64_t seed = test::seed_for("qwen3_vl_vision_weights");
+  for (size_t i = 0; i < decls.size(); ++i) {
+    values.push_back(Tensor::empty(decls[i].shape, DType::f32));
+    fill_uniform(values.back().view(), seed, i, -1.f, 1.f);
+  }
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("fk_qwen3_vl_weights_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& prefix, size_t skip, const std::string& file) {
+    safetensors::NamedViews views;
+    for (size_t i = 0; i < decls.size(); ++i)
+      if (i != skip) views.emplace_back(prefix + decls[i].name.substr(std::string("model.visual.").size()), values[i].view());
+    safetensors::save(dir / file, views);
+    return dir / file;
+  };
+  for (const std::string prefix : {"model.visual.", ""}) {
+    const Qwen3VLVisionWeights w =
+        load_qwen3_vl_vision_weights(c, write(prefix, decls.size(), "w.safetensors"), DType::bf16, Device::cpu());
+    ASSERT_EQ(w.patch.size(0), 32);
+    ASSERT_EQ(w.patch.size(1), 96);
+    // Element (o=5, c=2, t=1, p=3, q=0) of the Conv3d weight is row 5, column ((2*2+1)*4+3)*4+0.
+    EXPECT_EQ(get(w.patch.view(), 5, 92), bf16_round(flat(values[0], 5 * 96 + 92)));
+    ASSERT_EQ(w.blocks.size(), 3u);
+    size_t qkv = 0;
+    while (decls[qkv].name != "model.visual.blocks.2.attn.qkv.weight") ++qkv;
+    EXPECT_EQ(get(w.blocks[2].qkv.view(), 17, 3), bf16_round(flat(values[qkv], 17 * 32 + 3)));
+    ASSERT_EQ(w.deepstack.size(), 2u);
+    EXPECT_EQ(w.deepstack[1].norm.size(0), 128);  // post-shuffle: over the merged 4H
+    EXPECT_EQ(w.merger.norm.size(0), 32);
+    EXPECT_EQ(get(w.deepstack[1].fc2_bias.view(), 7), bf16_round(flat(values.back(), 7)));
+  }
+  try {
+    load_qwen3_vl_vision_weights(c, write("model.visual.", 5, "missing.safetensors"), DType::bf16, Device::cpu());
+    ADD_FAILURE() << "a checkpoint without " << decls[5].name << " was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has no tensor '" + decls[5].name + "'"), std::string::npos) << e.what();
+  }
+  std::string wide_json = kTinyQwen3VLConfig;  // the vision config's (the second) intermediate_size
+  const std::string field = "\"intermediate_size\": 48";
+  wide_json.replace(wide_json.rfind(field), field.size(), "\"intermediate_size\": 64");
+  const Qwen3VLVisionConfig wide = parse_qwen3_vl_vision_config(wide_json, "wide");
+  ASSERT_EQ(wide.intermediate_size, 64);
+  try {
+    load_qwen3_vl_vision_weights(wide, dir / "w.safetensors", DType::bf16, Device::cpu());
+    ADD_FAILURE() << "a mis-shaped fc1 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("mlp.linear_fc1.weight' has shape"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // ---- the double-precision forward from transformers' definition ---------------------------
