@@ -16,9 +16,11 @@
 #include "fk/element.h"
 #include "fk/random.h"
 #include "fk/status.h"
+#include "models/registry.h"
 #include "models/vlm/qwen3_vl/presets.h"
 #include "models/vlm/qwen3_vl/vision_config.h"
 #include "models/vlm/qwen3_vl/vision_layout.h"
+#include "models/vlm/qwen3_vl/vision_model.h"
 #include "models/vlm/qwen3_vl/vision_tower.h"
 #include "support/test_seed.h"
 
@@ -399,6 +401,41 @@ TEST(Qwen3VLVisionTower, NamedErrors) {
   refused(px, {{1, 2, 3}}, "not a multiple of spatial_merge_size");
   Tensor f32 = Tensor::zeros({8, c.patch_dim()}, DType::f32);
   refused(f32.view(), {{1, 2, 4}}, "model dtype bf16");
+}
+
+// The registered tiny preset through the Model interface (plan from the host grid, forward)
+// gives the tower's output for the same weights; a bad grid is refused at plan.
+TEST(Qwen3VLVisionModel, RegisteredTinyPresetRunsOnTheCpu) {
+  const Qwen3VLVisionConfig c = tiny();
+  std::unique_ptr<Model> m = create_model("tiny-qwen3-vl-vision");
+  ASSERT_EQ(m->architecture(), "qwen3_vl_vision");
+  EXPECT_EQ(m->outputs().size(), 3u);  // merged + 2 deepstack
+  LoadOptions o;
+  o.seed = test::seed_for("qwen3_vl_vision_model");
+  o.max_tokens = 40;
+  m->load(o);
+  Tensor grid = Tensor::empty({2, 3}, DType::i64);
+  const int64_t g[] = {1, 4, 6, 2, 2, 2};
+  for (int i = 0; i < 6; ++i) grid.data_as<int64_t>()[i] = g[i];
+  Tensor pixels = Tensor::empty({32, c.patch_dim()}, DType::bf16);
+  fill_uniform(pixels.view(), o.seed, 7, -1.f, 1.f);
+  StepInputs in;
+  in.tensors = {{"pixel_values", pixels.view()}, {"image_grid_thw", grid.view()}};
+  m->plan(in, nullptr);
+  const TensorView got = m->forward(in, nullptr);
+  Qwen3VLVisionTower tower(c, random_qwen3_vl_vision_weights(c, DType::bf16, Device::cpu(), o.seed, nullptr),
+                           DType::bf16, Device::cpu(), 32, nullptr);
+  const TensorView want = tower.forward(pixels.view(), {{1, 4, 6}, {2, 2, 2}}, nullptr);
+  ASSERT_EQ(got.shape[0], 8);
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < c.out_hidden_size; ++j) ASSERT_EQ(get(got, i, j), get(want, i, j)) << i << ", " << j;
+  grid.data_as<int64_t>()[2] = 5;
+  try {
+    m->plan(in, nullptr);
+    ADD_FAILURE() << "an odd grid was planned";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a multiple of spatial_merge_size"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
