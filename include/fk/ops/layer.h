@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "fk/op.h"
+#include "fk/ops/activation.h"
 #include "fk/ops/rope.h"
 
 namespace fk::ops {
@@ -117,6 +118,53 @@ struct DecoderLayerArgs {
   int32_t window_left;   // -1 = none; >= 0: sliding window (fk/ops/attention.h)
   int32_t first_layer;   // 1: the stream is `hidden` alone (no add before the input norm; residual not read)
   int32_t cuda_graph;    // the attention op's cuda_graph attribute (decode: grid class)
+};
+
+// One post-norm encoder layer of BERT / XLM-RoBERTa (BGE-M3's 24), over a packed batch of
+// sequences (bidirectional attention within each):
+//
+//   qkv    = hidden @ qkv_weight^T + qkv_bias                  [q | k | v] per token
+//   a      = varlen_attention(q, k, v, cu_seqlens), sm_scale 1/sqrt(D), not causal
+//   hidden = layer_norm(round(a @ o_weight^T + o_bias + hidden)) * attn_norm + attn_norm_bias
+//   hidden = layer_norm(round(gelu(hidden @ up_weight^T + up_bias) @ down_weight^T + down_bias + hidden))
+//            * out_norm + out_norm_bias
+//
+// i.e. the ops the encoder runs for the layer, in that order: linear, varlen_attention,
+// linear, add_layer_norm, linear, gelu, linear, add_layer_norm (the intermediates in the
+// workspace tensors, in the model dtype). The oracle keeps the intermediates in f64 and
+// rounds only the layer's state: q, k, v (attention reads them in the dtype), the residual
+// sums and the hidden state between the two halves.
+//
+// Dtypes: hidden, the weights and the workspaces f16 or bf16 (one model dtype; the CPU
+// reference, which is also the oracle, takes f64 for hidden); cu_seqlens i32 on the device
+// and cu_seqlens_host its mirror. Every tensor packed. Updated in place: hidden. Scratch:
+// qkv [T, 3 H], attn_out [T, H], sub [T, H], inter [T, I], act [T, I].
+struct EncoderLayerArgs {
+  static constexpr const char* kName = "encoder_layer";
+  TensorView hidden;          // [T, H] inout: the layer's input in, its output out
+  TensorView qkv_weight;      // [3 H, H] read (query, key, value rows stacked)
+  TensorView qkv_bias;        // [3 H] read
+  TensorView o_weight;        // [H, H] read
+  TensorView o_bias;          // [H] read
+  TensorView attn_norm;       // [H] read
+  TensorView attn_norm_bias;  // [H] read
+  TensorView up_weight;       // [I, H] read
+  TensorView up_bias;         // [I] read
+  TensorView down_weight;     // [H, I] read
+  TensorView down_bias;       // [H] read
+  TensorView out_norm;        // [H] read
+  TensorView out_norm_bias;   // [H] read
+  TensorView cu_seqlens;      // [B + 1] read; i32; on the backend's device
+  TensorView cu_seqlens_host; // [B + 1] read; i32; host mirror
+  TensorView qkv;             // [T, 3 H] workspace
+  TensorView attn_out;        // [T, H] workspace
+  TensorView sub;             // [T, H] workspace
+  TensorView inter;           // [T, I] workspace
+  TensorView act;             // [T, I] workspace
+  int32_t num_heads;
+  int32_t max_seqlen;         // >= every sequence's length
+  float eps;                  // the LayerNorms' (XLM-R: 1e-5)
+  GeluApprox gelu;            // the MLP's GELU
 };
 
 }  // namespace fk::ops

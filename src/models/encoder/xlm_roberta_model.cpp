@@ -5,12 +5,11 @@
 
 #include "fk/element.h"
 #include "fk/op_registry.h"
-#include "fk/ops/activation.h"
 #include "fk/ops/embedding.h"
 #include "fk/ops/linear.h"
 #include "fk/ops/elementwise.h"
+#include "fk/ops/layer.h"
 #include "fk/ops/norm.h"
-#include "fk/ops/varlen_attention.h"
 #include "fk/status.h"
 
 namespace fk::models::encoder {
@@ -20,17 +19,6 @@ namespace {
 TensorView rows(const Tensor& t, int64_t n) {
   TensorView v = t.view();
   v.shape[0] = n;
-  return v;
-}
-
-// Heads [first, first + count) of a [T, width] matrix as a [T, count, D] view.
-TensorView heads_view(const Tensor& t, int64_t n, int64_t col, int64_t count, int64_t d) {
-  TensorView v = t.view();
-  const int64_t width = v.shape[1];
-  v.data = v.element_ptr(col);
-  v.rank = 3;
-  v.shape[0] = n, v.shape[1] = count, v.shape[2] = d;
-  v.strides[0] = width, v.strides[1] = d, v.strides[2] = 1;
   return v;
 }
 
@@ -146,36 +134,30 @@ void XlmRobertaModel::embed(const StepInputs& in, void* stream) {
 }
 
 void XlmRobertaModel::layer(const EncoderLayerWeights& w, void* stream) {
-  const DeviceType be = options_.device.type;
-  const int64_t t = tokens_, h = config_.hidden_size, heads = config_.num_attention_heads, d = config_.head_dim();
-  const float eps = static_cast<float>(config_.layer_norm_eps);
-  const TensorView none{};
-  call_op(ops::LinearArgs{rows(qkv_, t), rows(x_, t), w.qkv, w.qkv_bias, none, none}, be, stream);
-  ops::VarlenAttentionArgs attn{};
-  attn.out = heads_view(attn_, t, 0, heads, d);
-  attn.q = heads_view(qkv_, t, 0, heads, d);
-  attn.k = heads_view(qkv_, t, h, heads, d);
-  attn.v = heads_view(qkv_, t, 2 * h, heads, d);
-  attn.cu_seqlens_q = cu_seqlens_;
-  attn.cu_seqlens_k = cu_seqlens_;
-  attn.max_seqlen_q = attn.max_seqlen_k = max_seqlen_;
-  attn.sm_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-  attn.causal = 0;
-  call_op(attn, be, stream);
-  call_op(ops::LinearArgs{rows(sub_, t), rows(attn_, t), w.attn_out, w.attn_out_bias, none, none}, be, stream);
-  // Post-norm: x = LayerNorm(x + sublayer(x)), the hidden state updated in place.
-  call_op(ops::AddLayerNormArgs{rows(x_, t), rows(sub_, t), rows(x_, t), w.attn_norm, w.attn_norm_bias, eps}, be,
-          stream);
-  call_op(ops::LinearArgs{rows(inter_, t), rows(x_, t), w.up, w.up_bias, none, none}, be, stream);
-  call_op(ops::GeluArgs{rows(inter_act_, t), rows(inter_, t), config_.gelu}, be, stream);
-  call_op(ops::LinearArgs{rows(sub_, t), rows(inter_act_, t), w.down, w.down_bias, none, none}, be, stream);
-  call_op(ops::AddLayerNormArgs{rows(x_, t), rows(sub_, t), rows(x_, t), w.out_norm, w.out_norm_bias, eps}, be,
-          stream);
+  const int64_t t = tokens_;
+  ops::EncoderLayerArgs a{};
+  a.hidden = rows(x_, t);
+  a.qkv_weight = w.qkv, a.qkv_bias = w.qkv_bias;
+  a.o_weight = w.attn_out, a.o_bias = w.attn_out_bias;
+  a.attn_norm = w.attn_norm, a.attn_norm_bias = w.attn_norm_bias;
+  a.up_weight = w.up, a.up_bias = w.up_bias;
+  a.down_weight = w.down, a.down_bias = w.down_bias;
+  a.out_norm = w.out_norm, a.out_norm_bias = w.out_norm_bias;
+  a.cu_seqlens = cu_seqlens_;
+  a.cu_seqlens_host = cu_seqlens_host_;
+  a.qkv = rows(qkv_, t), a.attn_out = rows(attn_, t), a.sub = rows(sub_, t);
+  a.inter = rows(inter_, t), a.act = rows(inter_act_, t);
+  a.num_heads = static_cast<int32_t>(config_.num_attention_heads);
+  a.max_seqlen = max_seqlen_;
+  a.eps = static_cast<float>(config_.layer_norm_eps);
+  a.gelu = config_.gelu;
+  call_op(a, options_.device.type, stream);
 }
 
 TensorView XlmRobertaModel::forward(const StepInputs& in, void* stream) {
   FK_CHECK(loaded_, "xlm_roberta: forward before load");
   cu_seqlens_ = input(in, "cu_seqlens", true);
+  cu_seqlens_host_ = input(in, "cu_seqlens_host", true);
   FK_CHECK(cu_seqlens_.rank == 1 && cu_seqlens_.shape[0] == seqs_ + 1, "xlm_roberta: cu_seqlens must be [",
            seqs_ + 1, "] as planned, got ", describe(cu_seqlens_));
   embed(in, stream);

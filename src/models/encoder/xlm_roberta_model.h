@@ -3,7 +3,8 @@
 //
 // Forward (post-LN BERT layers, every op through the registry):
 //   x = LayerNorm(word[ids] + token_type[types] + position[positions])
-//   per layer: qkv = x Wqkv^T + b; a = varlen_attention(q, k, v) (bidirectional, per sequence)
+//   per layer (one encoder_layer op, fk/ops/layer.h):
+//              qkv = x Wqkv^T + b; a = varlen_attention(q, k, v) (bidirectional, per sequence)
 //              x = LayerNorm(x + a Wo^T + bo)
 //              x = LayerNorm(x + gelu(x W1^T + b1) W2^T + b2)
 //   with BGE-M3's heads: colbert = x Wc^T + bc, sparse = x ws^T + bs (per token).
@@ -73,7 +74,8 @@ class XlmRobertaModel final : public Model {
   // The planned batch.
   int64_t tokens_ = 0, seqs_ = 0;
   int32_t max_seqlen_ = 0;
-  TensorView cu_seqlens_{};  // the forward's device offsets
+  TensorView cu_seqlens_{};       // the forward's device offsets
+  TensorView cu_seqlens_host_{};  // and their host mirror
 };
 
 }  // namespace fk::models::encoder

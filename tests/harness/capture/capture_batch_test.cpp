@@ -45,7 +45,8 @@ TEST(CaptureBatch, TinyBgeM3CallsBecomeEncoderTasksThatInstantiate) {
     for (const auto& [key, wc] : op.workloads)
       EXPECT_FALSE(wc.first.contains("untranslated")) << op.op << " was not translated";
   }
-  // tiny-bge-m3 has 2 layers: one attention call per layer over the packed batch.
+  // tiny-bge-m3 has 2 layers: one encoder_layer call each, its attention nested in it.
+  EXPECT_EQ(calls["encoder_layer"], 2);
   EXPECT_EQ(calls["varlen_attention"], 2);
   EXPECT_GT(calls["linear"], 0);
   EXPECT_GT(calls["embedding"], 0);

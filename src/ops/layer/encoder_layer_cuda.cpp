@@ -1,0 +1,11 @@
+// encoder_layer's CUDA baseline: its parts' CUDA baselines through the registry.
+#include "fk/op_registry.h"
+#include "ops/layer/encoder_layer_composed.h"
+
+namespace fk::ops {
+namespace {
+
+FK_REGISTER_IMPL("encoder_layer", cuda, encoder_layer_composed_cuda);
+
+}  // namespace
+}  // namespace fk::ops
