@@ -17,6 +17,7 @@
 #include "harness/device/device_info.h"
 #include "harness/time/kernel_profile.h"
 #include "cli/bench_embed.h"
+#include "cli/bench_summary.h"
 #include "cli/command.h"
 #include "cli/engine_options.h"
 #include "cli/model_lookup.h"
@@ -75,8 +76,10 @@ json step_profile(const engine::EngineStats& s) {
           {"update_s", s.update_s}};
 }
 
+// The human summary (or, with --json, the JSON) on stdout, and the JSON to --json-out.
+bool g_json_stdout = false;
 void emit(const json& j, const std::string& path) {
-  std::printf("%s\n", j.dump(2).c_str());
+  std::printf("%s", g_json_stdout ? (j.dump(2) + "\n").c_str() : bench_summary(j).c_str());
   if (path.empty()) return;
   std::ofstream f(path);
   FK_CHECK(f.good(), "cannot write ", path);
@@ -335,12 +338,13 @@ void setup(CLI::App& app) {
   lat->add_option("--batch-size", l.batch_size)->capture_default_str();
   lat->add_option("--input-len", l.input_len)->capture_default_str();
   lat->add_option("--output-len", l.output_len)->capture_default_str();
-  lat->add_option("--warmup", l.warmup, "Runs not counted")->capture_default_str();
-  lat->add_option("--iters", l.iters, "Runs counted (median)")->capture_default_str();
+  lat->add_option("--warmup,--num-iters-warmup", l.warmup, "Runs not counted")->capture_default_str();
+  lat->add_option("--iters,--num-iters", l.iters, "Runs counted (median)")->capture_default_str();
   lat->add_option("--kernel-profile", l.kernel_profile,
                   "After the timed runs, one more with a kernel trace: the N kernels that took the most device "
                   "time in the prefill and per decode step (CUDA)");
-  lat->add_option("--json-out", l.out, "Also write the JSON result to this file");
+  lat->add_flag("--json", g_json_stdout, "Print the JSON result instead of the summary");
+  lat->add_option("--json-out,--output-json", l.out, "Also write the JSON result to this file");
   lat->callback([] { run_latency(l); });
 
   static ThroughputCli t;
@@ -352,7 +356,8 @@ void setup(CLI::App& app) {
   thr->add_option("--output-len", t.output_len, "Fixed output length (overrides --output-range)");
   thr->add_option("--input-range", t.input_range, "Prompt lengths uniform in LO:HI")->capture_default_str();
   thr->add_option("--output-range", t.output_range, "Output lengths uniform in LO:HI")->capture_default_str();
-  thr->add_option("--json-out", t.out, "Also write the JSON result to this file");
+  thr->add_flag("--json", g_json_stdout, "Print the JSON result instead of the summary");
+  thr->add_option("--json-out,--output-json", t.out, "Also write the JSON result to this file");
   thr->callback([] { run_throughput(t); });
 
   static ServeBenchCli sv;
@@ -377,7 +382,8 @@ void setup(CLI::App& app) {
   srv->add_option("--request-rate", sv.config.request_rate, "Poisson arrivals per second (0: all at once)");
   srv->add_option("--max-concurrency", sv.config.max_concurrency, "Requests in flight at most (0: no cap)");
   srv->add_option("--seed", sv.config.seed)->capture_default_str();
-  srv->add_option("--json-out", sv.out, "Also write the JSON result to this file");
+  srv->add_flag("--json", g_json_stdout, "Print the JSON result instead of the summary");
+  srv->add_option("--json-out,--output-json", sv.out, "Also write the JSON result to this file");
   srv->callback([] { run_serve_bench(sv); });
 
   add_bench_embed(bench);

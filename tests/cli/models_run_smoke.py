@@ -7,7 +7,8 @@ The listing holds every field the progress board and users read, with the benchm
 Llama-3.1-8B and Mixtral-8x7B; `fk run` of the tiny Llama writes its JSON summary and gives
 the same checksum twice (and another for another seed); unknown models are refused with a
 pointer to `fk models list`, by `fk run` and by `fk bench`. `fk models config` prints a
-preset's config.json text; `fk bench embed` times a text encoder and writes its JSON.
+preset's config.json text; `fk bench embed` times a text encoder and writes its JSON; `fk bench
+latency | throughput` print a summary, their JSON going to --json-out (or stdout with --json).
 """
 import json, os, re, subprocess, sys, tempfile
 
@@ -91,6 +92,24 @@ r = run("bench", "embed", "--model", "tiny-llama", "--device", "cpu")
 check(r.returncode != 0 and "generate pattern" in r.stderr, f"bench embed of a Generate model: {r.stderr}")
 r = run("bench", "embed", "--model", "tiny-bge-m3", "--device", "cpu", "--seq-len", "100000")
 check(r.returncode != 0 and "--seq-len" in r.stderr, f"bench embed past the positions: {r.stderr}")
+
+# fk bench: a human summary on stdout, the JSON in --json-out (vLLM's names too) or with --json.
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "lat.json")
+    r = run("bench", "latency", "--model", "tiny-llama", "--device", "cpu", "--input-len", "8", "--output-len", "3",
+            "--num-iters", "2", "--num-iters-warmup", "0", "--output-json", path)
+    check(r.returncode == 0 and "decode step" in r.stdout and "tokens/s" in r.stdout and not r.stdout.startswith("{"),
+          f"bench latency summary: {r.stdout}{r.stderr}")
+    if r.returncode == 0:
+        lat = json.load(open(path))
+        check(lat["iters"] == 2 and lat["input_len"] == 8 and lat["median_decode_step_ms"] > 0, f"latency JSON: {lat}")
+    r = run("bench", "latency", "--json", "--model", "tiny-llama", "--device", "cpu", "--input-len", "8",
+            "--output-len", "2", "--iters", "1", "--warmup", "0")
+    check(r.returncode == 0 and json.loads(r.stdout)["bench"] == "latency", f"bench latency --json: {r.stdout}")
+    r = run("bench", "throughput", "--model", "tiny-llama", "--device", "cpu", "--num-prompts", "4", "--input-len", "8",
+            "--output-len", "2")
+    check(r.returncode == 0 and "requests/s" in r.stdout and "output tokens/s" in r.stdout,
+          f"bench throughput summary: {r.stdout}{r.stderr}")
 
 r = run("run", "--help")
 check("fk models list" in r.stdout, f"run --help does not point to fk models list: {r.stdout}")
