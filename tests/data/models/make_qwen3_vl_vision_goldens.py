@@ -16,7 +16,10 @@ Written to OUT/qwen3_vl/:
   model.safetensors   the vision tower's weights, bf16, named model.visual.* as in
                       Qwen3VLForConditionalGeneration's checkpoints
   golden.safetensors  pixel_values [patches, 96] (f32), merged [patches / 4, 24],
-                      deepstack.0, deepstack.1 (f32), position_ids [3, T] (i64)
+                      deepstack.0, deepstack.1 (f32), position_ids [3, T] (i64);
+                      mrope.q [T, 2*16], mrope.k [T, 16] and mrope.q_out / mrope.k_out: the text
+                      model's interleaved M-RoPE (Qwen3VLTextRotaryEmbedding at position_ids,
+                      apply_rotary_pos_emb) of random q and k (f32)
   golden.json         vision_grids (t, h, w per image of pixel_values), the prompt's
                       input_ids, image_grids, image_token_id, spatial_merge_size, rope_delta
 
@@ -100,6 +103,23 @@ def rope_index(model, input_ids, grids):
     return positions[:, 0, :], int(deltas.reshape(-1)[0])
 
 
+def text_mrope(model, positions, gen):
+    """Random q (2 heads) and k (1 head) of the text model's head dim, rotated by its M-RoPE."""
+    from transformers.models.qwen3_vl import modeling_qwen3_vl
+
+    rot = model.language_model.rotary_emb
+    assert list(rot.mrope_section) == TEXT["rope_parameters"]["mrope_section"], rot.mrope_section
+    T, D = positions.shape[1], TEXT["head_dim"]
+    q = bf16(torch.randn(1, TEXT["num_attention_heads"], T, D, generator=gen))
+    k = bf16(torch.randn(1, TEXT["num_key_value_heads"], T, D, generator=gen))
+    with torch.no_grad():
+        cos, sin = rot(q, positions[:, None, :])
+        q_out, k_out = modeling_qwen3_vl.apply_rotary_pos_emb(q, k, cos, sin)
+    token_major = lambda t: t[0].transpose(0, 1).reshape(T, -1).contiguous()  # [T, heads * D]
+    return {"mrope.q": token_major(q), "mrope.k": token_major(k), "mrope.q_out": token_major(q_out),
+            "mrope.k_out": token_major(k_out)}
+
+
 def main(out_dir):
     torch.manual_seed(0)
     cfg = config_json()
@@ -140,6 +160,7 @@ def main(out_dir):
               "position_ids": positions.to(torch.int64).contiguous()}
     for k, t in enumerate(deepstack):
         golden[f"deepstack.{k}"] = t.float().contiguous()
+    golden.update(text_mrope(model, positions, gen))
     save_file(golden, os.path.join(d, "golden.safetensors"))
     with open(os.path.join(d, "golden.json"), "w") as f:
         json.dump(dict(vision_grids=VISION_GRIDS, input_ids=ids, image_grids=IMAGE_GRIDS, image_token_id=IMAGE_TOKEN,
