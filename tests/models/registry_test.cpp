@@ -151,7 +151,7 @@ TEST(ModelRegistry, CommandsRefusePatternsAndBackendsTheyLack) {
 // architectures whose goldens await a host with torch and transformers (their golden tests
 // skip, saying so, until the data is committed).
 TEST(ModelRegistry, GoldenTestsHaveTheirData) {
-  const std::set<std::string> pending = {"qwen3_next", "gpt_oss", "qwen3_vl_vision", "yolov10"};
+  const std::set<std::string> pending = {"qwen3_next", "gpt_oss", "qwen3_vl_vision", "yolov10", "flux"};
   for (const ModelRegistration* r : model_registrations()) {
     if (pending.contains(r->architecture)) continue;
     const std::string& g = r->golden_test;
