@@ -9,6 +9,7 @@
 
 #include "harness/store/result_store.h"
 #include "cli/command.h"
+#include "harness/e2e/e2e_batch_run.h"
 #include "cli/engine_options.h"
 #include "harness/e2e/e2e_eval.h"
 #include "harness/e2e/e2e_html.h"
@@ -40,6 +41,23 @@ struct RunCli {
 };
 
 void run_worker(const RunCli& o) {
+  if (e2e::is_batch_model(o.engine.model)) {
+    const engine::EngineConfig ec = o.engine.to_config();  // validates, selects --variant
+    e2e::BatchRunOptions b;
+    b.model = o.engine.model;
+    b.backend = ec.backend;
+    b.dtype = ec.dtype;
+    b.workload = o.workload;
+    for (const std::string& s : o.installs) {
+      const auto eq = s.find('=');
+      FK_CHECK(eq != std::string::npos, "--install takes OP=LIBRARY, got '", s, "'");
+      b.installs.push_back({s.substr(0, eq), s.substr(eq + 1)});
+    }
+    b.teacher_out = o.teacher_out;
+    b.teacher_in = o.teacher_in;
+    write_text(o.result, e2e::run_batch_workload(b).dump() + "\n", "run result");
+    return;
+  }
   e2e::RunOptions r;
   r.engine = o.engine.to_config();
   r.workload = e2e::workload_spec(o.workload);
@@ -136,7 +154,9 @@ void setup(CLI::App& app) {
   auto* eval = e2e->add_subcommand("eval", "Baseline run vs a run with every candidate of a folder installed");
   ev.engine.add_to(eval);
   eval->add_option("--candidates", ev.candidates, "Folder of <op>.cu / <op>.cpp / <op>/ candidates")->required();
-  eval->add_option("--workload", ev.workload, "latency-1, latency-32, mixed, long, tiny, or a JSON file")
+  eval->add_option("--workload", ev.workload,
+                   "Generate models: latency-1, latency-32, mixed, long, tiny, or a JSON file; text encoders "
+                   "(Batch): tiny, mixed, or BxL sequences of tokens (e.g. 32x512)")
       ->capture_default_str();
   eval->add_option("--timeout", ev.timeout_s, "Seconds per engine run")->capture_default_str();
   eval->add_option("--repeats", ev.repeats,

@@ -1,5 +1,6 @@
 // Element-wise ops of the candidate ABI that belong to no other family.
 #pragma once
+#include "fk/op.h"
 #include "fk/tensor_view.h"
 
 namespace fk::ops {

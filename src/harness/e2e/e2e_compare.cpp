@@ -19,7 +19,36 @@ double mean_request_latency(const json& run) {
 
 }  // namespace
 
+// A Batch run (e2e_batch_run.h): the same batch on both sides, so speed is the ratio of
+// the runs' median times, and correctness the candidate's outputs against the baseline's.
+json compare_batch_runs(const json& base, const json& cand) {
+  json out;
+  const double be = base.at("elapsed_s").get<double>(), ce = cand.at("elapsed_s").get<double>();
+  out["speedup"] = {{"throughput", be / ce}, {"latency", be / ce}, {"elapsed", be / ce}};
+  out["baseline"] = {{"elapsed_s", be}, {"tokens_per_s", base["tokens_per_s"]}};
+  out["candidate"] = {{"elapsed_s", ce}, {"tokens_per_s", cand["tokens_per_s"]}};
+  const json tf = cand.value("teacher_forced", json::object());
+  out["teacher_forced"] = tf;
+  std::string verdict = "PASSED", reason;
+  if (tf.empty() || tf.value("positions", 0) == 0) {
+    verdict = "INCORRECT";
+    reason = "no outputs were compared";
+  } else if (tf["max_rel_err"].get<double>() > kMaxRelHiddenErr) {
+    verdict = "INCORRECT";
+    reason = concat("hidden states differ by up to ", tf["max_rel_err"].get<double>(), " of a row's range (bound ",
+                    kMaxRelHiddenErr, ")");
+  } else if (tf["min_cosine"].get<double>() < kMinDenseCosine) {
+    verdict = "INCORRECT";
+    reason = concat("a dense vector's cosine to the baseline's is ", tf["min_cosine"].get<double>(), " (bound ",
+                    kMinDenseCosine, ")");
+  }
+  out["verdict"] = verdict;
+  if (!reason.empty()) out["reason"] = reason;
+  return out;
+}
+
 json compare_runs(const json& base, const json& cand) {
+  if (base.value("pattern", "") == "batch") return compare_batch_runs(base, cand);
   const auto& bo = base.at("outputs");
   const auto& co = cand.at("outputs");
   FK_CHECK(bo.size() == co.size(), "e2e: the runs served different request counts (", bo.size(), " vs ", co.size(), ")");

@@ -1,4 +1,5 @@
-// Judging a candidate run against the baseline run of the same workload: greedy-token
+// Judging a candidate run against the baseline run of the same workload (Generate models;
+// Batch models: compare_batch_runs below): greedy-token
 // agreement (exact-match rate, first divergence), the teacher-forced logit error, speedups
 // (throughput: output tokens/s; latency: mean request latency; elapsed: the workload's wall
 // time), and the verdict — INCORRECT when outputs disagree beyond the dtype's bounds,
@@ -16,6 +17,14 @@ namespace fk::e2e {
 inline constexpr double kMaxRelLogitErr = 0.05;
 inline constexpr double kMaxMeanKl = 1e-2;
 
+// Batch runs (text encoders): the last hidden states (post-LayerNorm, of order one) move by
+// a few units in the last place of a 16-bit dtype under another rounding order; the dense
+// vectors' cosines stay above 0.9999. A wrong kernel moves either by far more.
+inline constexpr double kMaxRelHiddenErr = 0.05;
+inline constexpr double kMinDenseCosine = 0.999;
+
+// Generate runs by tokens and teacher-forced logits; Batch runs ("pattern": "batch") by
+// their hidden states and dense vectors.
 nlohmann::json compare_runs(const nlohmann::json& baseline, const nlohmann::json& candidate);
 
 }  // namespace fk::e2e

@@ -10,6 +10,8 @@
 
 #include "fk/op_registry.h"
 #include "fk/status.h"
+#include "harness/capture/capture_batch.h"
+#include "harness/e2e/e2e_batch_run.h"
 #include "harness/e2e/e2e_compare.h"
 #include "harness/e2e/e2e_store.h"
 #include "harness/e2e/model_identity.h"
@@ -151,7 +153,12 @@ json evaluate_in_engine(const E2eEvalOptions& o) {
                  {"backend", o.backend},
                  // Both sides' runs take these kernel variants (the worker's --variant args).
                  {"variants", OpRegistry::global().active_variants()}};
-  report["workload_spec"] = to_json(workload_spec(o.workload));
+  if (is_batch_model(o.model)) {
+    const BatchWorkload w = batch_workload(o.workload);
+    report["workload_spec"] = {{"name", w.name}, {"sequence_lengths", w.lengths}};
+  } else {
+    report["workload_spec"] = to_json(workload_spec(o.workload));
+  }
   const auto found = find_candidates(o.candidates);
   const auto levels = task_levels(o.tasks_dir);
   std::unique_ptr<E2eStore> store;

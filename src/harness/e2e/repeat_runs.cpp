@@ -28,6 +28,13 @@ nlohmann::json fold_runs(const std::vector<nlohmann::json>& runs) {
   const double e = median(elapsed);
   out["elapsed_s"] = e;
   out["elapsed_s_runs"] = elapsed;
+  out["reproducible"] = reproducible;
+  out["runs"] = static_cast<int64_t>(runs.size());
+  if (out.value("pattern", "") == "batch") {  // e2e_batch_run.h: one batch, no requests
+    out["tokens_per_s"] = static_cast<double>(out.at("tokens").get<int64_t>()) / e;
+    out["sequences_per_s"] = static_cast<double>(out.at("sequences").get<int64_t>()) / e;
+    return out;
+  }
   out["output_tokens_per_s"] = static_cast<double>(out.at("output_tokens").get<int64_t>()) / e;
   // Per request: the median over runs of its end-to-end latency.
   const size_t requests = out.at("e2e_s").size();

@@ -1,11 +1,14 @@
 // The end-to-end judgement on synthetic runs: token agreement and first divergence, the
-// logit distance (max relative error, mean absolute error, KL), and the verdict bounds.
+// logit distance (max relative error, mean absolute error, KL), and the verdict bounds; for
+// Batch runs (text encoders), the hidden-state error and dense cosine bounds and the speedup
+// of one batch, folded over repeats.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "harness/e2e/e2e_compare.h"
 #include "harness/e2e/e2e_run.h"
+#include "harness/e2e/repeat_runs.h"
 
 namespace fk::e2e {
 namespace {
@@ -59,6 +62,33 @@ TEST(E2eCompare, LogitDistance) {
   double kl = 0;
   for (int i = 0; i < 4; ++i) kl += std::exp(double{a[i]}) / za * ((a[i] - std::log(za)) - (b[i] - std::log(zb)));
   EXPECT_NEAR(d.kl, kl, 1e-9);
+}
+
+json batch_run(double elapsed_s, double max_rel, double min_cos, std::string checksum = "a") {
+  return {{"pattern", "batch"},
+          {"outputs", {checksum}},
+          {"elapsed_s", elapsed_s},
+          {"sequences", 4},
+          {"tokens", 400},
+          {"tokens_per_s", 400 / elapsed_s},
+          {"teacher_forced", {{"positions", 400}, {"max_rel_err", max_rel}, {"mean_abs_err", 0.0}, {"min_cosine", min_cos}}}};
+}
+
+TEST(E2eCompare, BatchRunsByHiddenStatesAndDenseVectors) {
+  const json base = fold_runs({batch_run(2.0, 0, 1), batch_run(2.2, 0, 1), batch_run(1.8, 0, 1)});
+  EXPECT_DOUBLE_EQ(base["elapsed_s"].get<double>(), 2.0);
+  EXPECT_TRUE(base["reproducible"].get<bool>());
+  const json honest = fold_runs({batch_run(1.0, 0.004, 0.99999), batch_run(1.2, 0.004, 0.99999)});
+  const json c = compare_runs(base, honest);
+  EXPECT_EQ(c["verdict"], "PASSED") << c.dump();
+  EXPECT_NEAR(c["speedup"]["throughput"].get<double>(), 2.0 / 1.1, 1e-12);
+  EXPECT_NEAR(c["speedup"]["latency"].get<double>(), 2.0 / 1.1, 1e-12);
+  EXPECT_EQ(compare_runs(base, batch_run(1.0, kMaxRelHiddenErr * 2, 1))["verdict"], "INCORRECT");
+  EXPECT_EQ(compare_runs(base, batch_run(1.0, 0, kMinDenseCosine - 0.01))["verdict"], "INCORRECT");
+  json none = batch_run(1.0, 0, 1);
+  none.erase("teacher_forced");
+  EXPECT_EQ(compare_runs(base, none)["verdict"], "INCORRECT");
+  EXPECT_FALSE(fold_runs({batch_run(1, 0, 1, "a"), batch_run(1, 0, 1, "b")})["reproducible"].get<bool>());
 }
 
 }  // namespace

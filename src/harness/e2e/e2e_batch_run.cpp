@@ -1,0 +1,152 @@
+#include "harness/e2e/e2e_batch_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "core/safetensors/safetensors.h"
+#include "fk/op_registry.h"
+#include "fk/runtime.h"
+#include "fk/status.h"
+#include "harness/capture/capture_batch.h"
+#include "harness/sandbox/candidate.h"
+#include "models/encoder/embed_batch.h"
+#include "models/encoder/xlm_roberta_model.h"
+#include "models/registry.h"
+
+namespace fk::e2e {
+
+using nlohmann::json;
+
+bool is_batch_model(const std::string& model) {
+  return models::resolve_model(model).registration->pattern == models::RunPattern::batch;
+}
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+Tensor host_f32(const std::vector<float>& values, int64_t rows, int64_t cols) {
+  Tensor t = Tensor::empty({rows, cols}, DType::f32);
+  std::copy(values.begin(), values.end(), t.data_as<float>());
+  return t;
+}
+
+}  // namespace
+
+json run_batch_workload(const BatchRunOptions& o) {
+  FK_CHECK(o.iters >= 1, "e2e: iters must be at least 1");
+  std::vector<std::unique_ptr<bench::LoadedCandidate>> loaded;
+  for (const auto& [op, lib] : o.installs) {
+    auto c = bench::LoadedCandidate::load(lib, op);
+    OpRegistry::global().install(op, o.backend, c->run(), "candidate " + lib.filename().string());
+    OpRegistry::global().install_plan(op, o.backend, c->plan());
+    loaded.push_back(std::move(c));
+  }
+  const models::ModelSource src = models::resolve_model(o.model);
+  std::unique_ptr<models::Model> m = models::create_model_from_config(src.config_json, src.source);
+  auto* model = dynamic_cast<models::encoder::XlmRobertaModel*>(m.get());
+  FK_CHECK(model != nullptr, "e2e: model '", o.model, "' is not a text encoder the Batch runs take");
+  const auto& c = model->config();
+  const BatchWorkload w = batch_workload(o.workload);
+  // The sequences: CLS, ids of a fixed seed, EOS (both sides embed the same batch).
+  std::mt19937_64 rng(12345);
+  std::uniform_int_distribution<int32_t> token(4, static_cast<int32_t>(c.vocab_size - 1));
+  std::vector<std::vector<int32_t>> seqs;
+  int64_t tokens = 0;
+  for (const int64_t n : w.lengths) {
+    FK_CHECK(n <= c.max_tokens_per_sequence(), "e2e: workload '", w.name, "' has a sequence of ", n,
+             " tokens; the model's positions hold ", c.max_tokens_per_sequence());
+    std::vector<int32_t> s{static_cast<int32_t>(c.bos_token_id)};
+    for (int64_t i = 2; i < n; ++i) s.push_back(token(rng));
+    s.push_back(static_cast<int32_t>(c.eos_token_id));
+    tokens += n;
+    seqs.push_back(std::move(s));
+  }
+  models::LoadOptions lo;
+  lo.device = o.backend == DeviceType::cuda ? Device::cuda() : Device::cpu();
+  lo.dtype = o.dtype;
+  lo.checkpoint = src.checkpoint;
+  lo.max_tokens = tokens;
+  lo.max_seqs = static_cast<int64_t>(seqs.size());
+  model->load(lo);
+
+  models::encoder::EmbedOptions eo;
+  eo.hidden_states = true;
+  std::vector<models::encoder::EncoderOutput> out = models::encoder::embed_batch(*model, seqs, eo);  // warm-up
+  std::vector<double> times;
+  for (int i = 0; i < o.iters; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    out = models::encoder::embed_batch(*model, seqs, eo);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  const int64_t H = c.hidden_size;
+  json checksums = json::array();
+  for (const auto& e : out)
+    checksums.push_back(safetensors::hash_hex(
+        safetensors::content_hash64(e.last_hidden_state.data(), e.last_hidden_state.size() * sizeof(float))));
+  const double elapsed = median(times);
+  json result = {{"pattern", "batch"},
+                 {"outputs", checksums},
+                 {"elapsed_s", elapsed},
+                 {"elapsed_s_iters", times},
+                 {"sequences", static_cast<int64_t>(seqs.size())},
+                 {"tokens", tokens},
+                 {"sequences_per_s", static_cast<double>(seqs.size()) / elapsed},
+                 {"tokens_per_s", static_cast<double>(tokens) / elapsed},
+                 {"backend", o.backend == DeviceType::cuda ? "cuda" : "cpu"},
+                 {"installed", json::array()}};
+  for (const auto& [op, lib] : o.installs) result["installed"].push_back({{"op", op}, {"library", lib.string()}});
+
+  std::vector<float> hidden, dense;
+  for (const auto& e : out) {
+    hidden.insert(hidden.end(), e.last_hidden_state.begin(), e.last_hidden_state.end());
+    dense.insert(dense.end(), e.dense.begin(), e.dense.end());
+  }
+  const int64_t B = static_cast<int64_t>(out.size());
+  if (!o.teacher_out.empty()) {
+    const Tensor th = host_f32(hidden, tokens, H), td = host_f32(dense, B, H);
+    safetensors::save(o.teacher_out, {{"hidden", th.view()}, {"dense", td.view()}});
+  }
+  if (!o.teacher_in.empty()) {
+    const auto f = safetensors::File::open(o.teacher_in);
+    const TensorView want_h = f.view("hidden"), want_d = f.view("dense");
+    FK_CHECK(want_h.shape[0] == tokens && want_h.shape[1] == H && want_d.shape[0] == B, "e2e: the baseline's ",
+             want_h.shape[0], " hidden rows and ", want_d.shape[0], " dense vectors do not match this run's ", tokens,
+             " and ", B);
+    const auto* a = static_cast<const float*>(want_h.data);
+    double worst = 0, sum_abs = 0;
+    for (int64_t t = 0; t < tokens; ++t) {
+      double scale = 0, err = 0;
+      for (int64_t j = 0; j < H; ++j) {
+        const double x = a[t * H + j], y = hidden[static_cast<size_t>(t * H + j)];
+        scale = std::max(scale, std::fabs(x));
+        err = std::max(err, std::fabs(x - y));
+        sum_abs += std::fabs(x - y);
+      }
+      worst = std::max(worst, err / std::max(scale, 1e-30));
+    }
+    const auto* ad = static_cast<const float*>(want_d.data);
+    double min_cos = 1;
+    for (int64_t b = 0; b < B; ++b) {
+      double dot = 0, na = 0, nb = 0;
+      for (int64_t j = 0; j < H; ++j) {
+        const double x = ad[b * H + j], y = dense[static_cast<size_t>(b * H + j)];
+        dot += x * y, na += x * x, nb += y * y;
+      }
+      min_cos = std::min(min_cos, dot / std::max(std::sqrt(na * nb), 1e-30));
+    }
+    result["teacher_forced"] = {{"positions", tokens},
+                                {"max_rel_err", worst},
+                                {"mean_abs_err", sum_abs / static_cast<double>(tokens * H)},
+                                {"min_cosine", min_cos}};
+  }
+  return result;
+}
+
+}  // namespace fk::e2e
