@@ -8,7 +8,7 @@
 #include "fk/op_registry.h"
 #include "fk/ops/activation.h"
 #include "fk/ops/linear.h"
-#include "fk/ops/moe.h"
+#include "fk/ops/elementwise.h"
 #include "fk/ops/norm.h"
 #include "fk/ops/rope.h"
 #include "fk/ops/varlen_attention.h"
@@ -84,9 +84,6 @@ Qwen3VLVisionTower::Qwen3VLVisionTower(Qwen3VLVisionConfig config, Qwen3VLVision
   merged_ = buffer({n / config_.merge_unit(), config_.out_hidden_size});
   for (size_t k = 0; k < config_.deepstack_visual_indexes.size(); ++k)
     deepstack_.push_back(buffer({n / config_.merge_unit(), config_.out_hidden_size}));
-  Tensor gate = Tensor::empty({n, 1}, dtype);
-  for (int64_t r = 0; r < n; ++r) set(gate.view(), 100.0, r, 0);
-  gate_one_ = device.is_cpu() ? gate : gate.to(device);
 }
 
 TensorView Qwen3VLVisionTower::deepstack(size_t k) const {
@@ -121,12 +118,12 @@ void Qwen3VLVisionTower::block(const VisionBlockWeights& w, void* stream) {
   attn.causal = 0;
   call_op(attn, be, stream);
   call_op(ops::LinearArgs{rows(sub_, n), rows(attn_, n), w.proj, w.proj_bias, none, none}, be, stream);
-  call_op(ops::SigmoidGatedAddArgs{rows(x_, n), rows(sub_, n), rows(gate_one_, n)}, be, stream);
+  call_op(ops::AddArgs{rows(x_, n), rows(x_, n), rows(sub_, n)}, be, stream);
   call_op(ops::LayerNormArgs{rows(xn_, n), rows(x_, n), w.norm2, w.norm2_bias, eps}, be, stream);
   call_op(ops::LinearArgs{rows(inter_, n), rows(xn_, n), w.fc1, w.fc1_bias, none, none}, be, stream);
   call_op(ops::GeluArgs{rows(inter_act_, n), rows(inter_, n), config_.gelu}, be, stream);
   call_op(ops::LinearArgs{rows(sub_, n), rows(inter_act_, n), w.fc2, w.fc2_bias, none, none}, be, stream);
-  call_op(ops::SigmoidGatedAddArgs{rows(x_, n), rows(sub_, n), rows(gate_one_, n)}, be, stream);
+  call_op(ops::AddArgs{rows(x_, n), rows(x_, n), rows(sub_, n)}, be, stream);
 }
 
 void Qwen3VLVisionTower::merge(const PatchMergerWeights& w, bool postshuffle_norm, const Tensor& out, void* stream) {

@@ -8,8 +8,7 @@
 //   merged = merger(x)
 // A merger: LayerNorm (over each patch's H, or over the merged 4H for the deepstack ones),
 // then the merge_unit consecutive patches as one row of 4H, fc1, exact GELU, fc2 to the
-// text model's width. Residual adds run as sigmoid_gated_add with a saturated gate
-// (sigmoid(100) is exactly 1 in float and double: a plain add).
+// text model's width. Residual adds are the add op, in place on x.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -48,7 +47,7 @@ class Qwen3VLVisionTower {
   int64_t max_patches_;
   int64_t patches_ = 0;
   int32_t max_seqlen_ = 0;
-  Tensor x_, xn_, qkv_, attn_, sub_, inter_, inter_act_, m1_, m2_, gate_one_;
+  Tensor x_, xn_, qkv_, attn_, sub_, inter_, inter_act_, m1_, m2_;
   Tensor cu_seqlens_, rope_positions_, rope_cache_, pos_ids_, pos_weights_;
   Tensor merged_;
   std::vector<Tensor> deepstack_;
