@@ -59,8 +59,9 @@ void run(const DetectCli& o) {
   in.tensors = {{"images", images.view()}};
   const auto t0 = std::chrono::steady_clock::now();
   model->plan(in, nullptr);
-  const TensorView raw = model->forward(in, nullptr);
-  const auto dets = models::vision::yolov10_detect(model->config(), raw);  // copies to the host: synchronises
+  model->forward(in, nullptr);
+  // Copies boxes and scores to the host: synchronises.
+  const auto dets = models::vision::yolov10_detect(model->config(), model->boxes_output(), model->scores_output());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   json j{{"model", o.model},

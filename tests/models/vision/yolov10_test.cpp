@@ -262,6 +262,28 @@ TEST(Yolov10Model, CheckpointRoundTripAndBatchInvariance) {
   fs::remove_all(dir);
 }
 
+// The forward's dfl_box_decode outputs and the host selection equal decoding its raw output.
+TEST(Yolov10Model, DecodedOutputsMatchRaw) {
+  const uint64_t seed = fk::test::seed_for("Yolov10Decoded");
+  const Yolov10Config c = parse_yolov10_config(preset("tiny-yolov10"), "tiny");
+  const Tensor images = random_images(2, c.imgsz, DType::f16, seed + 3);
+  const TinyRun r = run_tiny(images, seed);
+  const int64_t per = c.anchors() * c.outputs_per_anchor();
+  const auto dets = yolov10_detect(c, r.yolo->boxes_output(), r.yolo->scores_output());
+  ASSERT_EQ(dets.size(), 2u);
+  for (int64_t i = 0; i < 2; ++i) {
+    const std::vector<Yolov10Detection> want = yolov10_select(c, yolov10_decode(c, to_doubles(r.raw, i * per, per)));
+    ASSERT_EQ(dets[static_cast<size_t>(i)].size(), want.size());
+    ASSERT_EQ(want.size(), static_cast<size_t>(std::min<int64_t>(c.max_det, c.anchors() * c.nc)));
+    for (size_t d = 0; d < want.size(); ++d) {
+      EXPECT_EQ(dets[static_cast<size_t>(i)][d].anchor, want[d].anchor);
+      EXPECT_EQ(dets[static_cast<size_t>(i)][d].label, want[d].label);
+      EXPECT_FLOAT_EQ(dets[static_cast<size_t>(i)][d].score, want[d].score);
+      for (int q = 0; q < 4; ++q) EXPECT_FLOAT_EQ(dets[static_cast<size_t>(i)][d].box[q], want[d].box[q]);
+    }
+  }
+}
+
 TEST(Yolov10Model, BadInputsAreNamed) {
   const Tensor wrong_size = random_images(1, 32, DType::f16, 1);
   EXPECT_NE(error_of([&] { run_tiny(wrong_size, 1); }).find("64 x 64 images"), std::string::npos);

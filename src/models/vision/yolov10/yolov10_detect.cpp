@@ -6,6 +6,8 @@
 #include <numeric>
 
 #include "fk/element.h"
+#include "fk/op_registry.h"
+#include "fk/ops/detect.h"
 #include "fk/runtime.h"
 #include "fk/status.h"
 #include "fk/tensor.h"
@@ -24,41 +26,38 @@ std::vector<int64_t> top_k(const std::vector<double>& v, int64_t k) {
 
 }  // namespace
 
-Yolov10Decoded yolov10_decode(const Yolov10Config& c, const std::vector<double>& raw) {
-  const int64_t a_total = c.anchors(), no = c.outputs_per_anchor(), bins = c.reg_max;
-  FK_CHECK(static_cast<int64_t>(raw.size()) == a_total * no, "yolov10 decode: raw output has ", raw.size(),
-           " values, expected ", a_total, " anchors x ", no);
-  Yolov10Decoded d;
-  d.boxes.resize(static_cast<size_t>(a_total * 4));
-  d.scores.resize(static_cast<size_t>(a_total * c.nc));
-  int64_t a = 0;
+Tensor yolov10_anchors(const Yolov10Config& c) {
+  Tensor t = Tensor::empty({c.anchors(), 3}, DType::f32);
+  float* p = t.data_as<float>();
   for (int f : c.detect().from) {
     const int64_t stride = c.layers[static_cast<size_t>(f)].stride_px, g = c.imgsz / stride;
     for (int64_t y = 0; y < g; ++y)
-      for (int64_t x = 0; x < g; ++x, ++a) {
-        const double* r = raw.data() + a * no;
-        double dist[4];
-        for (int side = 0; side < 4; ++side) {
-          const double* logits = r + side * bins;
-          const double top = *std::max_element(logits, logits + bins);
-          double sum = 0, weighted = 0;
-          for (int64_t i = 0; i < bins; ++i) {
-            const double e = std::exp(logits[i] - top);
-            sum += e;
-            weighted += e * static_cast<double>(i);
-          }
-          dist[side] = weighted / sum;
-        }
-        const double ax = static_cast<double>(x) + 0.5, ay = static_cast<double>(y) + 0.5, s = static_cast<double>(stride);
-        float* box = d.boxes.data() + a * 4;
-        box[0] = static_cast<float>((ax - dist[0]) * s);
-        box[1] = static_cast<float>((ay - dist[1]) * s);
-        box[2] = static_cast<float>((ax + dist[2]) * s);
-        box[3] = static_cast<float>((ay + dist[3]) * s);
-        for (int64_t k = 0; k < c.nc; ++k)
-          d.scores[static_cast<size_t>(a * c.nc + k)] = static_cast<float>(1.0 / (1.0 + std::exp(-r[4 * bins + k])));
+      for (int64_t x = 0; x < g; ++x, p += 3) {
+        p[0] = static_cast<float>(x) + 0.5f;
+        p[1] = static_cast<float>(y) + 0.5f;
+        p[2] = static_cast<float>(stride);
       }
   }
+  return t;
+}
+
+Yolov10Decoded yolov10_decode(const Yolov10Config& c, const std::vector<double>& raw) {
+  const int64_t a_total = c.anchors(), no = c.outputs_per_anchor();
+  FK_CHECK(static_cast<int64_t>(raw.size()) == a_total * no, "yolov10 decode: raw output has ", raw.size(),
+           " values, expected ", a_total, " anchors x ", no);
+  // raw as f32 (the op's widest input; the reference's and the model's outputs are f32 or
+  // narrower, so this is exact for them).
+  Tensor r = Tensor::empty({1, a_total, no}, DType::f32);
+  std::transform(raw.begin(), raw.end(), r.data_as<float>(), [](double x) { return static_cast<float>(x); });
+  // The CPU implementation takes f64 outputs (it is the op's oracle): no rounding before the top-k.
+  Tensor boxes = Tensor::empty({1, a_total, 4}, DType::f64), scores = Tensor::empty({1, a_total, c.nc}, DType::f64);
+  const Tensor anchors = yolov10_anchors(c);
+  ops::DflBoxDecodeArgs a;
+  a.boxes = boxes, a.scores = scores, a.raw = r, a.anchors = anchors, a.reg_max = static_cast<int32_t>(c.reg_max);
+  call_op(a, DeviceType::cpu, nullptr);
+  Yolov10Decoded d;
+  d.boxes.assign(boxes.data_as<double>(), boxes.data_as<double>() + boxes.numel());
+  d.scores.assign(scores.data_as<double>(), scores.data_as<double>() + scores.numel());
   return d;
 }
 
@@ -84,25 +83,27 @@ std::vector<Yolov10Detection> yolov10_select(const Yolov10Config& c, const Yolov
   return out;
 }
 
-std::vector<std::vector<Yolov10Detection>> yolov10_detect(const Yolov10Config& c, const TensorView& raw) {
-  const int64_t no = c.outputs_per_anchor(), a_total = c.anchors();
-  FK_CHECK(raw.rank == 3 && raw.shape[1] == a_total && raw.shape[2] == no && raw.is_contiguous() &&
-               dtype_is_float(raw.dtype),
-           "yolov10 decode: raw must be a contiguous float [N, ", a_total, ", ", no, "], got ", describe(raw));
-  Tensor host;
-  TensorView v = raw;
-  if (!raw.device.is_cpu()) {  // the raw output is small (8400 x 144 for 640 x 640): one copy
-    host = Tensor::empty(Shape(raw.shape, raw.shape + 3), raw.dtype);
-    rt::memcpy_sync(host.data(), Device::cpu(), raw.data, raw.device, static_cast<size_t>(raw.nbytes()));
-    v = host.view();
-  }
+std::vector<std::vector<Yolov10Detection>> yolov10_detect(const Yolov10Config& c, const TensorView& boxes,
+                                                          const TensorView& scores) {
+  const int64_t a_total = c.anchors();
+  FK_CHECK(boxes.rank == 3 && boxes.shape[1] == a_total && boxes.shape[2] == 4 && boxes.dtype == DType::f32 &&
+               boxes.is_contiguous() && scores.rank == 3 && scores.shape[0] == boxes.shape[0] &&
+               scores.shape[1] == a_total && scores.shape[2] == c.nc && scores.dtype == DType::f32 &&
+               scores.is_contiguous(),
+           "yolov10 detect: boxes and scores must be contiguous f32 [N, ", a_total, ", 4] and [N, ", a_total, ", ",
+           c.nc, "], got ", describe(boxes), " and ", describe(scores));
+  auto host = [](const TensorView& v) {  // small: one copy each
+    std::vector<float> out(static_cast<size_t>(v.numel()));
+    rt::memcpy_sync(out.data(), Device::cpu(), v.data, v.device, static_cast<size_t>(v.nbytes()));
+    return out;
+  };
+  const std::vector<float> b = host(boxes), s = host(scores);
   std::vector<std::vector<Yolov10Detection>> images;
-  for (int64_t n = 0; n < raw.shape[0]; ++n) {
-    std::vector<double> r(static_cast<size_t>(a_total * no));
-    for (size_t i = 0; i < r.size(); ++i)
-      r[i] = load_element(static_cast<const char*>(v.data) + (static_cast<size_t>(n * a_total * no) + i) * v.element_size(),
-                          v.dtype);
-    images.push_back(yolov10_select(c, yolov10_decode(c, r)));
+  for (int64_t n = 0; n < boxes.shape[0]; ++n) {
+    Yolov10Decoded d;
+    d.boxes.assign(b.begin() + n * a_total * 4, b.begin() + (n + 1) * a_total * 4);
+    d.scores.assign(s.begin() + n * a_total * c.nc, s.begin() + (n + 1) * a_total * c.nc);
+    images.push_back(yolov10_select(c, d));
   }
   return images;
 }

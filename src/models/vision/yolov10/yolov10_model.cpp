@@ -4,8 +4,10 @@
 
 #include "fk/op_registry.h"
 #include "fk/ops/conv.h"
+#include "fk/ops/detect.h"
 #include "fk/ops/varlen_attention.h"
 #include "fk/status.h"
+#include "models/vision/yolov10/yolov10_detect.h"
 
 namespace fk::models::vision {
 namespace {
@@ -78,7 +80,9 @@ std::vector<TensorDecl> Yolov10Model::inputs() const {
 std::vector<TensorDecl> Yolov10Model::outputs() const {
   return {{"raw", {kPerCall, config_.anchors(), config_.outputs_per_anchor()}, options_.dtype,
            "one-to-one head per anchor (P3, P4, P5 grids row-major): 4 x reg_max DFL logits (left, top, right, "
-           "bottom), then nc class logits"}};
+           "bottom), then nc class logits"},
+          {"boxes", {kPerCall, config_.anchors(), 4}, DType::f32, "dfl_box_decode: xyxy boxes in input pixels"},
+          {"scores", {kPerCall, config_.anchors(), config_.nc}, DType::f32, "dfl_box_decode: sigmoid class scores"}};
 }
 
 void Yolov10Model::load(const LoadOptions& o) {
@@ -137,6 +141,10 @@ void Yolov10Model::load(const LoadOptions& o) {
     }
   }
   raw_ = Tensor::empty({n, config_.anchors(), config_.outputs_per_anchor()}, o.dtype, o.device, o.stream);
+  const Tensor anchors = yolov10_anchors(config_);
+  anchors_ = o.device.is_cpu() ? anchors : anchors.to(o.device);
+  boxes_ = Tensor::empty({n, config_.anchors(), 4}, DType::f32, o.device, o.stream);
+  scores_ = Tensor::empty({n, config_.anchors(), config_.nc}, DType::f32, o.device, o.stream);
   loaded_ = true;
 }
 
@@ -290,7 +298,26 @@ TensorView Yolov10Model::forward(const StepInputs& in, void* stream) {
   for (const Yolov10Layer& l : config_.layers) run_layer(l, stream);
   TensorView r = raw_.view();
   r.shape[0] = images_;
+  ops::DflBoxDecodeArgs d;
+  d.boxes = boxes_output();
+  d.scores = scores_output();
+  d.raw = r;
+  d.anchors = anchors_;
+  d.reg_max = static_cast<int32_t>(config_.reg_max);
+  call_op(d, options_.device.type, stream);
   return r;
+}
+
+TensorView Yolov10Model::boxes_output() const {
+  TensorView v = boxes_.view();
+  v.shape[0] = images_;
+  return v;
+}
+
+TensorView Yolov10Model::scores_output() const {
+  TensorView v = scores_.view();
+  v.shape[0] = images_;
+  return v;
 }
 
 }  // namespace fk::models::vision

@@ -18,8 +18,10 @@
 //            4 x reg_max DFL logits) and class branch (dw 3x3, 1x1, dw 3x3, 1x1 Convs, 1x1
 //            conv to nc logits) writing their channel slices of the raw output
 // Output (forward's return): raw [N, A, 4 * reg_max + nc], the anchors of P3, P4, P5 in
-// order (row-major over each grid): upstream's concatenated head output, transposed. The
-// decode (DFL, boxes, sigmoid scores, top-k) is yolov10_detect.h's.
+// order (row-major over each grid): upstream's concatenated head output, transposed. Then
+// dfl_box_decode (fk/ops/detect.h) writes boxes [N, A, 4] (xyxy pixels) and scores
+// [N, A, nc] (sigmoid), both f32 (boxes_output, scores_output); the top-k selection is
+// yolov10_detect.h's, on the host.
 //
 // Inputs (StepInputs::tensors): "images" [N, imgsz, imgsz, 3], the model dtype, RGB in
 // [0, 1] (the letterboxed image / 255), channels last, on the model's device; N at most
@@ -58,6 +60,9 @@ class Yolov10Model final : public Model {
 
   const Yolov10Config& config() const { return config_; }
   const LoadOptions& load_options() const { return options_; }
+  // The decoded outputs of the last forward: boxes [N, A, 4], scores [N, A, nc] (f32).
+  TensorView boxes_output() const;
+  TensorView scores_output() const;
   // A layer's output of the last forward ([N, H, W, C] NHWC): tests compare blocks.
   TensorView layer_output(int index) const;
 
@@ -74,6 +79,8 @@ class Yolov10Model final : public Model {
   Yolov10Weights weights_;
   std::vector<LayerBuffers> buffers_;
   Tensor raw_;         // [max_images, A, 4 * reg_max + nc]
+  Tensor anchors_;     // [A, 3] f32: anchor x, y (grid units), stride
+  Tensor boxes_, scores_;  // [max_images, A, 4], [max_images, A, nc] f32
   Tensor cu_seqlens_;  // [max_images + 1] i32: k * (P5 positions), PSA's sequences
   int64_t images_ = 0;
   TensorView input_{};
