@@ -33,6 +33,10 @@ class CheckpointTensors {
     const Shape grid = fp8_scale_shape({rows, cols});
     out_.push_back({name + kScaleSuffix, {grid[0], grid[1]}, DType::f32, ""});
   }
+  // A tensor of another dtype than the checkpoint's (MXFP4 blocks and scales: U8).
+  void typed(const std::string& name, std::vector<int64_t> shape, DType dtype) {
+    out_.push_back({name, std::move(shape), dtype, ""});
+  }
   std::vector<TensorDecl> take() { return std::move(out_); }
 
  private:
@@ -40,6 +44,13 @@ class CheckpointTensors {
   DType dtype_;
   std::vector<TensorDecl> out_;
 };
+
+// gpt-oss's MXFP4 experts: `name`_blocks [groups..., 16] and `name`_scales [groups...].
+void out_mxfp4(CheckpointTensors& t, const std::string& name, std::vector<int64_t> groups) {
+  t.typed(name + "_scales", groups, DType::u8);
+  groups.push_back(16);
+  t.typed(name + "_blocks", std::move(groups), DType::u8);
+}
 
 }  // namespace
 
@@ -109,9 +120,15 @@ std::vector<TensorDecl> DecoderLlm::weights() const {
       if (m.swigluoai) {  // gpt-oss: biased router and experts, stored input-major and fused
         t.plain(block + m.router_name + ".weight", {m.num_experts, H});
         t.plain(block + m.router_name + ".bias", {m.num_experts});
-        t.plain(block + "experts.gate_up_proj", {m.num_experts, H, 2 * m.intermediate});
+        if (spec_.mxfp4_experts) {  // 4-bit blocks and E8M0 scales of 32 values
+          const int64_t E = m.num_experts, Ie = m.intermediate;
+          out_mxfp4(t, block + "experts.gate_up_proj", {E, 2 * Ie, H / 32});
+          out_mxfp4(t, block + "experts.down_proj", {E, H, Ie / 32});
+        } else {
+          t.plain(block + "experts.gate_up_proj", {m.num_experts, H, 2 * m.intermediate});
+          t.plain(block + "experts.down_proj", {m.num_experts, m.intermediate, H});
+        }
         t.plain(block + "experts.gate_up_proj_bias", {m.num_experts, 2 * m.intermediate});
-        t.plain(block + "experts.down_proj", {m.num_experts, m.intermediate, H});
         t.plain(block + "experts.down_proj_bias", {m.num_experts, H});
         continue;
       }

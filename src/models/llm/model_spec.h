@@ -111,6 +111,9 @@ struct ModelSpec {
   // gpt-oss: a learned sink logit per query head ("self_attn.sinks" [Hq]) joins each
   // attention softmax's denominator (attention_sink_rescale after the attention op).
   bool attention_sinks = false;
+  // gpt-oss: the checkpoint's experts are MXFP4 (config.json's quantization_config
+  // quant_method "mxfp4", cleared from `config` here), dequantized at load.
+  bool mxfp4_experts = false;
 
   int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }
   bool is_moe_layer(int64_t l) const { return moe.enabled && config.is_moe_layer(l); }

@@ -123,6 +123,51 @@ class CheckpointReader {
     return t;
   }
 
+  // MXFP4 experts (gpt-oss's released checkpoints): `name`_blocks [E, R, C/32, 16] u8, two
+  // E2M1 values a byte (low nibble first), and `name`_scales [E, R, C/32] u8, an E8M0
+  // exponent (2^(s - 127)) per 32 values, dequantized to the model dtype as [E, R, C]
+  // (exactly: an E2M1 value times a power of two is a bf16 value). With deinterleave the
+  // R rows alternate (gate, up) and become [gates | ups], as transposed_experts does.
+  Tensor mxfp4_experts(const std::string& name, int64_t E, int64_t R, int64_t C, bool deinterleave) {
+    static constexpr double kE2M1[16] = {0.0,  0.5,  1.0,  1.5,  2.0,  3.0,  4.0,  6.0,
+                                         -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0};
+    const std::string blocks = name + "_blocks", scales = name + "_scales";
+    for (const std::string& n : {blocks, scales})
+      if (!ckpt_.contains(n))
+        FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint ", path(), " has no tensor '", n, "', which MXFP4 experts need");
+    FK_CHECK(C % 32 == 0, "checkpoint tensor '", blocks, "': MXFP4 needs the inner size (", C,
+             ") to be a multiple of 32");
+    const safetensors::TensorInfo &bi = ckpt_.info(blocks), &si = ckpt_.info(scales);
+    const Shape want_blocks{E, R, C / 32, 16}, want_scales{E, R, C / 32};
+    FK_CHECK(bi.shape == want_blocks && bi.dtype == DType::u8, "checkpoint tensor '", blocks, "' is ", bi.dtype_name,
+             shape_string(bi.shape), " but MXFP4 experts of this config are U8", shape_string(want_blocks));
+    FK_CHECK(si.shape == want_scales && si.dtype == DType::u8, "checkpoint tensor '", scales, "' is ", si.dtype_name,
+             shape_string(si.shape), " but the E8M0 scales of this config's MXFP4 experts are U8",
+             shape_string(want_scales));
+    const auto* b = static_cast<const uint8_t*>(ckpt_.view(blocks).data);
+    const auto* s = static_cast<const uint8_t*>(ckpt_.view(scales).data);
+    const size_t esize = dtype_size(dtype_);
+    std::vector<uint8_t> staged(static_cast<size_t>(E * R * C) * esize);
+    for (int64_t e = 0; e < E; ++e)
+      for (int64_t r = 0; r < R; ++r) {
+        const int64_t src = deinterleave ? (r < R / 2 ? 2 * r : 2 * (r - R / 2) + 1) : r;
+        for (int64_t g = 0; g < C / 32; ++g) {
+          const int64_t group = (e * R + src) * (C / 32) + g;
+          const double scale = std::ldexp(1.0, static_cast<int>(s[group]) - 127);
+          for (int64_t j = 0; j < 16; ++j) {
+            const uint8_t byte = b[group * 16 + j];
+            const int64_t col = g * 32 + 2 * j;
+            uint8_t* dst = staged.data() + ((e * R + r) * C + col) * static_cast<int64_t>(esize);
+            store_element(dst, dtype_, kE2M1[byte & 0x0F] * scale);
+            store_element(dst + esize, dtype_, kE2M1[byte >> 4] * scale);
+          }
+        }
+      }
+    Tensor t = Tensor::empty({E, R, C}, dtype_, device_, stream_);
+    rt::memcpy_sync(t.data(), device_, staged.data(), Device::cpu(), staged.size());
+    return t;
+  }
+
   // One checkpoint tensor of `shape` as a device tensor of dtype `out` (f32 gate parameters).
   Tensor tensor_as(const std::string& name, const Shape& shape, DType out) {
     Tensor t = Tensor::empty(shape, out, device_, stream_);
@@ -307,12 +352,13 @@ void load_experts(CheckpointReader& r, const ModelSpec& spec, int64_t l, LayerWe
     // gpt-oss: router and expert biases; experts stored [E, H, 2Ie] (gate and up columns
     // alternating) and [E, Ie, H], transposed and de-interleaved into w13 / w2.
     const std::string experts = n(module + ".experts.");
-    if (r.has(experts + "gate_up_proj_blocks") || r.has(experts + "down_proj_blocks"))
-      FK_FAIL(FK_ERR_UNSUPPORTED, "checkpoint ", r.path(), ": the experts of layer ", l, " are MXFP4 ('", experts,
-              "gate_up_proj_blocks' / '_scales'), which the engine does not load: dequantize them to bf16 "
-              "(gate_up_proj [E, H, 2I], down_proj [E, I, H])");
+    // MXFP4 (the released checkpoints): blocks [E, 2Ie, H/32, 16] hold the gate_up matrix
+    // before transformers transposes it, so its rows are the alternating gate / up columns;
+    // down_proj's blocks hold [E, H, Ie], w2's own layout. Dequantized once at load.
+    const bool mxfp4 = r.has(experts + "gate_up_proj_blocks") || r.has(experts + "down_proj_blocks");
     lw.router_bias = r.tensor(n(module + "." + m.router_name + ".bias"), {E});
-    lw.w13 = r.transposed_experts(experts + "gate_up_proj", E, H, 2 * Ie, /*deinterleave=*/true);
+    lw.w13 = mxfp4 ? r.mxfp4_experts(experts + "gate_up_proj", E, 2 * Ie, H, /*deinterleave=*/true)
+                   : r.transposed_experts(experts + "gate_up_proj", E, H, 2 * Ie, /*deinterleave=*/true);
     {  // the bias columns de-interleaved like w13's rows
       Tensor host = r.tensor(experts + "gate_up_proj_bias", {E, 2 * Ie}).to(Device::cpu());
       Tensor fixed = Tensor::empty({E, 2 * Ie}, host.dtype());
@@ -325,7 +371,8 @@ void load_experts(CheckpointReader& r, const ModelSpec& spec, int64_t l, LayerWe
         }
       lw.w13_bias = fixed.to(lw.w13.device());
     }
-    lw.w2 = r.transposed_experts(experts + "down_proj", E, Ie, H, /*deinterleave=*/false);
+    lw.w2 = mxfp4 ? r.mxfp4_experts(experts + "down_proj", E, H, Ie, /*deinterleave=*/false)
+                  : r.transposed_experts(experts + "down_proj", E, Ie, H, /*deinterleave=*/false);
     lw.w2_bias = r.tensor(experts + "down_proj_bias", {E, H});
     return;
   }

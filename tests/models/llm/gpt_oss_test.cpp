@@ -1,7 +1,8 @@
 // gpt-oss's config, spec, checkpoint layout and forward pass: the published configs and
 // GptOssConfig's defaults (alternating sliding / full layers, YaRN with truncate false,
-// biases, the clamped SwiGLU's constants), named refusals (MXFP4 experts, sinks of the
-// wrong length, bad limits), the load-time transposition and de-interleaving of the experts,
+// biases, the clamped SwiGLU's constants), named refusals (other quantizations, sinks of
+// the wrong length, misshapen MXFP4 scales, bad limits), the load-time transposition and
+// de-interleaving of the experts and the dequantization of MXFP4 ones,
 // and the engine's logits on the CPU against a forward pass written here in double from
 // transformers' definitions (GptOssForCausalLM: eager attention with the sink appended to
 // each softmax row, the sliding window, YaRN, softmax over the top-k router logits, the
@@ -15,6 +16,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <unistd.h>
@@ -141,8 +143,7 @@ TEST(GptOss, DefaultsRopeParametersAndRoundTrip) {
 }
 
 TEST(GptOss, WhatIsNotSupportedIsANamedError) {
-  EXPECT_GPT_OSS_ERROR(tiny_with("quantization_config", R"({"quant_method": "mxfp4", "modules_to_not_convert": []})"),
-                       "quant_method 'mxfp4'");
+  EXPECT_GPT_OSS_ERROR(tiny_with("quantization_config", R"({"quant_method": "awq"})"), "quant_method 'awq'");
   EXPECT_GPT_OSS_ERROR(tiny_with("swiglu_limit", "0"), "'swiglu_limit' must be positive");
   EXPECT_GPT_OSS_ERROR(tiny_with("num_experts_per_tok", "5"), "'num_experts_per_tok' (5) exceeds the number of experts (4)");
   EXPECT_GPT_OSS_ERROR(tiny_with("num_local_experts", ""), "num_local_experts");
@@ -425,7 +426,7 @@ TEST(GptOss, BadCheckpointsAreNamedErrors) {
     EXPECT_NE(msg.find("'model.layers.0.self_attn.sinks' has shape [5] but the config implies [4]"), std::string::npos)
         << msg;
   }
-  {  // experts in the MXFP4 layout (their blocks beside, as the released checkpoints hold)
+  {  // MXFP4 blocks without their scales
     const auto ck = write_checkpoint(config, 12);
     safetensors::NamedViews views;
     for (const auto& [name, t] : ck->tensors) views.push_back({name, t.view()});
@@ -433,13 +434,92 @@ TEST(GptOss, BadCheckpointsAreNamedErrors) {
     views.push_back({"model.layers.0.mlp.experts.gate_up_proj_blocks", blocks.view()});
     safetensors::save(ck->dir / "model.safetensors", views);
     const std::string msg = load_error(*ck);
-    EXPECT_NE(msg.find("are MXFP4"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("has no tensor 'model.layers.0.mlp.experts.gate_up_proj_scales', which MXFP4 experts need"),
+              std::string::npos)
+        << msg;
   }
   {  // experts of another width than the config's
     const auto ck = write_checkpoint(config, 13, {{"model.layers.1.mlp.experts.gate_up_proj", {4, 64, 32}}});
     const std::string msg = load_error(*ck);
     EXPECT_NE(msg.find("gate_up_proj' has shape [4, 64, 32] but the config implies [4, 64, 64]"), std::string::npos)
         << msg;
+  }
+}
+
+// gpt-oss's released layout: quantization_config "mxfp4", the experts as U8 blocks (two
+// E2M1 values a byte, low nibble first) and E8M0 scales per 32 values, holding gate_up
+// before transformers transposes it ([E, 2I, H]: rows alternate gate / up) and down_proj
+// as [E, H, I]. Dequantized at load into w13 / w2, value by value; misshapen scales are a
+// named error.
+TEST(GptOss, Mxfp4ExpertsAreDequantizedAtLoad) {
+  nlohmann::json j = nlohmann::json::parse(model_config_json_by_name("tiny-gpt-oss"));
+  j["quantization_config"] = {{"quant_method", "mxfp4"}, {"modules_to_not_convert", nlohmann::json::array()}};
+  const std::string config = j.dump();
+  const ModelSpec spec = model_spec_for(parse_model_config(config));
+  EXPECT_TRUE(spec.mxfp4_experts);
+  const int64_t E = 4, H = 64, I = 32;
+  const DecoderLlm llm("gpt_oss", spec);
+  bool declared = false;
+  for (const models::TensorDecl& d : llm.weights())
+    if (d.name == "model.layers.0.mlp.experts.gate_up_proj_blocks")
+      declared = d.shape == std::vector<int64_t>{E, 2 * I, H / 32, 16} && d.dtype == DType::u8;
+  EXPECT_TRUE(declared) << "DecoderLlm::weights() names the MXFP4 blocks";
+
+  const double kE2M1[16] = {0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6};
+  auto write = [&](uint64_t seed, const Shape& gate_up_scales_shape) {
+    auto ck = write_checkpoint(config, seed);
+    std::mt19937_64 rng(5);
+    safetensors::NamedViews views;
+    for (const auto& [name, t] : ck->tensors)
+      if (name.find("experts.gate_up_proj") == std::string::npos || name.find("bias") != std::string::npos)
+        if (name.find("experts.down_proj") == std::string::npos || name.find("bias") != std::string::npos)
+          views.push_back({name, t.view()});
+    for (int64_t l = 0; l < 2; ++l)
+      for (const auto& [what, rows, cols] : {std::tuple<const char*, int64_t, int64_t>{"gate_up_proj", 2 * I, H},
+                                             {"down_proj", H, I}}) {
+        const std::string base = concat("model.layers.", l, ".mlp.experts.", what);
+        Tensor blocks = Tensor::empty({E, rows, cols / 32, 16}, DType::u8);
+        Shape scales_shape{E, rows, cols / 32};
+        if (l == 1 && std::string(what) == "gate_up_proj") scales_shape = gate_up_scales_shape;
+        Tensor scales = Tensor::empty(scales_shape, DType::u8);
+        for (int64_t i = 0; i < blocks.numel(); ++i) blocks.data_as<uint8_t>()[i] = static_cast<uint8_t>(rng());
+        for (int64_t i = 0; i < scales.numel(); ++i) scales.data_as<uint8_t>()[i] = static_cast<uint8_t>(120 + rng() % 10);
+        ck->tensors[base + "_blocks"] = blocks;
+        ck->tensors[base + "_scales"] = scales;
+        views.push_back({base + "_blocks", blocks.view()});
+        views.push_back({base + "_scales", scales.view()});
+      }
+    safetensors::save(ck->dir / "model.safetensors", views);
+    return ck;
+  };
+  const auto ck = write(21, {E, 2 * I, H / 32});
+  const ModelWeights w = load_checkpoint_weights(spec, safetensors::Checkpoint::open(ck->dir), DType::bf16, Device::cpu());
+  // The value at row r, column c of a dequantized [E, R, C] matrix.
+  auto value = [&](const std::string& base, int64_t e, int64_t r, int64_t c, int64_t R, int64_t C) {
+    const uint8_t byte = ck->tensors.at(base + "_blocks").data_as<uint8_t>()[((e * R + r) * (C / 32) + c / 32) * 16 + c % 32 / 2];
+    const uint8_t s = ck->tensors.at(base + "_scales").data_as<uint8_t>()[(e * R + r) * (C / 32) + c / 32];
+    return kE2M1[c % 2 == 0 ? byte & 0x0F : byte >> 4] * std::ldexp(1.0, s - 127);
+  };
+  const LayerWeights& lw = w.layers[1];
+  const std::string gu = "model.layers.1.mlp.experts.gate_up_proj", dn = "model.layers.1.mlp.experts.down_proj";
+  for (int64_t e = 0; e < E; ++e)
+    for (int64_t h = 0; h < H; h += 3) {
+      for (int64_t i = 0; i < I; ++i) {
+        EXPECT_EQ(at(lw.w13, (e * 2 * I + i) * H + h), value(gu, e, 2 * i, h, 2 * I, H)) << e << " gate " << i;
+        EXPECT_EQ(at(lw.w13, (e * 2 * I + I + i) * H + h), value(gu, e, 2 * i + 1, h, 2 * I, H)) << e << " up " << i;
+        EXPECT_EQ(at(lw.w2, (e * H + h) * I + i), value(dn, e, h, i, H, I)) << e << " down " << h;
+      }
+    }
+  // Misshapen scales: named.
+  const auto bad = write(22, {E, 2 * I, H / 16});
+  try {
+    load_checkpoint_weights(spec, safetensors::Checkpoint::open(bad->dir), DType::bf16, Device::cpu());
+    ADD_FAILURE() << "misshapen MXFP4 scales loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gate_up_proj_scales' is U8[4, 64, 4] but the E8M0 scales of this config's "
+                                         "MXFP4 experts are U8[4, 64, 2]"),
+              std::string::npos)
+        << e.what();
   }
 }
 

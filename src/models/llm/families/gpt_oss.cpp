@@ -3,7 +3,7 @@
 // full attention layers alternating, YaRN rope (truncate false), and an MoE block in every
 // layer: a router linear with a bias, softmax over the top-k logits (the renormalised
 // top-k), and experts with biases and the clamped SwiGLU. The released checkpoints hold the
-// experts in MXFP4 (gate_up_proj_blocks / _scales), which is refused by name.
+// experts in MXFP4 (gate_up_proj_blocks / _scales): dequantized to bf16 at load.
 #include "models/llm/model_spec.h"
 
 #include "fk/status.h"
@@ -13,10 +13,13 @@ namespace {
 
 void resolve_gpt_oss(ModelSpec& s) {
   const ModelConfig& c = s.config;
-  if (c.quantization.quant_method == "mxfp4")
-    FK_FAIL(FK_ERR_UNSUPPORTED, "model_type 'gpt_oss': quantization_config quant_method 'mxfp4' (experts stored as "
-            "gate_up_proj_blocks / _scales, 4-bit values with an E8M0 scale per 32) is not supported by the engine: "
-            "give it a checkpoint with the experts dequantized to bf16 (gate_up_proj [E, H, 2I], down_proj [E, I, H])");
+  // MXFP4 experts (quant_method "mxfp4": the released checkpoints) are dequantized to the
+  // model dtype at load (weights.cpp); nothing else of the checkpoint is quantized, so the
+  // spec runs as a 16-bit model. Other methods stay refused (resolve_quantization).
+  if (c.quantization.quant_method == "mxfp4") {
+    s.mxfp4_experts = true;
+    s.config.quantization = QuantizationConfig{};
+  }
   s.norm = NormKind::rms;
   s.attention_sinks = c.attention_sinks;
   // resolve_moe's checks (no shared expert; the config's SiLU names the gate's activation)
