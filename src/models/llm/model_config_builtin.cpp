@@ -111,8 +111,8 @@ const std::vector<std::pair<std::string_view, std::string_view>>& builtins() {
   "shared_expert_intermediate_size": 512, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
   "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})"},
       // gpt-oss-120b and gpt-oss-20b: the published config.json without its quantization_config
-      // (the released experts are MXFP4, which the engine refuses by name; these presets run
-      // dummy bf16 weights). 120b in bf16 is about 234 GB.
+      // (the released experts are MXFP4, dequantized to bf16 at load; these presets run dummy
+      // bf16 weights). 120b in bf16 is about 234 GB.
       {"gpt-oss-120b", R"({
   "architectures": ["GptOssForCausalLM"], "attention_bias": true, "attention_dropout": 0.0,
   "eos_token_id": 200002, "experts_per_token": 4, "head_dim": 64, "hidden_act": "silu", "hidden_size": 2880,

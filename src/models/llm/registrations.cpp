@@ -127,8 +127,8 @@ const models::ModelRegistrar kQwen3Next([] {
 }());
 
 // gpt-oss: attention sinks, alternating sliding (128) / full layers, YaRN, biased experts
-// with a clamped SwiGLU. Its released experts are MXFP4, which the engine refuses by name:
-// the presets run dummy bf16 weights.
+// with a clamped SwiGLU. Its released experts are MXFP4 (dequantized to bf16 at load); the
+// presets run dummy bf16 weights.
 const models::ModelRegistrar kGptOss([] {
   ModelRegistration r = decoder_llm(
       "gpt_oss", {"gpt-oss-120b"}, {"gpt_oss"},
