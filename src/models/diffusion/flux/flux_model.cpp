@@ -132,7 +132,8 @@ void FluxModel::load(const LoadOptions& o) {
   {
     std::vector<char> one(static_cast<size_t>(h) * dtype_size(o.dtype));
     for (int64_t j = 0; j < h; ++j) store_element(one.data() + j * dtype_size(o.dtype), o.dtype, 1.0);
-    upload(ones_, one.data(), one.size());
+    upload(ones_, one.data(), one.size(), o.stream);
+    rt::stream_synchronize(o.stream);
   }
   positions_ = buffer({t}, DType::i32);
   cu_seqlens_ = buffer({b + 1}, DType::i32);
@@ -141,13 +142,15 @@ void FluxModel::load(const LoadOptions& o) {
   loaded_ = true;
 }
 
-void FluxModel::upload(const Tensor& dst, const void* src, size_t bytes) {
+// On `stream`, ordered after the kernels of the step before, which may still read the
+// buffer (a pageable source is staged by the driver before the call returns).
+void FluxModel::upload(const Tensor& dst, const void* src, size_t bytes, void* stream) {
   FK_CHECK(bytes <= dst.nbytes(), "flux: internal: upload of ", bytes, " bytes into a ", dst.nbytes(), "-byte buffer");
   if (bytes == 0) return;
   if (dst.device().is_cpu())
     std::memcpy(dst.data(), src, bytes);
   else
-    rt::memcpy_sync(dst.data(), dst.device(), src, Device::cpu(), bytes);
+    rt::memcpy_async(dst.data(), dst.device(), src, Device::cpu(), bytes, stream);
 }
 
 TensorView FluxModel::input(const StepInputs& in, const char* name, bool required) const {
@@ -167,7 +170,7 @@ TensorView FluxModel::sample_rows(const Tensor& t, int64_t b) const {
   return rows(t, b * (text_len_ + image_len_), text_len_ + image_len_);
 }
 
-void FluxModel::plan(const StepInputs& in, void*) {
+void FluxModel::plan(const StepInputs& in, void* stream) {
   FK_CHECK(loaded_, "flux: plan before load");
   const TensorView ts = input(in, "timestep", true);
   const float* t = host_f32(ts, "timestep", -1, 0);
@@ -199,7 +202,7 @@ void FluxModel::plan(const StepInputs& in, void*) {
       for (int64_t k = 0; k < tc; ++k)
         store_element(host.data() + static_cast<size_t>(i * tc + k) * dtype_size(dt), dt, row[static_cast<size_t>(k)]);
     }
-    upload(dst, host.data(), host.size());
+    upload(dst, host.data(), host.size(), stream);
   };
   project(t, t_proj_);
   if (config_.guidance_embeds) {
@@ -217,8 +220,8 @@ void FluxModel::plan(const StepInputs& in, void*) {
   for (int64_t i = 0; i < b; ++i)
     for (int64_t j = 0; j < s; ++j) pos[static_cast<size_t>(i * s + j)] = static_cast<int32_t>(j);
   for (int64_t i = 0; i <= b; ++i) cu[static_cast<size_t>(i)] = static_cast<int32_t>(i * s);
-  upload(positions_, pos.data(), pos.size() * sizeof(int32_t));
-  upload(cu_seqlens_, cu.data(), cu.size() * sizeof(int32_t));
+  upload(positions_, pos.data(), pos.size() * sizeof(int32_t), stream);
+  upload(cu_seqlens_, cu.data(), cu.size() * sizeof(int32_t), stream);
 
   // The RoPE table of ids = [txt_ids; img_ids] (FluxPosEmbed): for axis a of width d_a,
   // pair k turns by pos_a / theta^(2k / d_a), computed in double, stored as f32.
@@ -240,7 +243,7 @@ void FluxModel::plan(const StepInputs& in, void*) {
         }
       }
     }
-    upload(cos_sin_, table.data(), table.size() * sizeof(float));
+    upload(cos_sin_, table.data(), table.size() * sizeof(float), stream);
     ids_ = std::move(ids);
   }
 }

@@ -67,7 +67,7 @@ class FluxModel final : public Model {
 
  private:
   TensorView input(const StepInputs& in, const char* name, bool required) const;
-  void upload(const Tensor& dst, const void* src, size_t bytes);
+  void upload(const Tensor& dst, const void* src, size_t bytes, void* stream);
   void conditioning(const StepInputs& in, void* stream);
   void double_block(const FluxDoubleBlockWeights& w, void* stream);
   void single_block(const FluxSingleBlockWeights& w, void* stream);
