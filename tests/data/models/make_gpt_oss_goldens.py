@@ -51,6 +51,9 @@ def make_config():
     config._attn_implementation = "eager"
     config._experts_implementation = "eager"
     assert config.layer_types == CONFIG["layer_types"], config.layer_types
+    rope = getattr(config, "rope_parameters", None) or getattr(config, "rope_scaling", None)
+    assert rope and rope.get("factor") == ROPE["factor"] and rope.get("truncate") is False, rope
+    assert rope.get("original_max_position_embeddings") == ROPE["original_max_position_embeddings"], rope
     return config
 
 
