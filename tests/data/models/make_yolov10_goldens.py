@@ -280,7 +280,7 @@ def main():
     def decode(raw, grids):
         n, a, _ = raw.shape
         box, cls = raw[..., :4 * REG_MAX], raw[..., 4 * REG_MAX:]
-        dist = (box.view(n, a, 4, REG_MAX).softmax(-1) * torch.arange(REG_MAX, dtype=raw.dtype)).sum(-1)
+        dist = (box.reshape(n, a, 4, REG_MAX).softmax(-1) * torch.arange(REG_MAX, dtype=raw.dtype)).sum(-1)
         anchors, strides = [], []
         for g in grids:
             s = IMGSZ // g
