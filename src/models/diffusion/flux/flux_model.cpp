@@ -7,6 +7,7 @@
 #include "fk/op_registry.h"
 #include "fk/ops/activation.h"
 #include "fk/ops/dit.h"
+#include "fk/ops/elementwise.h"
 #include "fk/ops/linear.h"
 #include "fk/ops/rope.h"
 #include "fk/ops/varlen_attention.h"
@@ -128,13 +129,6 @@ void FluxModel::load(const LoadOptions& o) {
   c2_ = buffer({b, h}, o.dtype);
   temb_ = buffer({b, h}, o.dtype);
   cond_ = buffer({b, h}, o.dtype);
-  ones_ = buffer({1, h}, o.dtype);
-  {
-    std::vector<char> one(static_cast<size_t>(h) * dtype_size(o.dtype));
-    for (int64_t j = 0; j < h; ++j) store_element(one.data() + j * dtype_size(o.dtype), o.dtype, 1.0);
-    upload(ones_, one.data(), one.size(), o.stream);
-    rt::stream_synchronize(o.stream);
-  }
   positions_ = buffer({t}, DType::i32);
   cu_seqlens_ = buffer({b + 1}, DType::i32);
   cos_sin_ = buffer({t, config_.attention_head_dim}, DType::f32);
@@ -264,10 +258,10 @@ void FluxModel::conditioning(const StepInputs& in, void* stream) {
   // (time + guidance) + pooled, each sum rounded, as diffusers adds them.
   if (config_.guidance_embeds) {
     embedder(rows(y_, 0, b), rows(g_proj_, 0, b), weights_.guidance_1, weights_.guidance_2);
-    call_op(ops::GatedResidualAddArgs{rows(temb_, 0, b), rows(y_, 0, b), ones_.view()}, be, stream);
+    call_op(ops::AddArgs{rows(temb_, 0, b), rows(temb_, 0, b), rows(y_, 0, b)}, be, stream);
   }
   embedder(rows(y_, 0, b), pooled, weights_.text_1, weights_.text_2);
-  call_op(ops::GatedResidualAddArgs{rows(temb_, 0, b), rows(y_, 0, b), ones_.view()}, be, stream);
+  call_op(ops::AddArgs{rows(temb_, 0, b), rows(temb_, 0, b), rows(y_, 0, b)}, be, stream);
   call_op(ops::SiluArgs{rows(cond_, 0, b), rows(temb_, 0, b)}, be, stream);
 }
 

@@ -93,7 +93,6 @@ class FluxModel final : public Model {
   Tensor mod_, mod_context_;  // [B, 6H] modulation vectors
   Tensor t_proj_, g_proj_;    // [B, 256] sinusoidal projections
   Tensor c1_, c2_, temb_, cond_;  // [B, H]; cond_ = silu(temb)
-  Tensor ones_;               // [1, H] the gate of plain adds
   Tensor positions_;          // [T] i32: index within the joint sequence
   Tensor cu_seqlens_;         // [B + 1] i32
   Tensor cos_sin_;            // [S, D] f32: cos of the D/2 pair angles | their sin
