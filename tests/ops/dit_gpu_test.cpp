@@ -113,5 +113,24 @@ TEST(DitGpu, StridedMisalignedAndBatchedViewsMatchCpu) {
     for (const Geometry& g : kGeometries) check_geometry(dt, g);
 }
 
+// flux_single_block at FLUX.1-dev's shapes (too large for the CPU oracle; the generic GPU
+// oracle test covers the test workloads): the composed baseline runs, hidden stays finite,
+// and its time is printed.
+TEST(DitGpu, FluxSingleBlockBenchShapesRun) {
+  FK_REQUIRE_GPU();
+  const OpDef& d = def(ops::FluxSingleBlockArgs::kName);
+  for (const Json& w : d.bench_workloads) {
+    SCOPED_TRACE(w.dump());
+    OpCase c = d.make_case(w, test::seed_for("flux_single_block_gpu" + w.dump()));
+    for (Tensor& t : c.tensors)
+      if (t.defined()) t = t.to(Device::cuda());
+    c.bind(d.tensor_args);
+    test::expect_ok(DeviceType::cuda, c.as<ops::FluxSingleBlockArgs>());
+    rt::device_synchronize();
+    EXPECT_EQ(test::count_nonfinite(c.tensors[0]), 0);
+    test::report_time(d, c, 5);
+  }
+}
+
 }  // namespace
 }  // namespace fk

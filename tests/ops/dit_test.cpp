@@ -4,10 +4,12 @@
 // update that leaves the inputs alone, and named errors for bad arguments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "fk/ops/dit.h"
+#include "ops/common/case_builder.h"
 #include "ops/norm_act_support.h"
 #include "support/test_seed.h"
 
@@ -142,6 +144,32 @@ TEST(DitOps, NamedErrors) {
   expect_invalid(DeviceType::cpu, FlowMatchEulerStepArgs{out, x, std::numeric_limits<float>::infinity()},
                  "dt must be finite");
   expect_invalid(DeviceType::cpu, FlowMatchEulerStepArgs{out, out, -0.1f}, "overlap");
+}
+
+// flux_single_block (L3): the oracle test holds its baseline to the double-precision
+// reference; here, that hidden is updated in place and the weights are not, and named errors.
+TEST(DitFluxSingleBlock, UpdatesHiddenInPlaceAndNamesBadArguments) {
+  const OpDef& def = OpRegistry::global().def(ops::FluxSingleBlockArgs::kName);
+  OpCase c = def.make_case({{"hidden", 64}, {"heads", 2}, {"mlp", 128}, {"seq", 6}, {"batch", 2}},
+                           test::seed_for("flux_single_block"));
+  const Tensor hidden_before = c.tensors[0].clone(), weight_before = c.tensors[4].clone();
+  expect_ok(DeviceType::cpu, c.as<ops::FluxSingleBlockArgs>());
+  double moved = 0;
+  for (int64_t i = 0; i < c.tensors[0].numel(); ++i)
+    moved = std::max(moved, std::fabs(get(c.tensors[0].view(), i / 64, i % 64) - get(hidden_before.view(), i / 64, i % 64)));
+  EXPECT_GT(moved, 0.01);
+  test::expect_views_near(c.tensors[4].view(), weight_before.view(), {0, 0}, "qkv_weight is read only");
+  ops::FluxSingleBlockArgs bad = c.as<ops::FluxSingleBlockArgs>();
+  TensorView cond = bad.cond;
+  cond.shape[0] = 5;  // 12 tokens are not 5 samples
+  bad.cond = cond;
+  expect_invalid(DeviceType::cpu, bad, "with B dividing the 12 tokens");
+  bad = c.as<ops::FluxSingleBlockArgs>();
+  bad.num_heads = 3;
+  expect_invalid(DeviceType::cpu, bad, "num_heads 3 must divide the hidden size 64");
+  bad = c.as<ops::FluxSingleBlockArgs>();
+  bad.positions = c.tensors[0].view();
+  expect_invalid(DeviceType::cpu, bad, "positions must be [12]");
 }
 
 }  // namespace

@@ -62,4 +62,42 @@ struct FlowMatchEulerStepArgs {
   float dt;                 // finite (FLUX: negative, sigma decreases)
 };
 
+// FLUX.1's single-stream block (diffusers' FluxSingleTransformerBlock), L3, over B samples
+// of S joint [text; image] tokens each (T = B * S), the residual stream updated IN PLACE:
+//   shift, scale, gate = linear(cond, norm_weight, norm_bias)     (per sample, [B, 3H])
+//   n = adaln_modulate(hidden, shift, scale, eps)
+//   q, k, v = linear(n, qkv_weight, qkv_bias);  per-head RMSNorm of q, k (norm_q, norm_k, eps)
+//             and RoPE as interleaved pairs from cos_sin_cache at `positions` (qk_norm_rope, gptj)
+//   a = varlen_attention(q, k, v), bidirectional within each sample
+//   m = gelu_tanh(linear(n, mlp_weight, mlp_bias))
+//   hidden += gate * linear([a | m], out_weight, out_bias)
+// The baseline composes those registry ops (a candidate for any of them reaches it); the
+// workspace tensors hold the intermediates in the weights' dtype.
+struct FluxSingleBlockArgs {
+  static constexpr const char* kName = "flux_single_block";
+  TensorView hidden;         // [T, H] inout; f16/bf16 (f64 for the oracle); contiguous
+  TensorView cond;           // [B, H] read: silu of the conditioning vector; dtype of the weights
+  TensorView norm_weight;    // [3H, H] read (norm.linear)
+  TensorView norm_bias;      // [3H] read
+  TensorView qkv_weight;     // [3H, H] read (attn.to_q | to_k | to_v rows)
+  TensorView qkv_bias;       // [3H] read
+  TensorView norm_q;         // [D] read
+  TensorView norm_k;         // [D] read
+  TensorView mlp_weight;     // [M, H] read (proj_mlp)
+  TensorView mlp_bias;       // [M] read
+  TensorView out_weight;     // [H, H + M] read (proj_out)
+  TensorView out_bias;       // [H] read
+  TensorView positions;      // [T] read; i32: each token's row of cos_sin_cache
+  TensorView cos_sin_cache;  // [P, D] read; f32: cos of the D/2 pair angles | their sin
+  TensorView cu_seqlens;     // [B + 1] read; i32; 0, S, 2S, ...
+  TensorView mod;            // [B, 3H] workspace
+  TensorView normed;         // [T, H] workspace
+  TensorView qkv;            // [T, 3H] workspace
+  TensorView mlp;            // [T, M] workspace
+  TensorView cat;            // [T, H + M] workspace
+  TensorView out;            // [T, H] workspace
+  int32_t num_heads;         // H = num_heads * D
+  float eps;                 // the LayerNorm's and the RMSNorms' (FLUX: 1e-6)
+};
+
 }  // namespace fk::ops

@@ -123,6 +123,7 @@ void FluxModel::load(const LoadOptions& o) {
   out_ = buffer({t, config_.out_features()}, o.dtype);
   mod_ = buffer({b, 6 * h}, o.dtype);
   mod_context_ = buffer({b, 6 * h}, o.dtype);
+  mod_single_ = buffer({b, 3 * h}, o.dtype);
   t_proj_ = buffer({b, config_.timestep_channels}, o.dtype);
   g_proj_ = buffer({b, config_.timestep_channels}, o.dtype);
   c1_ = buffer({b, h}, o.dtype);
@@ -328,46 +329,30 @@ void FluxModel::double_block(const FluxDoubleBlockWeights& w, void* stream) {
     }
 }
 
+// One flux_single_block call (an L3 op whose baseline is the sequence of registry ops
+// the block is made of), so that a candidate may replace the whole block.
 void FluxModel::single_block(const FluxSingleBlockWeights& w, void* stream) {
-  const DeviceType be = options_.device.type;
-  const int64_t b_count = batch_, h = config_.hidden(), m = config_.mlp_hidden();
-  const int64_t heads = config_.num_attention_heads, d = config_.attention_head_dim, s = text_len_ + image_len_;
-  const int64_t t = b_count * s;
-  const float eps = static_cast<float>(config_.norm_eps);
-  call_op(linear(cols(rows(mod_, 0, b_count), 0, 3 * h), rows(cond_, 0, b_count), w.norm), be, stream);
-  for (int64_t b = 0; b < b_count; ++b)
-    call_op(ops::AdaLnModulateArgs{sample_rows(n_, b), sample_rows(x_, b), chunk(mod_, b, 0, h), chunk(mod_, b, 1, h),
-                                   eps},
-            be, stream);
-  // Every joint row alike from here to the gate: one call over all samples.
-  const TensorView n = rows(n_, 0, t), qkv = rows(qkv_, 0, t), cat = rows(cat_, 0, t);
-  call_op(linear(qkv, n, w.qkv), be, stream);
-  call_op(linear(rows(mlp_, 0, t), n, w.proj_mlp), be, stream);
-  call_op(ops::GeluArgs{cols(cat, h, m), rows(mlp_, 0, t), ops::GeluApprox::tanh}, be, stream);
-  ops::QkNormRopeArgs rope{};
-  rope.positions = rows(positions_, 0, t);
-  rope.query = cols(qkv, 0, h);
-  rope.key = cols(qkv, h, h);
-  rope.q_weight = w.norm_q;
-  rope.k_weight = w.norm_k;
-  rope.cos_sin_cache = rows(cos_sin_, 0, s);
-  rope.head_size = static_cast<int32_t>(d);
-  rope.style = ops::RopeStyle::gptj;
-  rope.eps = eps;
-  call_op(rope, be, stream);
-  ops::VarlenAttentionArgs attn{};
-  attn.out = heads_of(cat, 0, heads, d);
-  attn.q = heads_of(qkv, 0, heads, d);
-  attn.k = heads_of(qkv, h, heads, d);
-  attn.v = heads_of(qkv, 2 * h, heads, d);
-  attn.cu_seqlens_q = attn.cu_seqlens_k = rows(cu_seqlens_, 0, b_count + 1);
-  attn.max_seqlen_q = attn.max_seqlen_k = static_cast<int32_t>(s);
-  attn.sm_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-  attn.causal = 0;
-  call_op(attn, be, stream);
-  call_op(linear(rows(y_, 0, t), cat, w.proj_out), be, stream);
-  for (int64_t b = 0; b < b_count; ++b)
-    call_op(ops::GatedResidualAddArgs{sample_rows(x_, b), sample_rows(y_, b), chunk(mod_, b, 2, h)}, be, stream);
+  const int64_t b_count = batch_, s = text_len_ + image_len_, t = b_count * s;
+  ops::FluxSingleBlockArgs a{};
+  a.hidden = rows(x_, 0, t);
+  a.cond = rows(cond_, 0, b_count);
+  a.norm_weight = w.norm.weight, a.norm_bias = w.norm.bias;
+  a.qkv_weight = w.qkv.weight, a.qkv_bias = w.qkv.bias;
+  a.norm_q = w.norm_q, a.norm_k = w.norm_k;
+  a.mlp_weight = w.proj_mlp.weight, a.mlp_bias = w.proj_mlp.bias;
+  a.out_weight = w.proj_out.weight, a.out_bias = w.proj_out.bias;
+  a.positions = rows(positions_, 0, t);
+  a.cos_sin_cache = rows(cos_sin_, 0, s);
+  a.cu_seqlens = rows(cu_seqlens_, 0, b_count + 1);
+  a.mod = rows(mod_single_, 0, b_count);
+  a.normed = rows(n_, 0, t);
+  a.qkv = rows(qkv_, 0, t);
+  a.mlp = rows(mlp_, 0, t);
+  a.cat = rows(cat_, 0, t);
+  a.out = rows(y_, 0, t);
+  a.num_heads = static_cast<int32_t>(config_.num_attention_heads);
+  a.eps = static_cast<float>(config_.norm_eps);
+  call_op(a, options_.device.type, stream);
 }
 
 void FluxModel::final_layer(void* stream) {

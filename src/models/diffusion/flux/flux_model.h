@@ -14,8 +14,8 @@
 //     per-token cos/sin); joint attention over [text; image] (varlen_attention, one
 //     sequence per sample); x += gate * out_proj(attention);
 //     x += gate * ff(adaln_modulate(x)), ff = linear, gelu (tanh), linear
-//   single-stream blocks over the joint sequence: n = adaln_modulate(x);
-//     x += gate * proj_out([attention(n) | gelu(proj_mlp(n))])
+//   single-stream blocks over the joint sequence, each one flux_single_block call (L3):
+//     n = adaln_modulate(x);  x += gate * proj_out([attention(n) | gelu(proj_mlp(n))])
 //   out = proj_out(adaln_modulate(image rows, AdaLayerNormContinuous's scale, shift))
 // Host-side in plan: the sinusoidal timestep / guidance projections (diffusers' Timesteps:
 // flip_sin_to_cos, no shift), and the RoPE table from txt_ids / img_ids (FluxPosEmbed,
@@ -91,6 +91,7 @@ class FluxModel final : public Model {
   Tensor y_;      // [T, H] a branch's output before its gate
   Tensor out_;    // [T, p*p*C] the predicted flow (image rows, packed)
   Tensor mod_, mod_context_;  // [B, 6H] modulation vectors
+  Tensor mod_single_;         // [B, 3H] the single-stream block's (its op wants it contiguous)
   Tensor t_proj_, g_proj_;    // [B, 256] sinusoidal projections
   Tensor c1_, c2_, temb_, cond_;  // [B, H]; cond_ = silu(temb)
   Tensor positions_;          // [T] i32: index within the joint sequence
