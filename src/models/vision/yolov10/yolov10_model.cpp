@@ -5,6 +5,7 @@
 #include "fk/op_registry.h"
 #include "fk/ops/conv.h"
 #include "fk/ops/detect.h"
+#include "fk/ops/yolo.h"
 #include "fk/ops/varlen_attention.h"
 #include "fk/status.h"
 #include "models/vision/yolov10/yolov10_detect.h"
@@ -188,7 +189,20 @@ void Yolov10Model::run_layer(const Yolov10Layer& l, void* stream) {
       conv(w[0], x, nhwc(b.temps[0], n), be, stream);
       conv(w[1], nhwc(b.temps[0], n), out, be, stream);
       break;
-    case B::c2f:
+    case B::c2f: {  // the L3 op: its baseline calls conv2d as the C2fCIB branch below does
+      ops::Yolov10C2fArgs c{};
+      c.out = out;
+      c.input = x;
+      c.cv1_weight = w[0].weight, c.cv1_bias = w[0].bias;
+      c.cv2_weight = w[1].weight, c.cv2_bias = w[1].bias;
+      for (size_t j = 0; j + 2 < w.size(); ++j) c.m_weight[j] = w[2 + j].weight, c.m_bias[j] = w[2 + j].bias;
+      c.concat = nhwc(b.temps[0], n);
+      c.mid = nhwc(b.temps[1], n);
+      c.num_bottlenecks = static_cast<int32_t>(l.repeats);
+      c.shortcut = l.shortcut ? 1 : 0;
+      call_op(c, be, stream);
+      break;
+    }
     case B::c2f_cib: {
       const Tensor& y = b.temps[0];
       conv(w[0], x, nhwc(y, n, 0, 2 * h), be, stream);

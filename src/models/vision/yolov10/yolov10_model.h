@@ -3,9 +3,10 @@
 //
 // Forward, per yaml row (yolov10_config.h), activations NHWC in the model dtype:
 //   Conv     conv2d (BatchNorm folded at load) + SiLU
-//   C2f      cv1 into the first 2c channels of one buffer, each bottleneck (two 3x3 Convs,
-//            the second adding its input when shortcut) writing the next c channels, cv2
-//            over the whole buffer: the concatenation is never copied
+//   C2f      the L3 op yolov10_c2f (fk/ops/yolo.h): cv1 into the first 2c channels of one
+//            buffer, each bottleneck (two 3x3 Convs, the second adding its input when
+//            shortcut) writing the next c channels, cv2 over the whole buffer: the
+//            concatenation is never copied
 //   C2fCIB   the same with CIB bottlenecks (dw 3x3, 1x1, dw 3x3 or RepVGGDW 7x7, 1x1, dw 3x3)
 //   SCDown   1x1 Conv, then a depthwise strided Conv without activation
 //   SPPF     1x1 Conv into slice 0, three 5x5 max pools each into the next slice, 1x1 Conv
