@@ -113,22 +113,26 @@ TEST(DitGpu, StridedMisalignedAndBatchedViewsMatchCpu) {
     for (const Geometry& g : kGeometries) check_geometry(dt, g);
 }
 
-// flux_single_block at FLUX.1-dev's shapes (too large for the CPU oracle; the generic GPU
-// oracle test covers the test workloads): the composed baseline runs, hidden stays finite,
-// and its time is printed.
-TEST(DitGpu, FluxSingleBlockBenchShapesRun) {
+// flux_single_block and flux_double_block at FLUX.1-dev's shapes (too large for the CPU
+// oracle; the generic GPU oracle test covers the test workloads): the composed baselines
+// run, hidden stays finite, and their time is printed.
+TEST(DitGpu, FluxBlocksBenchShapesRun) {
   FK_REQUIRE_GPU();
-  const OpDef& d = def(ops::FluxSingleBlockArgs::kName);
-  for (const Json& w : d.bench_workloads) {
-    SCOPED_TRACE(w.dump());
-    OpCase c = d.make_case(w, test::seed_for("flux_single_block_gpu" + w.dump()));
-    for (Tensor& t : c.tensors)
-      if (t.defined()) t = t.to(Device::cuda());
-    c.bind(d.tensor_args);
-    test::expect_ok(DeviceType::cuda, c.as<ops::FluxSingleBlockArgs>());
-    rt::device_synchronize();
-    EXPECT_EQ(test::count_nonfinite(c.tensors[0]), 0);
-    test::report_time(d, c, 5);
+  for (const char* name : {ops::FluxSingleBlockArgs::kName, ops::FluxDoubleBlockArgs::kName}) {
+    const OpDef& d = def(name);
+    for (const Json& w : d.bench_workloads) {
+      SCOPED_TRACE(w.dump());
+      OpCase c = d.make_case(w, test::seed_for(std::string(name) + "_gpu" + w.dump()));
+      for (Tensor& t : c.tensors)
+        if (t.defined()) t = t.to(Device::cuda());
+      c.bind(d.tensor_args);
+      const fk_op_fn fn = OpRegistry::global().baseline(name, DeviceType::cuda);
+      ASSERT_NE(fn, nullptr);
+      ASSERT_EQ(fn(c.args_ptr(), nullptr), FK_OK) << last_error_message();
+      rt::device_synchronize();
+      EXPECT_EQ(test::count_nonfinite(c.tensors[0]), 0);
+      test::report_time(d, c, 5);
+    }
   }
 }
 

@@ -100,4 +100,43 @@ struct FluxSingleBlockArgs {
   float eps;                 // the LayerNorm's and the RMSNorms' (FLUX: 1e-6)
 };
 
+// FLUX.1's double-stream (MMDiT) block (diffusers' FluxTransformerBlock), L3, over B
+// samples of S = Lt + Li joint tokens each (T = B * S; sample b's text rows [b S, b S + Lt),
+// its image rows after them), the residual stream updated IN PLACE. Each stream has its
+// own weights (the image stream `img_*`, the text stream `txt_*`: norm1 / norm1_context,
+// to_q|to_k|to_v / add_q_proj|add_k_proj|add_v_proj, norm_q|norm_k / norm_added_q|
+// norm_added_k, to_out.0 / to_add_out, ff / ff_context):
+//   shift1, scale1, gate1, shift2, scale2, gate2 = linear(cond, norm1)   (per stream, [B, 6H])
+//   n = adaln_modulate(x, shift1, scale1);  q, k, v = linear(n, qkv); RMSNorm of q, k and
+//   RoPE (qk_norm_rope, gptj, at `positions`)
+//   a = varlen_attention over each sample's [text; image] q, k, v (joint)
+//   x += gate1 * linear(a, out);  x += gate2 * ff(adaln_modulate(x, shift2, scale2)),
+//   ff = linear, gelu_tanh, linear
+struct FluxDoubleBlockWeights {
+  TensorView norm1_weight, norm1_bias;  // [6H, H], [6H]
+  TensorView qkv_weight, qkv_bias;      // [3H, H], [3H]
+  TensorView norm_q, norm_k;            // [D]
+  TensorView out_weight, out_bias;      // [H, H], [H]
+  TensorView ff_up_weight, ff_up_bias;  // [M, H], [M]
+  TensorView ff_down_weight, ff_down_bias;  // [H, M], [H]
+};
+struct FluxDoubleBlockArgs {
+  static constexpr const char* kName = "flux_double_block";
+  TensorView hidden;         // [T, H] inout; f16/bf16 (f64 for the oracle); contiguous
+  TensorView cond;           // [B, H] read: silu of the conditioning vector
+  FluxDoubleBlockWeights img, txt;
+  TensorView positions;      // [T] read; i32
+  TensorView cos_sin_cache;  // [P, D] read; f32
+  TensorView cu_seqlens;     // [B + 1] read; i32; 0, S, 2S, ...
+  TensorView mod, mod_txt;   // [B, 6H] workspace each
+  TensorView normed;         // [T, H] workspace
+  TensorView qkv;            // [T, 3H] workspace
+  TensorView attn;           // [T, H] workspace
+  TensorView mlp, act;       // [T, M] workspace each
+  TensorView out;            // [T, H] workspace
+  int32_t num_heads;
+  int32_t text_len;          // Lt >= 1; Li = S - Lt >= 1
+  float eps;                 // FLUX: 1e-6
+};
+
 }  // namespace fk::ops

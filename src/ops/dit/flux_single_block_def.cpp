@@ -304,11 +304,13 @@ OpDef make_def() {
     const double flops = 2 * B * 3 * H * H + 2 * T * (3 * H * H + M * H + H * (H + M)) + 4 * B * S * S * H;
     return OpCost{weights + 2 * T * H * es, flops, a.qkv_weight.dtype};
   };
-  // hidden + gate * y: the composed baseline rounds every intermediate to the dtype where
-  // the oracle keeps f64 (but q, k, v): a few units in the last place of y's scale.
+  // hidden + gate * y, not normalised: the composed baseline rounds every intermediate to the
+  // dtype where the oracle keeps f64 (but q, k, v), and gates of order one or two carry
+  // those roundings into the output; the baseline's worst element over many seeds is about
+  // 20 units in the last place (relative L2 about 0.005).
   d.tolerance = [](const OpCase& c, const TensorArg&, DType) {
     const double ulp = c.as<A>().qkv_weight.dtype == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
-    return Tolerance{16 * ulp, 16 * ulp};
+    return Tolerance{32 * ulp, 32 * ulp};
   };
   d.workload_from_call = workload_from_call;
   d.covers = {"linear", "adaln_modulate", "qk_norm_rope", "varlen_attention", "gelu", "gated_residual_add"};

@@ -5,12 +5,9 @@
 
 #include "fk/element.h"
 #include "fk/op_registry.h"
-#include "fk/ops/activation.h"
 #include "fk/ops/dit.h"
 #include "fk/ops/elementwise.h"
 #include "fk/ops/linear.h"
-#include "fk/ops/rope.h"
-#include "fk/ops/varlen_attention.h"
 #include "fk/runtime.h"
 #include "fk/status.h"
 
@@ -29,16 +26,6 @@ TensorView rows(const Tensor& t, int64_t first, int64_t n) {
 TensorView cols(TensorView v, int64_t first, int64_t n) {
   v.data = v.element_ptr(first * v.strides[1]);
   v.shape[1] = n;
-  return v;
-}
-
-// A [T, width] view's columns [first, first + heads * d) as [T, heads, d].
-TensorView heads_of(const TensorView& m, int64_t first, int64_t heads, int64_t d) {
-  TensorView v = m;
-  v.data = v.element_ptr(first);
-  v.rank = 3;
-  v.shape[1] = heads, v.shape[2] = d;
-  v.strides[1] = d, v.strides[2] = 1;
   return v;
 }
 
@@ -120,6 +107,8 @@ void FluxModel::load(const LoadOptions& o) {
   cat_ = buffer({t, h + m}, o.dtype);
   mlp_ = buffer({t, m}, o.dtype);
   y_ = buffer({t, h}, o.dtype);
+  y2_ = buffer({t, h}, o.dtype);
+  act_ = buffer({t, m}, o.dtype);
   out_ = buffer({t, config_.out_features()}, o.dtype);
   mod_ = buffer({b, 6 * h}, o.dtype);
   mod_context_ = buffer({b, 6 * h}, o.dtype);
@@ -266,67 +255,44 @@ void FluxModel::conditioning(const StepInputs& in, void* stream) {
   call_op(ops::SiluArgs{rows(cond_, 0, b), rows(temb_, 0, b)}, be, stream);
 }
 
+// One flux_double_block call (an L3 op whose baseline is the sequence of registry ops the
+// block is made of: per stream and sample adaln_modulate, the QKV GEMM and qk_norm_rope, one
+// joint varlen_attention, then the gated attention output and MLP), so that a candidate may
+// replace the whole block.
 void FluxModel::double_block(const FluxDoubleBlockWeights& w, void* stream) {
-  const DeviceType be = options_.device.type;
-  const int64_t b_count = batch_, h = config_.hidden(), m = config_.mlp_hidden();
-  const int64_t heads = config_.num_attention_heads, d = config_.attention_head_dim, s = text_len_ + image_len_;
-  const float eps = static_cast<float>(config_.norm_eps);
-  call_op(linear(rows(mod_, 0, b_count), rows(cond_, 0, b_count), w.norm1), be, stream);
-  call_op(linear(rows(mod_context_, 0, b_count), rows(cond_, 0, b_count), w.norm1_context), be, stream);
-  // The two streams: image rows with norm1's chunks and the image weights, text rows with
-  // norm1_context's and the context weights.
-  struct Stream {
-    TensorView (FluxModel::*rows_of)(const Tensor&, int64_t) const;
-    const Tensor& mod;
-    const FluxLinear &qkv, &out, &ff_up, &ff_down;
-    const Tensor &norm_q, &norm_k;
+  const int64_t b_count = batch_, s = text_len_ + image_len_, t = b_count * s;
+  auto stream_weights = [](const FluxLinear& norm1, const FluxLinear& qkv, const Tensor& norm_q, const Tensor& norm_k,
+                           const FluxLinear& out, const FluxLinear& up, const FluxLinear& down) {
+    ops::FluxDoubleBlockWeights v{};
+    v.norm1_weight = norm1.weight, v.norm1_bias = norm1.bias;
+    v.qkv_weight = qkv.weight, v.qkv_bias = qkv.bias;
+    v.norm_q = norm_q, v.norm_k = norm_k;
+    v.out_weight = out.weight, v.out_bias = out.bias;
+    v.ff_up_weight = up.weight, v.ff_up_bias = up.bias;
+    v.ff_down_weight = down.weight, v.ff_down_bias = down.bias;
+    return v;
   };
-  const Stream streams[2] = {
-      {&FluxModel::image_rows, mod_, w.qkv, w.to_out, w.ff_up, w.ff_down, w.norm_q, w.norm_k},
-      {&FluxModel::text_rows, mod_context_, w.add_qkv, w.to_add_out, w.ff_context_up, w.ff_context_down,
-       w.norm_added_q, w.norm_added_k}};
-  for (int64_t b = 0; b < b_count; ++b)
-    for (const Stream& st : streams) {
-      call_op(ops::AdaLnModulateArgs{(this->*st.rows_of)(n_, b), (this->*st.rows_of)(x_, b), chunk(st.mod, b, 0, h),
-                                     chunk(st.mod, b, 1, h), eps},
-              be, stream);
-      const TensorView qkv = (this->*st.rows_of)(qkv_, b);
-      call_op(linear(qkv, (this->*st.rows_of)(n_, b), st.qkv), be, stream);
-      ops::QkNormRopeArgs rope{};
-      rope.positions = (this->*st.rows_of)(positions_, b);
-      rope.query = cols(qkv, 0, h);
-      rope.key = cols(qkv, h, h);
-      rope.q_weight = st.norm_q;
-      rope.k_weight = st.norm_k;
-      rope.cos_sin_cache = rows(cos_sin_, 0, s);
-      rope.head_size = static_cast<int32_t>(d);
-      rope.style = ops::RopeStyle::gptj;
-      rope.eps = eps;
-      call_op(rope, be, stream);
-    }
-  // Joint attention over each sample's [text; image] sequence, into cat_'s first H columns.
-  const int64_t t = b_count * s;
-  ops::VarlenAttentionArgs attn{};
-  attn.out = heads_of(rows(cat_, 0, t), 0, heads, d);
-  attn.q = heads_of(rows(qkv_, 0, t), 0, heads, d);
-  attn.k = heads_of(rows(qkv_, 0, t), h, heads, d);
-  attn.v = heads_of(rows(qkv_, 0, t), 2 * h, heads, d);
-  attn.cu_seqlens_q = attn.cu_seqlens_k = rows(cu_seqlens_, 0, b_count + 1);
-  attn.max_seqlen_q = attn.max_seqlen_k = static_cast<int32_t>(s);
-  attn.sm_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-  attn.causal = 0;
-  call_op(attn, be, stream);
-  for (int64_t b = 0; b < b_count; ++b)
-    for (const Stream& st : streams) {
-      auto r = [&](const Tensor& buf) { return (this->*st.rows_of)(buf, b); };
-      call_op(linear(r(y_), cols(r(cat_), 0, h), st.out), be, stream);
-      call_op(ops::GatedResidualAddArgs{r(x_), r(y_), chunk(st.mod, b, 2, h)}, be, stream);
-      call_op(ops::AdaLnModulateArgs{r(n_), r(x_), chunk(st.mod, b, 3, h), chunk(st.mod, b, 4, h), eps}, be, stream);
-      call_op(linear(r(mlp_), r(n_), st.ff_up), be, stream);
-      call_op(ops::GeluArgs{cols(r(cat_), h, m), r(mlp_), ops::GeluApprox::tanh}, be, stream);
-      call_op(linear(r(y_), cols(r(cat_), h, m), st.ff_down), be, stream);
-      call_op(ops::GatedResidualAddArgs{r(x_), r(y_), chunk(st.mod, b, 5, h)}, be, stream);
-    }
+  ops::FluxDoubleBlockArgs a{};
+  a.hidden = rows(x_, 0, t);
+  a.cond = rows(cond_, 0, b_count);
+  a.img = stream_weights(w.norm1, w.qkv, w.norm_q, w.norm_k, w.to_out, w.ff_up, w.ff_down);
+  a.txt = stream_weights(w.norm1_context, w.add_qkv, w.norm_added_q, w.norm_added_k, w.to_add_out, w.ff_context_up,
+                         w.ff_context_down);
+  a.positions = rows(positions_, 0, t);
+  a.cos_sin_cache = rows(cos_sin_, 0, s);
+  a.cu_seqlens = rows(cu_seqlens_, 0, b_count + 1);
+  a.mod = rows(mod_, 0, b_count);
+  a.mod_txt = rows(mod_context_, 0, b_count);
+  a.normed = rows(n_, 0, t);
+  a.qkv = rows(qkv_, 0, t);
+  a.attn = rows(y2_, 0, t);
+  a.mlp = rows(mlp_, 0, t);
+  a.act = rows(act_, 0, t);
+  a.out = rows(y_, 0, t);
+  a.num_heads = static_cast<int32_t>(config_.num_attention_heads);
+  a.text_len = static_cast<int32_t>(text_len_);
+  a.eps = static_cast<float>(config_.norm_eps);
+  call_op(a, options_.device.type, stream);
 }
 
 // One flux_single_block call (an L3 op whose baseline is the sequence of registry ops

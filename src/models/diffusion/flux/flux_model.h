@@ -8,7 +8,8 @@
 //   temb = timestep_embedder(sinusoid(1000 t)) [+ guidance_embedder(sinusoid(1000 g))]
 //          + text_embedder(pooled);  c = silu(temb)
 //   text = context_embedder(encoder_hidden_states), image = x_embedder(hidden_states)
-//   double-stream blocks (per stream: adaLN-Zero from linear(c) -> shift, scale, gate x 2):
+//   double-stream blocks, each one flux_double_block call (L3) (per stream: adaLN-Zero from
+//   linear(c) -> shift, scale, gate x 2):
 //     n = adaln_modulate(x);  q, k, v = one GEMM of n per stream; per-head RMSNorm of q, k
 //     (the stream's own weights) and FLUX's 3-axis RoPE (qk_norm_rope, interleaved pairs,
 //     per-token cos/sin); joint attention over [text; image] (varlen_attention, one
@@ -89,6 +90,8 @@ class FluxModel final : public Model {
   Tensor cat_;    // [T, H + M]: attention output | gelu(MLP hidden)
   Tensor mlp_;    // [T, M] MLP hidden before the GELU
   Tensor y_;      // [T, H] a branch's output before its gate
+  Tensor y2_;     // [T, H] the double-stream blocks' attention output
+  Tensor act_;    // [T, M] the double-stream blocks' MLP hidden after the GELU
   Tensor out_;    // [T, p*p*C] the predicted flow (image rows, packed)
   Tensor mod_, mod_context_;  // [B, 6H] modulation vectors
   Tensor mod_single_;         // [B, 3H] the single-stream block's (its op wants it contiguous)
