@@ -121,9 +121,16 @@ inline void check_tiny(Device device) {
     // The decode and selection of the reference's own raw output give its detections.
     const std::vector<Yolov10Detection> ref = yolov10_select(c, yolov10_decode(c, w));
     ASSERT_EQ(static_cast<int64_t>(ref.size()), k);
+    // Scores closer than float rounding may come out in either order (torch's f32 sigmoid,
+    // the op's double one): labels and boxes are compared where the order is clear.
+    auto clear = [&](int64_t d, double gap) {
+      const size_t at = static_cast<size_t>(i * k + d);
+      return (d == 0 || scores[at - 1] - scores[at] > gap) && (d + 1 == k || scores[at] - scores[at + 1] > gap);
+    };
     for (int64_t d = 0; d < k; ++d) {
       const size_t at = static_cast<size_t>(i * k + d);
       EXPECT_NEAR(ref[static_cast<size_t>(d)].score, scores[at], 1e-6) << "image " << i << " detection " << d;
+      if (!clear(d, 1e-5)) continue;
       EXPECT_EQ(ref[static_cast<size_t>(d)].label, labels.data_as<int64_t>()[at]) << "image " << i << " detection " << d;
       for (int q = 0; q < 4; ++q)
         EXPECT_NEAR(ref[static_cast<size_t>(d)].box[q], boxes[at * 4 + static_cast<size_t>(q)],
@@ -136,10 +143,12 @@ inline void check_tiny(Device device) {
       const size_t at = static_cast<size_t>(i * k + d);
       EXPECT_NEAR(mine[static_cast<size_t>(d)].score, scores[at], 2e-3) << "image " << i << " detection " << d;
     }
+    // The top box, where the float16 run cannot have swapped the first two.
     const Yolov10Detection& top = mine[0];
-    for (int q = 0; q < 4; ++q)
-      EXPECT_NEAR(top.box[q], boxes[static_cast<size_t>(i * k) * 4 + static_cast<size_t>(q)], 0.5)
-          << "image " << i << " top box";
+    if (clear(0, 5e-3))
+      for (int q = 0; q < 4; ++q)
+        EXPECT_NEAR(top.box[q], boxes[static_cast<size_t>(i * k) * 4 + static_cast<size_t>(q)], 0.5)
+            << "image " << i << " top box";
   }
   std::filesystem::remove_all(folder);
 }
