@@ -111,6 +111,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0 and "requests/s" in r.stdout and "output tokens/s" in r.stdout,
           f"bench throughput summary: {r.stdout}{r.stderr}")
 
+# fk detect: the detector's JSON for a batch of random images, timed over --iters runs.
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "det.json")
+    r = run("detect", "--model", "tiny-yolov10", "--device", "cpu", "--batch", "2", "--iters", "2", "--json-out", path)
+    check(r.returncode == 0, f"detect exited {r.returncode}: {r.stderr}")
+    if r.returncode == 0:
+        d = json.load(open(path))
+        check(len(d["data"]) == 2 and d["iters"] == 2 and d["seconds"] > 0 and d["architecture"] == "yolov10",
+              f"detect JSON: {str(d)[:300]}")
+r = run("detect", "--model", "tiny-yolov10", "--device", "cpu", "--iters", "0")
+check(r.returncode != 0 and "--iters" in r.stderr, f"detect --iters 0: {r.stderr}")
+
 r = run("run", "--help")
 check("fk models list" in r.stdout, f"run --help does not point to fk models list: {r.stdout}")
 
