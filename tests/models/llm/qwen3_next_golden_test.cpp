@@ -15,6 +15,14 @@ namespace {
 
 constexpr const char* kFamily = "qwen3_next";
 
+// Wider than the other families' kLogitTol: the hybrid rounds more activations to bf16 (the
+// short convolution's output, the gates, the delta rule's output and its gated norm, the
+// attention's output gate), where transformers' float32 reference rounds none. Measured on
+// this data: 0.6-2.4% per position, 2.9% and 4.0% at two positions of the longer prompt,
+// with no growth along the sequence (the recurrent state does not drift); a structural
+// error (a lost state, a wrong gate) is of the order of the logits themselves.
+constexpr double kQwen3NextLogitTol = 0.05;
+
 TEST(Qwen3NextGolden, LogitsMatchTransformers) {
   if (!std::filesystem::exists(model_dir(kFamily) + "/golden.json"))
     GTEST_SKIP() << "no golden data in " << model_dir(kFamily)
@@ -46,7 +54,7 @@ TEST(Qwen3NextGolden, LogitsMatchTransformers) {
         for (int64_t v = 0; v < g.vocab; ++v) err = std::max(err, std::fabs(static_cast<double>(x[v]) - w[v]));
         if (err / row_scale(w, g.vocab) > worst) worst = err / row_scale(w, g.vocab), worst_row = r;
       }
-      EXPECT_LE(worst, kLogitTol) << "prompt " << p << ": worst logit error at position " << worst_row;
+      EXPECT_LE(worst, kQwen3NextLogitTol) << "prompt " << p << ": worst logit error at position " << worst_row;
     }
   }
 
