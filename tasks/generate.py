@@ -334,6 +334,11 @@ MOE_TASKS = {
                               "renormalize": False}]),
     "sigmoid_gated_add": dict(op="sigmoid_gated_add", models=["qwen1.5-moe-a2.7b"], gen=gated_add,
                               check=[{"tokens": 5, "hidden": 1000}, {"tokens": 3, "hidden": 13, "dtype": "f16"}]),
+    # gpt-oss: the attention sinks after the attention ops, and its experts (biases, clamped SwiGLU).
+    "attention_sink_rescale": dict(op="attention_sink_rescale", models=["gpt-oss-120b-8l"],
+                                   check=[{"tokens": 5, "heads": 4, "head_dim": 64}]),
+    "fused_experts_swigluoai": dict(op="fused_experts_swigluoai", models=["gpt-oss-120b-8l"],
+                                    check=[{"tokens": 3, "topk": 2, "experts": 6, "hidden": 256, "inter": 160}]),
     "fused_experts_fp8": dict(op="fused_experts", models=["qwen3-30b-a3b-fp8"], gen=fused_experts,
                               check=[{"tokens": 5, "topk": 2, "experts": 6, "hidden": 256, "inter": 160,
                                       "weight_dtype": "f8e4m3fn"}]),
@@ -346,7 +351,8 @@ MOE_TASKS = {
 # gated RMSNorm of the 32 value heads, the L2 norm of q and of k (16 heads each; the shapes
 # of the standalone op, which the delta-rule kernels may also do inside). Decode batches take
 # their slots from a pool of 64 more.
-TABLE_MODELS["qwen3-next-80b-a3b"] = dict(layers=36, conv_dim=8192, conv_width=4, k_heads=16, v_heads=32, head_dim=128)
+TABLE_MODELS["qwen3-next-80b-a3b"] = dict(layers=36, conv_dim=8192, conv_width=4, k_heads=16, v_heads=32, head_dim=128,
+                                          attn_layers=12, attn_width=16 * 256)
 
 
 def conv_prefill(m, t, ctx, label):
@@ -374,13 +380,25 @@ def gdn_prefill(m, t, ctx, label):
                "initial": "zeros"}, m["layers"]
 
 
+def gdn_gates(m, t, ctx, label):
+    yield {"tokens": t, "heads": m["v_heads"]}, m["layers"]
+
+
+def attn_output_gate(m, t, ctx, label):
+    # The gated attention layers: the output multiplied by sigmoid(gate), q heads x head dim wide.
+    yield {"tokens": t, "hidden": m["attn_width"]}, m["attn_layers"]
+
+
 def gdn_decode(m, t, ctx, label):
     if decode(label):
         yield {"batch": t, "seq_len": 1, "hk": m["k_heads"], "hv": m["v_heads"], "dk": m["head_dim"],
                "dv": m["head_dim"], "spare_slots": 64}, m["layers"]
 
 
-SSM = ["qwen3-next-80b-a3b"]
+# Its one-GPU preset (12 of the 48 layers at full width) is what `fk capture` runs: the
+# shapes are the full model's, the calls per step a quarter of them.
+TABLE_MODELS["qwen3-next-80b-a3b-12l"] = dict(TABLE_MODELS["qwen3-next-80b-a3b"], layers=9, attn_layers=3)
+SSM = ["qwen3-next-80b-a3b-12l"]
 
 SSM_TASKS = {
     "causal_conv1d": dict(op="causal_conv1d", models=SSM, gen=conv_prefill,
@@ -398,12 +416,69 @@ SSM_TASKS = {
     "fused_recurrent_gated_delta_rule": dict(op="fused_recurrent_gated_delta_rule", models=SSM, gen=gdn_decode,
                                              check=[{"batch": 7, "seq_len": 1},
                                                     {"batch": 3, "seq_len": 4, "initial": "mixed"}]),
+    # The gates of the delta rule and the gated attention's output gate.
+    "gdn_gating": dict(op="gdn_gating", models=SSM, gen=gdn_gates, check=[{"tokens": 5, "heads": 3}, {"tokens": 1, "heads": 64}]),
+    "sigmoid_mul": dict(op="sigmoid_mul", models=SSM, gen=attn_output_gate,
+                        check=[{"tokens": 3, "hidden": 1000}, {"tokens": 2, "hidden": 13, "dtype": "f16"}]),
 }
 
 
-def task_workloads(task_id, spec, captures):
+# ---- text encoders (the Batch pattern) ----------------------------------------------------
+# BGE-M3 (XLM-RoBERTa large: 24 post-norm layers of 1024, 16 heads of 64, GELU MLP of 4096)
+# captured by `fk capture --workload 32x512 | mixed` (a batch of packed sequences). Tasks
+# whose op a dense LLM task also benchmarks take an encoder_ prefix (task ids are unique).
+ENCODERS = ["bge-m3"]
+ENCODER_TASKS = {
+    "encoder_layer": dict(op="encoder_layer", models=ENCODERS,
+                          check=[{"hidden": 64, "heads": 2, "intermediate": 96, "seq_lens": [3, 9, 1]},
+                                 {"hidden": 128, "heads": 2, "intermediate": 256, "seq_lens": [40],
+                                  "dtype": "bf16", "approximate": "tanh"}]),
+    "varlen_attention": dict(op="varlen_attention", models=ENCODERS,
+                             check=[{"seq_lens": [1, 17, 64, 3], "heads": 4, "kv_heads": 4, "head_dim": 64},
+                                    {"seq_lens": [130], "heads": 2, "kv_heads": 1, "head_dim": 128,
+                                     "dtype": "f16"}]),
+    "add_layer_norm": dict(op="add_layer_norm", models=ENCODERS,
+                           check=[{"tokens": 5, "hidden": 1000}, {"tokens": 3, "hidden": 13, "dtype": "f16"}]),
+    "add": dict(op="add", models=ENCODERS, check=[{"tokens": 5, "hidden": 1000}, {"tokens": 3, "hidden": 13}]),
+    "gelu": dict(op="gelu", models=ENCODERS,
+                 check=[{"tokens": 5, "hidden": 1000}, {"tokens": 3, "hidden": 13, "approximate": "tanh"}]),
+    "encoder_linear": dict(op="linear", models=ENCODERS, forbid=["cublas", "cublasLt"],
+                           check=[{"m": 3, "n": 40, "k": 72, "bias": True}, {"m": 17, "n": 256, "k": 128}]),
+}
+
+
+# ---- multimodal (Qwen3-VL) -------------------------------------------------------------------
+# Qwen3-VL-8B's text model (36 layers, 32 query and 8 KV heads of 128) rotates q and k by
+# its interleaved M-RoPE at every layer; its vision tower adds the bilinear taps of the
+# learned position grid (48 x 48 positions of 1152) to every patch of an image once.
+TABLE_MODELS["qwen3-vl-8b"] = dict(layers=36, q=32, kv=8, d=128, vision_hidden=1152, grid=2304)
+
+
+def mrope(m, t, ctx, label):
+    yield {"tokens": t, "q_heads": m["q"], "kv_heads": m["kv"], "head_size": m["d"], "max_pos": 32768,
+           "section": [24, 20, 20]}, m["layers"]
+
+
+def vision_positions(m, t, ctx, label):
+    # One image per prefill: 1024 x 1024 pixels are 4096 patches of 16 (no decode-time work).
+    if not decode(label):
+        yield {"tokens": 4096, "hidden": m["vision_hidden"], "vocab": m["grid"]}, 1
+
+
+VLM = ["qwen3-vl-8b"]
+VLM_TASKS = {
+    "mrope_rotary_embedding": dict(op="mrope_rotary_embedding", models=VLM, gen=mrope,
+                                   check=[{"tokens": 5, "q_heads": 4, "kv_heads": 2, "head_size": 64, "max_pos": 64,
+                                           "section": [16, 8, 8]}]),
+    "weighted_embedding_add": dict(op="weighted_embedding_add", models=VLM, gen=vision_positions,
+                                   check=[{"tokens": 7, "hidden": 40, "vocab": 16}]),
+}
+
+
+def task_workloads(task_id, spec, captures, catalog=None):
     """(workloads, models they came from, how): from the captures of the task's models
-    that call its op, else from its table."""
+    that call its op, else from its table, else (a task with neither) from the op
+    definition's own bench workloads."""
     op = spec["op"]
     taken = {}  # model -> {workload: ops}, the captures calling op
     for model in spec["models"]:
@@ -421,7 +496,11 @@ def task_workloads(task_id, spec, captures):
                "time in its run")
         return captured_workloads(op, taken), list(taken), how
     if "gen" not in spec:
-        raise SystemExit(f"{task_id}: no capture of {', '.join(spec['models'])} calls {op}, and it has no table")
+        bench = (catalog or {}).get(op, {}).get("bench_workloads") or []
+        if not bench:
+            raise SystemExit(f"{task_id}: no capture of {', '.join(spec['models'])} calls {op}, and it has no table")
+        how = f"the bench workloads of the {op} definition (no captures of {', '.join(spec['models'])} yet)"
+        return [{"shape": w, "calls": 1, "label": "bench workload"} for w in bench[:8]], spec["models"], how
     how = "the serving shapes of " + ", ".join(spec["models"]) + " (no captures of them call the op yet)"
     return table_workloads(spec["gen"], spec["models"]), spec["models"], how
 
@@ -450,7 +529,7 @@ def write_tasks(tasks, category, captures, catalog):
     for task_id, spec in tasks.items():
         if spec["op"] not in catalog:
             raise SystemExit(f"{task_id}: the op catalog has no op {spec['op']!r}")
-        workloads, models, how = task_workloads(task_id, spec, captures)
+        workloads, models, how = task_workloads(task_id, spec, captures, catalog)
         task = {
             "id": task_id,
             "op": spec["op"],
@@ -479,6 +558,8 @@ def main():
     write_tasks(TASKS, "dense-llm", captures, catalog)
     write_tasks(MOE_TASKS, "moe-llm", captures, catalog)
     write_tasks(SSM_TASKS, "ssm", captures, catalog)
+    write_tasks(ENCODER_TASKS, "encoders", captures, catalog)
+    write_tasks(VLM_TASKS, "multimodal", captures, catalog)
 
 
 if __name__ == "__main__":
