@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "fk/runtime.h"
+#include "harness/device/ceilings.h"
 #include "harness/sandbox/candidate.h"
 #include "harness/sandbox/seccomp_filter.h"
 #include "harness/sandbox/subprocess.h"
@@ -155,6 +156,9 @@ EvalResult run_in_worker(const WorkerRequest& req, double timeout_s) {
   // What the worker runs that may lie in the temporary folder the sandbox replaces: the
   // candidate, its source, this executable (a build under /tmp) and its library folders.
   so.visible = {req.library, req.task.source, self_executable()};
+  // The device's measured ceilings (fractions of speed of light), read-only, wherever
+  // FK_HOME puts them (a folder under the temporary one in tests).
+  if (const char* home = std::getenv("FK_HOME"); home && *home) so.visible.push_back(ceilings_dir());
   if (const char* ld = std::getenv("LD_LIBRARY_PATH")) {
     std::stringstream dirs(ld);
     for (std::string d; std::getline(dirs, d, ':');)

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "fk/runtime.h"
@@ -49,8 +50,14 @@ TEST(SandboxGpu, CudaRunsInTheSandbox) {
   po.timeout_s = 120;
   po.sandbox = SandboxOptions{};
   po.sandbox->work_dir = work;
-  // This binary may lie in the temporary folder the sandbox replaces (a build under /tmp).
+  // This binary and its library folders may lie in the temporary folder the sandbox
+  // replaces (a build under /tmp), as the worker's do.
   po.sandbox->visible = {self_executable()};
+  if (const char* ld = std::getenv("LD_LIBRARY_PATH")) {
+    std::stringstream dirs(ld);
+    for (std::string d; std::getline(dirs, d, ':');)
+      if (!d.empty()) po.sandbox->visible.push_back(d);
+  }
   po.extra_env = {concat(kChildEnv, "=1")};
   const ProcessResult r = run_process({self_executable(), "--gtest_filter=SandboxGpu.ChildSide"}, po);
   std::string violation;
