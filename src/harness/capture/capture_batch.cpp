@@ -43,6 +43,22 @@ BatchWorkload batch_workload(const std::string& name) {
   return w;
 }
 
+std::vector<std::vector<int32_t>> batch_sequences(const BatchWorkload& workload,
+                                                  const models::encoder::XlmRobertaConfig& c, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int32_t> token(4, static_cast<int32_t>(c.vocab_size - 1));
+  std::vector<std::vector<int32_t>> sequences;
+  for (const int64_t n : workload.lengths) {
+    FK_CHECK(n <= c.max_tokens_per_sequence(), "workload '", workload.name, "' has a sequence of ", n,
+             " tokens; the model's positions hold ", c.max_tokens_per_sequence());
+    std::vector<int32_t> s{static_cast<int32_t>(c.bos_token_id)};
+    for (int64_t i = 2; i < n; ++i) s.push_back(token(rng));
+    s.push_back(static_cast<int32_t>(c.eos_token_id));
+    sequences.push_back(std::move(s));
+  }
+  return sequences;
+}
+
 CaptureResult capture_text_encoder(const models::ModelSource& model, const BatchWorkload& workload,
                                    const BatchCaptureOptions& options) {
   std::unique_ptr<models::Model> m = models::create_model_from_config(model.config_json, model.source);
@@ -50,20 +66,9 @@ CaptureResult capture_text_encoder(const models::ModelSource& model, const Batch
   FK_CHECK(encoder != nullptr, "capture: model '", model.source, "' (architecture '",
            model.registration ? model.registration->architecture : std::string("?"),
            "') is not a text encoder of the Batch pattern that capture can run");
-  const auto& c = encoder->config();
-  std::mt19937_64 rng(options.seed + 1);
-  std::uniform_int_distribution<int32_t> token(4, static_cast<int32_t>(c.vocab_size - 1));
-  std::vector<std::vector<int32_t>> sequences;
+  const auto sequences = batch_sequences(workload, encoder->config(), options.seed + 1);
   int64_t tokens = 0;
-  for (const int64_t n : workload.lengths) {
-    FK_CHECK(n <= c.max_tokens_per_sequence(), "capture: workload '", workload.name, "' has a sequence of ", n,
-             " tokens; the model's positions hold ", c.max_tokens_per_sequence());
-    std::vector<int32_t> s{static_cast<int32_t>(c.bos_token_id)};
-    for (int64_t i = 2; i < n; ++i) s.push_back(token(rng));
-    s.push_back(static_cast<int32_t>(c.eos_token_id));
-    tokens += n;
-    sequences.push_back(std::move(s));
-  }
+  for (const auto& s : sequences) tokens += static_cast<int64_t>(s.size());
   models::LoadOptions lo;
   lo.device = options.backend == DeviceType::cuda ? Device::cuda() : Device::cpu();
   lo.dtype = options.dtype;

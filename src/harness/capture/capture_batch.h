@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/capture/capture.h"
+#include "models/encoder/xlm_roberta_config.h"
 #include "models/registry.h"
 
 namespace fk::e2e {
@@ -22,6 +23,11 @@ struct BatchWorkload {
 
 // Throws naming the workload when it is none of the forms above (or a length below 2).
 BatchWorkload batch_workload(const std::string& name);
+
+// The workload's sequences for an encoder of this config: CLS, ids drawn from `seed`, EOS.
+// Throws naming the workload when a sequence is longer than the model's positions.
+std::vector<std::vector<int32_t>> batch_sequences(const BatchWorkload& workload,
+                                                  const models::encoder::XlmRobertaConfig& config, uint64_t seed);
 
 struct BatchCaptureOptions {
   DeviceType backend = DeviceType::cpu;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <random>
 
 #include "core/safetensors/safetensors.h"
 #include "fk/op_registry.h"
@@ -54,20 +53,10 @@ json run_batch_workload(const BatchRunOptions& o) {
   FK_CHECK(model != nullptr, "e2e: model '", o.model, "' is not a text encoder the Batch runs take");
   const auto& c = model->config();
   const BatchWorkload w = batch_workload(o.workload);
-  // The sequences: CLS, ids of a fixed seed, EOS (both sides embed the same batch).
-  std::mt19937_64 rng(12345);
-  std::uniform_int_distribution<int32_t> token(4, static_cast<int32_t>(c.vocab_size - 1));
-  std::vector<std::vector<int32_t>> seqs;
+  // The same sequences on both sides (a fixed seed).
+  const auto seqs = batch_sequences(w, c, 12345);
   int64_t tokens = 0;
-  for (const int64_t n : w.lengths) {
-    FK_CHECK(n <= c.max_tokens_per_sequence(), "e2e: workload '", w.name, "' has a sequence of ", n,
-             " tokens; the model's positions hold ", c.max_tokens_per_sequence());
-    std::vector<int32_t> s{static_cast<int32_t>(c.bos_token_id)};
-    for (int64_t i = 2; i < n; ++i) s.push_back(token(rng));
-    s.push_back(static_cast<int32_t>(c.eos_token_id));
-    tokens += n;
-    seqs.push_back(std::move(s));
-  }
+  for (const auto& s : seqs) tokens += static_cast<int64_t>(s.size());
   models::LoadOptions lo;
   lo.device = o.backend == DeviceType::cuda ? Device::cuda() : Device::cpu();
   lo.dtype = o.dtype;
