@@ -215,4 +215,67 @@ inline void check_family(const std::string& family, DeviceType backend) {
   EXPECT_GE(compared_self, total / 2) << "too few clear choices in the engine's own output";
 }
 
+// A family with its own golden script (make_<family>_goldens.py) on the CPU engine: the
+// teacher-forced logits of every position of prompt + generated tokens within logit_tol of
+// each row's scale (one prefill per sequence), then greedy generation with a budget of 16
+// (chunked prefill beside decodes) equal to transformers' tokens up to its first unclear
+// choice. Skips, naming the script, while the data is absent.
+inline void check_engine_golden(const std::string& family, double logit_tol) {
+  if (!std::filesystem::exists(model_dir(family) + "/golden.json"))
+    GTEST_SKIP() << "no golden data in " << model_dir(family)
+                 << ": run tests/data/models/make_" << family << "_goldens.py tests/data/models (torch, transformers)";
+  const Golden g = load_golden(family);
+  EngineConfig ec;
+  ec.model = model_dir(family);
+  ec.backend = DeviceType::cpu;
+  ec.max_num_batched_tokens = 256;
+  ec.max_num_seqs = 64;  // prefill_logits reads every position as a sequence's last row
+  ec.num_pages = 64;
+  ec.max_model_len = 256;
+
+  // 1. Teacher-forced logits of every position.
+  {
+    Engine e(ec);
+    for (size_t p = 0; p < g.prompts.size(); ++p) {
+      std::vector<int64_t> tokens = g.prompts[p];
+      tokens.insert(tokens.end(), g.generated[p].begin(), g.generated[p].end());
+      const std::vector<float> got = e.prefill_logits(tokens, static_cast<int64_t>(tokens.size()));
+      const std::vector<float>& want = g.logits[p];
+      ASSERT_EQ(got.size(), want.size());
+      double worst = 0;
+      size_t worst_row = 0;
+      for (size_t r = 0; r < tokens.size(); ++r) {
+        const float* w = want.data() + r * static_cast<size_t>(g.vocab);
+        const float* x = got.data() + r * static_cast<size_t>(g.vocab);
+        double err = 0;
+        for (int64_t v = 0; v < g.vocab; ++v) err = std::max(err, std::fabs(static_cast<double>(x[v]) - w[v]));
+        if (err / row_scale(w, g.vocab) > worst) worst = err / row_scale(w, g.vocab), worst_row = r;
+      }
+      EXPECT_LE(worst, logit_tol) << "prompt " << p << ": worst logit error at position " << worst_row;
+    }
+  }
+
+  // 2. Greedy generation; a budget of 16 chunks the longer prompt beside the other's decodes.
+  ec.max_num_batched_tokens = 16;
+  Engine engine(ec);
+  SamplingParams sp;
+  sp.temperature = 0;
+  sp.ignore_eos = true;
+  sp.max_tokens = static_cast<int64_t>(g.generated[0].size());
+  const auto results = engine.generate(g.prompts, sp);
+  int64_t compared = 0;
+  for (size_t p = 0; p < g.prompts.size(); ++p) {
+    const auto& want = g.generated[p];
+    const auto& got = results[p].output_tokens;
+    ASSERT_EQ(got.size(), want.size()) << "prompt " << p;
+    for (size_t i = 0; i < want.size(); ++i) {  // up to transformers' first unclear choice
+      const float* row = g.logits[p].data() + (g.prompts[p].size() - 1 + i) * static_cast<size_t>(g.vocab);
+      if (top2_margin(row, g.vocab) < kClearMargin * row_scale(row, g.vocab)) break;
+      EXPECT_EQ(got[i], want[i]) << "prompt " << p << " token " << i << " (transformers' choice was clear)";
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 0) << "no clear greedy choice to compare";
+}
+
 }  // namespace fk::engine::test
