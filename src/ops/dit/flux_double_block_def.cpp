@@ -12,6 +12,7 @@
 #include "fk/ops/rope.h"
 #include "fk/ops/varlen_attention.h"
 #include "ops/common/case_builder.h"
+#include "ops/common/packed_validate.h"
 #include "ops/common/validate.h"
 #include "ops/dit/flux_double_block_composed.h"
 #include "ops/linear/linear_reference.h"
@@ -27,33 +28,21 @@ struct Shape {
   int64_t tokens, hidden, mlp, heads, head_dim, batch, seq, text, image;
 };
 
-void expect_matrix(const char* arg, const TensorView& v, int64_t rows, int64_t cols, DType dt) {
-  FK_CHECK(v.rank == 2 && v.shape[0] == rows && v.shape[1] == cols, kOp, ": ", arg, " must be [", rows, ", ", cols,
-           "], got ", describe(v));
-  expect_dtype(kOp, arg, v, dt);
-  expect_contiguous(kOp, arg, v);
-}
-void expect_vector(const char* arg, const TensorView& v, int64_t n, DType dt) {
-  FK_CHECK(v.rank == 1 && v.shape[0] == n, kOp, ": ", arg, " must be [", n, "], got ", describe(v));
-  expect_dtype(kOp, arg, v, dt);
-  expect_contiguous(kOp, arg, v);
-}
-
 void validate_weights(const char* stream, const W& w, const Shape& s, DType dt) {
   const std::string p = std::string(stream) + ".";
   const int64_t h = s.hidden, m = s.mlp;
-  expect_matrix((p + "norm1_weight").c_str(), w.norm1_weight, 6 * h, h, dt);
-  expect_vector((p + "norm1_bias").c_str(), w.norm1_bias, 6 * h, dt);
-  expect_matrix((p + "qkv_weight").c_str(), w.qkv_weight, 3 * h, h, dt);
-  expect_vector((p + "qkv_bias").c_str(), w.qkv_bias, 3 * h, dt);
-  expect_vector((p + "norm_q").c_str(), w.norm_q, s.head_dim, dt);
-  expect_vector((p + "norm_k").c_str(), w.norm_k, s.head_dim, dt);
-  expect_matrix((p + "out_weight").c_str(), w.out_weight, h, h, dt);
-  expect_vector((p + "out_bias").c_str(), w.out_bias, h, dt);
-  expect_matrix((p + "ff_up_weight").c_str(), w.ff_up_weight, m, h, dt);
-  expect_vector((p + "ff_up_bias").c_str(), w.ff_up_bias, m, dt);
-  expect_matrix((p + "ff_down_weight").c_str(), w.ff_down_weight, h, m, dt);
-  expect_vector((p + "ff_down_bias").c_str(), w.ff_down_bias, h, dt);
+  expect_packed_matrix(kOp, (p + "norm1_weight").c_str(), w.norm1_weight, 6 * h, h, dt);
+  expect_packed_vector(kOp, (p + "norm1_bias").c_str(), w.norm1_bias, 6 * h, dt);
+  expect_packed_matrix(kOp, (p + "qkv_weight").c_str(), w.qkv_weight, 3 * h, h, dt);
+  expect_packed_vector(kOp, (p + "qkv_bias").c_str(), w.qkv_bias, 3 * h, dt);
+  expect_packed_vector(kOp, (p + "norm_q").c_str(), w.norm_q, s.head_dim, dt);
+  expect_packed_vector(kOp, (p + "norm_k").c_str(), w.norm_k, s.head_dim, dt);
+  expect_packed_matrix(kOp, (p + "out_weight").c_str(), w.out_weight, h, h, dt);
+  expect_packed_vector(kOp, (p + "out_bias").c_str(), w.out_bias, h, dt);
+  expect_packed_matrix(kOp, (p + "ff_up_weight").c_str(), w.ff_up_weight, m, h, dt);
+  expect_packed_vector(kOp, (p + "ff_up_bias").c_str(), w.ff_up_bias, m, dt);
+  expect_packed_matrix(kOp, (p + "ff_down_weight").c_str(), w.ff_down_weight, h, m, dt);
+  expect_packed_vector(kOp, (p + "ff_down_bias").c_str(), w.ff_down_bias, h, dt);
 }
 
 Shape validate(const A& a, DeviceType backend) {
@@ -74,7 +63,7 @@ Shape validate(const A& a, DeviceType backend) {
   s.image = s.seq - s.text;
   FK_CHECK(s.text >= 1 && s.image >= 1, kOp, ": text_len ", s.text, " must leave at least one image token of the ",
            s.seq, " joint tokens per sample, and be at least 1");
-  expect_matrix("cond", a.cond, s.batch, s.hidden, dt);
+  expect_packed_matrix(kOp, "cond", a.cond, s.batch, s.hidden, dt);
   FK_CHECK(s.mlp > 0, kOp, ": img.ff_up_weight must be [mlp, ", s.hidden, "], got ", describe(a.img.ff_up_weight));
   validate_weights("img", a.img, s, dt);
   validate_weights("txt", a.txt, s, dt);
@@ -87,14 +76,14 @@ Shape validate(const A& a, DeviceType backend) {
   FK_CHECK(a.cu_seqlens.rank == 1 && a.cu_seqlens.shape[0] == s.batch + 1, kOp, ": cu_seqlens must be [",
            s.batch + 1, "], got ", describe(a.cu_seqlens));
   expect_dtype(kOp, "cu_seqlens", a.cu_seqlens, DType::i32);
-  expect_matrix("mod", a.mod, s.batch, 6 * s.hidden, dt);
-  expect_matrix("mod_txt", a.mod_txt, s.batch, 6 * s.hidden, dt);
-  expect_matrix("normed", a.normed, s.tokens, s.hidden, dt);
-  expect_matrix("qkv", a.qkv, s.tokens, 3 * s.hidden, dt);
-  expect_matrix("attn", a.attn, s.tokens, s.hidden, dt);
-  expect_matrix("mlp", a.mlp, s.tokens, s.mlp, dt);
-  expect_matrix("act", a.act, s.tokens, s.mlp, dt);
-  expect_matrix("out", a.out, s.tokens, s.hidden, dt);
+  expect_packed_matrix(kOp, "mod", a.mod, s.batch, 6 * s.hidden, dt);
+  expect_packed_matrix(kOp, "mod_txt", a.mod_txt, s.batch, 6 * s.hidden, dt);
+  expect_packed_matrix(kOp, "normed", a.normed, s.tokens, s.hidden, dt);
+  expect_packed_matrix(kOp, "qkv", a.qkv, s.tokens, 3 * s.hidden, dt);
+  expect_packed_matrix(kOp, "attn", a.attn, s.tokens, s.hidden, dt);
+  expect_packed_matrix(kOp, "mlp", a.mlp, s.tokens, s.mlp, dt);
+  expect_packed_matrix(kOp, "act", a.act, s.tokens, s.mlp, dt);
+  expect_packed_matrix(kOp, "out", a.out, s.tokens, s.hidden, dt);
   FK_CHECK(a.eps > 0, kOp, ": eps must be positive, got ", a.eps);
   return s;
 }

@@ -11,6 +11,7 @@
 #include "fk/ops/rope.h"
 #include "fk/ops/varlen_attention.h"
 #include "ops/common/case_builder.h"
+#include "ops/common/packed_validate.h"
 #include "ops/common/validate.h"
 #include "ops/dit/flux_single_block_composed.h"
 #include "ops/linear/linear_reference.h"
@@ -24,18 +25,6 @@ constexpr const char* kOp = A::kName;
 struct Shape {
   int64_t tokens, hidden, mlp, heads, head_dim, batch, seq;
 };
-
-void expect_matrix(const char* arg, const TensorView& v, int64_t rows, int64_t cols, DType dt) {
-  FK_CHECK(v.rank == 2 && v.shape[0] == rows && v.shape[1] == cols, kOp, ": ", arg, " must be [", rows, ", ", cols,
-           "], got ", describe(v));
-  expect_dtype(kOp, arg, v, dt);
-  expect_contiguous(kOp, arg, v);
-}
-void expect_vector(const char* arg, const TensorView& v, int64_t n, DType dt) {
-  FK_CHECK(v.rank == 1 && v.shape[0] == n, kOp, ": ", arg, " must be [", n, "], got ", describe(v));
-  expect_dtype(kOp, arg, v, dt);
-  expect_contiguous(kOp, arg, v);
-}
 
 Shape validate(const A& a, DeviceType backend) {
   FK_CHECK(a.hidden.rank == 2, kOp, ": hidden must be [tokens, hidden], got ", describe(a.hidden));
@@ -51,18 +40,18 @@ Shape validate(const A& a, DeviceType backend) {
   FK_CHECK(s.batch >= 1 && s.tokens % s.batch == 0, kOp, ": cond must be [B, ", s.hidden, "] with B dividing the ",
            s.tokens, " tokens (B samples of S joint tokens), got ", describe(a.cond));
   s.seq = s.tokens / s.batch;
-  expect_matrix("cond", a.cond, s.batch, s.hidden, dt);
-  expect_matrix("norm_weight", a.norm_weight, 3 * s.hidden, s.hidden, dt);
-  expect_vector("norm_bias", a.norm_bias, 3 * s.hidden, dt);
-  expect_matrix("qkv_weight", a.qkv_weight, 3 * s.hidden, s.hidden, dt);
-  expect_vector("qkv_bias", a.qkv_bias, 3 * s.hidden, dt);
-  expect_vector("norm_q", a.norm_q, s.head_dim, dt);
-  expect_vector("norm_k", a.norm_k, s.head_dim, dt);
+  expect_packed_matrix(kOp, "cond", a.cond, s.batch, s.hidden, dt);
+  expect_packed_matrix(kOp, "norm_weight", a.norm_weight, 3 * s.hidden, s.hidden, dt);
+  expect_packed_vector(kOp, "norm_bias", a.norm_bias, 3 * s.hidden, dt);
+  expect_packed_matrix(kOp, "qkv_weight", a.qkv_weight, 3 * s.hidden, s.hidden, dt);
+  expect_packed_vector(kOp, "qkv_bias", a.qkv_bias, 3 * s.hidden, dt);
+  expect_packed_vector(kOp, "norm_q", a.norm_q, s.head_dim, dt);
+  expect_packed_vector(kOp, "norm_k", a.norm_k, s.head_dim, dt);
   FK_CHECK(s.mlp > 0, kOp, ": mlp_weight must be [mlp, ", s.hidden, "], got ", describe(a.mlp_weight));
-  expect_matrix("mlp_weight", a.mlp_weight, s.mlp, s.hidden, dt);
-  expect_vector("mlp_bias", a.mlp_bias, s.mlp, dt);
-  expect_matrix("out_weight", a.out_weight, s.hidden, s.hidden + s.mlp, dt);
-  expect_vector("out_bias", a.out_bias, s.hidden, dt);
+  expect_packed_matrix(kOp, "mlp_weight", a.mlp_weight, s.mlp, s.hidden, dt);
+  expect_packed_vector(kOp, "mlp_bias", a.mlp_bias, s.mlp, dt);
+  expect_packed_matrix(kOp, "out_weight", a.out_weight, s.hidden, s.hidden + s.mlp, dt);
+  expect_packed_vector(kOp, "out_bias", a.out_bias, s.hidden, dt);
   FK_CHECK(a.positions.rank == 1 && a.positions.shape[0] == s.tokens, kOp, ": positions must be [", s.tokens,
            "], got ", describe(a.positions));
   expect_dtype(kOp, "positions", a.positions, DType::i32);
@@ -72,12 +61,12 @@ Shape validate(const A& a, DeviceType backend) {
   FK_CHECK(a.cu_seqlens.rank == 1 && a.cu_seqlens.shape[0] == s.batch + 1, kOp, ": cu_seqlens must be [",
            s.batch + 1, "], got ", describe(a.cu_seqlens));
   expect_dtype(kOp, "cu_seqlens", a.cu_seqlens, DType::i32);
-  expect_matrix("mod", a.mod, s.batch, 3 * s.hidden, dt);
-  expect_matrix("normed", a.normed, s.tokens, s.hidden, dt);
-  expect_matrix("qkv", a.qkv, s.tokens, 3 * s.hidden, dt);
-  expect_matrix("mlp", a.mlp, s.tokens, s.mlp, dt);
-  expect_matrix("cat", a.cat, s.tokens, s.hidden + s.mlp, dt);
-  expect_matrix("out", a.out, s.tokens, s.hidden, dt);
+  expect_packed_matrix(kOp, "mod", a.mod, s.batch, 3 * s.hidden, dt);
+  expect_packed_matrix(kOp, "normed", a.normed, s.tokens, s.hidden, dt);
+  expect_packed_matrix(kOp, "qkv", a.qkv, s.tokens, 3 * s.hidden, dt);
+  expect_packed_matrix(kOp, "mlp", a.mlp, s.tokens, s.mlp, dt);
+  expect_packed_matrix(kOp, "cat", a.cat, s.tokens, s.hidden + s.mlp, dt);
+  expect_packed_matrix(kOp, "out", a.out, s.tokens, s.hidden, dt);
   FK_CHECK(a.eps > 0, kOp, ": eps must be positive, got ", a.eps);
   return s;
 }

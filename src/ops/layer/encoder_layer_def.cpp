@@ -13,6 +13,7 @@
 #include "ops/activation/activation_defs.h"
 #include "ops/activation/activation_reference.h"
 #include "ops/common/case_builder.h"
+#include "ops/common/packed_validate.h"
 #include "ops/common/validate.h"
 #include "ops/layer/encoder_layer_composed.h"
 #include "ops/linear/linear_reference.h"
@@ -28,18 +29,6 @@ struct Shape {
   int64_t tokens, hidden, inter, heads, head_dim, seqs;
 };
 
-void expect_matrix(const char* arg, const TensorView& v, int64_t rows, int64_t cols, DType dt) {
-  FK_CHECK(v.rank == 2 && v.shape[0] == rows && v.shape[1] == cols, kOp, ": ", arg, " must be [", rows, ", ", cols,
-           "], got ", describe(v));
-  expect_dtype(kOp, arg, v, dt);
-  expect_contiguous(kOp, arg, v);
-}
-void expect_vector(const char* arg, const TensorView& v, int64_t n, DType dt) {
-  FK_CHECK(v.rank == 1 && v.shape[0] == n, kOp, ": ", arg, " must be [", n, "], got ", describe(v));
-  expect_dtype(kOp, arg, v, dt);
-  expect_contiguous(kOp, arg, v);
-}
-
 Shape validate(const A& a, DeviceType backend) {
   FK_CHECK(a.hidden.rank == 2, kOp, ": hidden must be [tokens, hidden], got ", describe(a.hidden));
   const DType dt = a.qkv_weight.dtype;
@@ -50,18 +39,18 @@ Shape validate(const A& a, DeviceType backend) {
   FK_CHECK(s.heads > 0 && s.hidden % s.heads == 0, kOp, ": num_heads ", s.heads, " must divide the hidden size ",
            s.hidden);
   s.head_dim = s.hidden / s.heads;
-  expect_matrix("qkv_weight", a.qkv_weight, 3 * s.hidden, s.hidden, dt);
-  expect_vector("qkv_bias", a.qkv_bias, 3 * s.hidden, dt);
-  expect_matrix("o_weight", a.o_weight, s.hidden, s.hidden, dt);
+  expect_packed_matrix(kOp, "qkv_weight", a.qkv_weight, 3 * s.hidden, s.hidden, dt);
+  expect_packed_vector(kOp, "qkv_bias", a.qkv_bias, 3 * s.hidden, dt);
+  expect_packed_matrix(kOp, "o_weight", a.o_weight, s.hidden, s.hidden, dt);
   for (const auto& [name, v] : {std::pair<const char*, const TensorView*>{"o_bias", &a.o_bias},
                                 {"attn_norm", &a.attn_norm}, {"attn_norm_bias", &a.attn_norm_bias},
                                 {"down_bias", &a.down_bias}, {"out_norm", &a.out_norm},
                                 {"out_norm_bias", &a.out_norm_bias}})
-    expect_vector(name, *v, s.hidden, dt);
+    expect_packed_vector(kOp, name, *v, s.hidden, dt);
   FK_CHECK(s.inter > 0, kOp, ": up_weight must be [intermediate, ", s.hidden, "], got ", describe(a.up_weight));
-  expect_matrix("up_weight", a.up_weight, s.inter, s.hidden, dt);
-  expect_vector("up_bias", a.up_bias, s.inter, dt);
-  expect_matrix("down_weight", a.down_weight, s.hidden, s.inter, dt);
+  expect_packed_matrix(kOp, "up_weight", a.up_weight, s.inter, s.hidden, dt);
+  expect_packed_vector(kOp, "up_bias", a.up_bias, s.inter, dt);
+  expect_packed_matrix(kOp, "down_weight", a.down_weight, s.hidden, s.inter, dt);
   FK_CHECK(a.cu_seqlens.rank == 1 && a.cu_seqlens.shape[0] >= 2 && a.cu_seqlens_host.rank == 1 &&
                a.cu_seqlens_host.shape[0] == a.cu_seqlens.shape[0],
            kOp, ": cu_seqlens and cu_seqlens_host must be [sequences + 1] alike, got ", describe(a.cu_seqlens), " and ",
@@ -79,11 +68,11 @@ Shape validate(const A& a, DeviceType backend) {
            ": cu_seqlens_host must run from 0 to the ", s.tokens, " tokens of hidden");
   FK_CHECK(a.max_seqlen >= longest, kOp, ": max_seqlen ", a.max_seqlen, " is below the longest sequence (", longest,
            " tokens)");
-  expect_matrix("qkv", a.qkv, s.tokens, 3 * s.hidden, dt);
-  expect_matrix("attn_out", a.attn_out, s.tokens, s.hidden, dt);
-  expect_matrix("sub", a.sub, s.tokens, s.hidden, dt);
-  expect_matrix("inter", a.inter, s.tokens, s.inter, dt);
-  expect_matrix("act", a.act, s.tokens, s.inter, dt);
+  expect_packed_matrix(kOp, "qkv", a.qkv, s.tokens, 3 * s.hidden, dt);
+  expect_packed_matrix(kOp, "attn_out", a.attn_out, s.tokens, s.hidden, dt);
+  expect_packed_matrix(kOp, "sub", a.sub, s.tokens, s.hidden, dt);
+  expect_packed_matrix(kOp, "inter", a.inter, s.tokens, s.inter, dt);
+  expect_packed_matrix(kOp, "act", a.act, s.tokens, s.inter, dt);
   FK_CHECK(a.eps > 0, kOp, ": eps must be positive, got ", a.eps);
   return s;
 }
