@@ -1,0 +1,11 @@
+// pairformer_block's CUDA baseline: its parts' CUDA baselines through the registry.
+#include "fk/op_registry.h"
+#include "ops/pairformer/pairformer_block_composed.h"
+
+namespace fk::ops {
+namespace {
+
+FK_REGISTER_IMPL("pairformer_block", cuda, pairformer_block_composed_cuda);
+
+}  // namespace
+}  // namespace fk::ops
