@@ -2,7 +2,7 @@
 // CPU test's state checks (chunked prefill and decode against one whole prefill, packed
 // batches against solo runs, chunking with preemption) with the CUDA baselines of the
 // convolution, delta-rule, gating and norm ops; and the CUDA engine against the CPU one.
-// Skips without a GPU.
+// Dense MLPs in every layer (qwen3_next_test_util.h's dense() says why). Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,9 +21,9 @@ TEST(EngineQwen3NextGpu, ChunkedPrefillAndDecodeEqualOneWholePrefill) {
   FK_REQUIRE_GPU();
   const uint64_t seed = test::seed_for("EngineQwen3NextGpu.ChunkedPrefill");
   const auto prompts = random_prompts(seed, 3, 30, 50);
-  Engine oracle(tiny(512, 64, 32, kCuda));
+  Engine oracle(dense(tiny(512, 64, 32, kCuda)));
   for (int64_t budget : {512, 16, 7}) {
-    Engine e(tiny(budget, 64, 32, kCuda));
+    Engine e(dense(tiny(budget, 64, 32, kCuda)));
     for (size_t i = 0; i < prompts.size(); ++i)
       expect_teacher_forced(oracle, e.generate({prompts[i]}, greedy(10, 0))[0],
                             concat("budget ", budget, " prompt ", i, " seed ", seed));
@@ -34,8 +34,8 @@ TEST(EngineQwen3NextGpu, PackedChunkedAndPreemptedRequestsKeepTheirOwnState) {
   FK_REQUIRE_GPU();
   const uint64_t seed = test::seed_for("EngineQwen3NextGpu.Packed");
   const auto prompts = random_prompts(seed, 12, 5, 45);
-  Engine oracle(tiny(512, 64, 32, kCuda));
-  Engine e(tiny(24, /*pages=*/6, 32, kCuda));
+  Engine oracle(dense(tiny(512, 64, 32, kCuda)));
+  Engine e(dense(tiny(24, /*pages=*/6, 32, kCuda)));
   const auto got = e.generate(prompts, greedy(16, 0));
   EXPECT_GT(e.stats().preemptions, 0) << "the test means to force preemption";
   for (size_t i = 0; i < prompts.size(); ++i) expect_teacher_forced(oracle, got[i], concat("prompt ", i, " seed ", seed));
@@ -49,8 +49,8 @@ TEST(EngineQwen3NextGpu, DecodeGraphsWithPaddingSequencesKeepEachRequestsState) 
   FK_REQUIRE_GPU();
   const uint64_t seed = test::seed_for("EngineQwen3NextGpu.Graphs");
   const auto prompts = random_prompts(seed, 5, 5, 30);
-  Engine oracle(tiny(512, 64, 32, kCuda));
-  EngineConfig with_graphs = tiny(512, 64, 32, kCuda);
+  Engine oracle(dense(tiny(512, 64, 32, kCuda)));
+  EngineConfig with_graphs = dense(tiny(512, 64, 32, kCuda));
   ASSERT_TRUE(with_graphs.cuda_graphs);
   Engine e(with_graphs);
   const auto got = e.generate(prompts, greedy(12, 0));
@@ -74,7 +74,7 @@ TEST(EngineQwen3NextGpu, LogitsMatchTheCpuBackend) {
   const uint64_t seed = test::seed_for("EngineQwen3NextGpu.VsCpu");
   const auto prompt = random_prompts(seed, 1, 60, 60)[0];
   // 60 logit rows: prefill_logits reads them as 60 sequences' last rows, within max_num_seqs.
-  Engine cpu(tiny(512, 64, 64)), gpu(tiny(512, 64, 64, kCuda));
+  Engine cpu(dense(tiny(512, 64, 64))), gpu(dense(tiny(512, 64, 64, kCuda)));
   const std::vector<float> want = cpu.prefill_logits(prompt, 60), got = gpu.prefill_logits(prompt, 60);
   ASSERT_EQ(got.size(), want.size());
   const int64_t V = cpu.spec().config.vocab_size;

@@ -4,13 +4,20 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "fk/status.h"
+#include "models/llm/model_config.h"
 #include "serving/generate/engine.h"
 #include "serving/generate/logprobs_test_util.h"
 
@@ -28,6 +35,33 @@ inline EngineConfig tiny(int64_t budget, int64_t pages = 64, int64_t max_seqs = 
   c.max_num_batched_tokens = budget;
   c.max_num_seqs = max_seqs;
   c.max_model_len = 256;
+  return c;
+}
+
+// tiny-qwen3-next with a dense MLP in every layer (mlp_only_layers: all): no router. Two
+// computations that round differently (CPU and GPU, a packed batch and a solo run on the
+// GPU) can see two of the 4 random experts' router logits swap at a near-tie; the token
+// then goes to another expert, a different function rather than a rounding difference,
+// and its logits move by tenths of a nat. Tests of the recurrent state compare runs that
+// may round differently, so they run without the router (the MoE path has its own tests).
+inline EngineConfig dense(EngineConfig c) {
+  static const std::string dir = [] {
+    nlohmann::json config = nlohmann::json::parse(model_config_json_by_name(kModel));
+    config["mlp_only_layers"] = nlohmann::json::array();
+    for (int64_t l = 0; l < config["num_hidden_layers"].get<int64_t>(); ++l) config["mlp_only_layers"].push_back(l);
+    const std::filesystem::path d =
+        std::filesystem::temp_directory_path() / ("fk-tiny-qwen3-next-dense-" + std::to_string(getpid()));
+    std::filesystem::create_directories(d);
+    std::ofstream(d / "config.json") << config.dump();
+    static const std::filesystem::path remove_at_exit = d;
+    std::atexit([] {
+      std::error_code ignored;
+      std::filesystem::remove_all(remove_at_exit, ignored);
+    });
+    return d.string();
+  }();
+  c.model = dir;
+  c.dummy_weights = true;
   return c;
 }
 
