@@ -373,6 +373,21 @@ Json workload_from_call(const void* args) {
          {"single_head_dim", d.single_head_dim},
          {"transition_factor", d.c_z > 0 ? d.pair_hidden / d.c_z : 4},
          {"dtype", std::string(dtype_name(a.w.tri_mul_out.in_weight.dtype))}};
+  // Masks: each structure's real tokens, counted where the mask is on the host; a device
+  // mask is not read (its last eighth of tokens is taken as padding, so the rebuilt case
+  // has masks of the same shapes).
+  if (arg_present(a.single_mask) || arg_present(a.pair_mask)) {
+    Json lengths = Json::array();
+    for (int64_t b = 0; b < d.batch; ++b) {
+      int64_t real = d.tokens - d.tokens / 8;
+      if (arg_present(a.single_mask) && a.single_mask.device.is_cpu()) {
+        real = 0;
+        for (int64_t t = 0; t < d.tokens; ++t) real += get(a.single_mask, b, t) != 0;
+      }
+      lengths.push_back(real);
+    }
+    w["lengths"] = lengths;
+  }
   return w;
 }
 
