@@ -150,15 +150,15 @@ def main():
         B, N, _, _ = z.shape
         H, D = c["no_heads_pair"], c["c_hidden_pair_att"]
         x = ln(z, p + ".layer_norm")
-        q = lin(x, p + ".mha.linear_q").view(B, N, N, H, D)
-        k = lin(x, p + ".mha.linear_k").view(B, N, N, H, D)
-        v = lin(x, p + ".mha.linear_v").view(B, N, N, H, D)
+        q = lin(x, p + ".mha.linear_q").reshape(B, N, N, H, D)
+        k = lin(x, p + ".mha.linear_k").reshape(B, N, N, H, D)
+        v = lin(x, p + ".mha.linear_v").reshape(B, N, N, H, D)
         bias = lin(x, p + ".linear_z").permute(0, 3, 1, 2)  # [B, H, N (query j), N (key k)]
         # row i: query (i, j) attends to keys (i, k)
         logits = torch.einsum("bijhd,bikhd->bihjk", q, k) / math.sqrt(D)
         logits = logits + bias.unsqueeze(1) + (INF * (pair_mask - 1))[:, :, None, None, :]
         o = torch.einsum("bihjk,bikhd->bijhd", torch.softmax(logits, dim=-1), v)
-        g = torch.sigmoid(lin(x, p + ".mha.linear_g")).view(B, N, N, H, D)
+        g = torch.sigmoid(lin(x, p + ".mha.linear_g")).reshape(B, N, N, H, D)
         out = lin((g * o).reshape(B, N, N, H * D), p + ".mha.linear_o")
         return out.transpose(1, 2) if not starting else out
 
@@ -170,14 +170,14 @@ def main():
         B, N, _ = s.shape
         H, D = c["no_heads_pair_bias"], c["c_hidden_pair_bias"]
         a = ln(s, p + ".layer_norm_a")
-        q = lin(a, p + ".mha.linear_q", bias=True).view(B, N, H, D)
-        k = lin(a, p + ".mha.linear_k").view(B, N, H, D)
-        v = lin(a, p + ".mha.linear_v").view(B, N, H, D)
+        q = lin(a, p + ".mha.linear_q", bias=True).reshape(B, N, H, D)
+        k = lin(a, p + ".mha.linear_k").reshape(B, N, H, D)
+        v = lin(a, p + ".mha.linear_v").reshape(B, N, H, D)
         bias = lin(ln(z, p + ".layer_norm_z"), p + ".linear_z").permute(0, 3, 1, 2)  # [B, H, i, j]
         logits = torch.einsum("bihd,bjhd->bhij", q, k) / math.sqrt(D)
         logits = logits + bias + (INF * (single_mask - 1))[:, None, None, :]
         o = torch.einsum("bhij,bjhd->bihd", torch.softmax(logits, dim=-1), v)
-        g = torch.sigmoid(lin(a, p + ".mha.linear_g")).view(B, N, H, D)
+        g = torch.sigmoid(lin(a, p + ".mha.linear_g")).reshape(B, N, H, D)
         return lin((g * o).reshape(B, N, H * D), p + ".mha.linear_o")
 
     def pairformer(s, z, single_mask, pair_mask):
