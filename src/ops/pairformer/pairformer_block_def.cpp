@@ -4,6 +4,7 @@
 // CPU implementations are their references when the residual streams are f64).
 #include <cmath>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -101,9 +102,10 @@ TensorView as_rows(const TensorView& t, int64_t rows, int64_t cols) {
   return make_view(t.data, {rows, cols}, t.dtype, t.device);
 }
 
-// The seven calls in order; `run(name, args)` makes each one.
+// The seven calls in order; `run(name, args)` makes each one. The single attention reads
+// the pair from `pair_for_single` (the pair itself, but for the oracle: see reference()).
 template <class Run>
-void each_call(const A& a, const PairformerBlockDims& d, Run&& run) {
+void each_call(const A& a, const PairformerBlockDims& d, const TensorView& pair_for_single, Run&& run) {
   const int64_t B = d.batch, N = d.tokens, Cz = d.c_z, Cs = d.c_s, C = d.c_mul;
   const TensorView pair_mask = arg_present(a.pair_mask) ? a.pair_mask : TensorView{};
   const TensorView single_mask = arg_present(a.single_mask) ? a.single_mask : TensorView{};
@@ -159,7 +161,7 @@ void each_call(const A& a, const PairformerBlockDims& d, Run&& run) {
     Carver ws(a.workspace);
     SingleAttentionPairBiasArgs t{};
     t.single = a.single;
-    t.pair = a.pair;
+    t.pair = pair_for_single;
     t.mask = single_mask;
     t.w = a.w.attn_pair_bias;
     t.normed_single = ws.take({B, N, Cs});
@@ -184,16 +186,26 @@ fk_status composed(const void* args, void* stream) {
     const auto& a = *static_cast<const A*>(args);
     const PairformerBlockDims d = validate(a, Backend);
     if (d.batch == 0 || d.tokens == 0) return;
-    each_call(a, d, [&](const char* name, const void* part) { OpRegistry::global().call(name, Backend, part, stream); });
+    each_call(a, d, a.pair,
+              [&](const char* name, const void* part) { OpRegistry::global().call(name, Backend, part, stream); });
   });
 }
 
 // The oracle: single and pair are f64; each part runs its CPU baseline, which for f64
-// residual streams is its double-precision reference (never a candidate).
+// residual streams is its double-precision reference (never a candidate). The single
+// attention reads z as an input, in the dtype: the f64 pair rounded to it (as the
+// baseline's pair buffer holds it) just before that call.
 void reference(const A& a) {
   const PairformerBlockDims d = validate(a, DeviceType::cpu);
   if (d.batch == 0 || d.tokens == 0) return;
-  each_call(a, d, [&](const char* name, const void* part) {
+  const DType dt = a.w.tri_mul_out.in_weight.dtype;
+  Tensor rounded = Tensor::empty({d.batch, d.tokens, d.tokens, d.c_z}, dt);
+  each_call(a, d, rounded.view(), [&](const char* name, const void* part) {
+    if (std::string_view(name) == SingleAttentionPairBiasArgs::kName) {
+      const int64_t n = rounded.numel(), es = rounded.view().element_size();
+      for (int64_t i = 0; i < n; ++i)
+        store_element(static_cast<char*>(rounded.data()) + i * es, dt, static_cast<const double*>(a.pair.data)[i]);
+    }
     const fk_op_fn ref = OpRegistry::global().baseline(name, DeviceType::cpu);
     FK_CHECK(ref != nullptr, kOp, ": ", name, " has no CPU baseline");
     FK_CHECK(ref(part, nullptr) == FK_OK, kOp, ": the reference of ", name, " failed: ", last_error_message());

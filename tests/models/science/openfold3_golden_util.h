@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -75,6 +76,9 @@ inline void check(Device device, DType dtype, double bound) {
         }
       }
     }
+  std::printf("[ golden ] openfold3 %s on %s: relative L2 error single %.3g, pair %.3g (bound %.3g)\n",
+              std::string(dtype_name(dtype)).c_str(), device.is_cpu() ? "cpu" : "cuda", std::sqrt(ds / ns),
+              std::sqrt(dz / nz), bound);
   EXPECT_GT(ns, 0);
   EXPECT_GT(nz, 0);
   EXPECT_LE(std::sqrt(ds / ns), bound) << "single, " << dtype_name(dtype);

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 
+#include "fk/element.h"
 #include "fk/op_registry.h"
 #include "fk/ops/pairformer_block.h"
 #include "fk/tensor.h"
@@ -74,8 +75,17 @@ inline void run_pairformer_block_parts(const TensorView& single, const TensorVie
     Tensor ns = ws({B, N, Cs}), np = ws({B, N, N, Cz}), q = ws({B, N, H, D}), kvg = ws({B, N, 3 * H * D}),
            k = ws({B, N, H, D}), v = ws({B, N, H, D}), g = ws({B, N, H, D}), bias = ws({B, H, N, N}),
            attn = ws({B, N, H, D}), update = ws({B, N, Cs});
+    // The references read z as an input in the weights' dtype: the f64 pair rounded to it.
+    Tensor rounded;
+    if (path == PartsPath::cpu_references) {
+      rounded = Tensor::empty({B, N, N, Cz}, dt);
+      for (int64_t i = 0; i < rounded.numel(); ++i)
+        store_element(static_cast<char*>(rounded.data()) + i * rounded.view().element_size(), dt,
+                      load_element(static_cast<const char*>(pair.data) + i * pair.element_size(), pair.dtype));
+    }
     ops::SingleAttentionPairBiasArgs a{};
-    a.single = single, a.pair = pair, a.mask = single_mask, a.w = w.attn_pair_bias;
+    a.single = single, a.pair = rounded.defined() ? rounded.view() : pair, a.mask = single_mask;
+    a.w = w.attn_pair_bias;
     a.normed_single = ns, a.normed_pair = np, a.q = q, a.kvg = kvg, a.k = k, a.v = v, a.g = g, a.bias = bias;
     a.attn = attn, a.update = update;
     a.num_heads = static_cast<int32_t>(H);
