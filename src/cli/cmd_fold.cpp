@@ -128,8 +128,14 @@ void run(const FoldCli& o) {
       for (int64_t i = 0; i < o.tokens; ++i) set(mask.view(), i < real ? 1.0 : 0.0, b, i);
   }
   const int64_t B = s.shape()[0], N = s.shape()[1];
-  FK_CHECK(N <= c.max_tokens, "fold: ", N, " tokens exceed model '", o.model, "''s crop of ", c.max_tokens,
-           " tokens (max_tokens)");
+  json real_tokens = json::array();  // per structure
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t real = 0;
+    for (int64_t i = 0; i < N; ++i) real += get(mask.view(), b, i) != 0;
+    real_tokens.push_back(real);
+  }
+  FK_CHECK(N <= c.max_tokens, "fold: ", N, " tokens exceed the crop of model '", o.model, "' (", c.max_tokens,
+           " tokens: its config's max_tokens)");
   Tensor pair_mask = Tensor::empty({B, N, N}, dt);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t i = 0; i < N; ++i)
@@ -178,6 +184,7 @@ void run(const FoldCli& o) {
          {"dtype", o.dtype},
          {"structures", B},
          {"tokens", N},
+         {"real_tokens", real_tokens},
          {"blocks", c.no_blocks},
          {"seconds", seconds},  // the median run's (--iters)
          {"iters", o.iters},
