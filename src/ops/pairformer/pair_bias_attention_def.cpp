@@ -4,7 +4,8 @@
 // Workload fields: rows (R), seq (S), heads (Hh), head_dim (D) required; groups (G) [1],
 // dtype [bf16], scale [1 / sqrt(D)], mask [none]: "none" (absent), "random" (each key kept
 // with probability 3/4, every fourth row fully masked) or "padded" (each row keeps a
-// random prefix of its keys, possibly none).
+// random prefix of its keys, possibly none); masked [false]: true stands for "padded" where
+// mask is not given (what a captured call records).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -75,7 +76,8 @@ OpCase make_case(const std::vector<TensorArg>& layout, const Json& w, uint64_t s
   const int64_t G = wl_int(w, "groups", 1);
   FK_CHECK(R >= 0 && S >= 0 && H > 0 && D > 0 && G > 0 && R % G == 0, kOp,
            " workload needs rows >= 0, seq >= 0, heads > 0, head_dim > 0 and groups > 0 dividing rows; got ", w.dump());
-  const std::string mask = wl_string(w, "mask", "none");
+  // A captured call names only whether it had a mask ("masked"): its values are data.
+  const std::string mask = wl_string(w, "mask", wl_bool(w, "masked", false) ? "padded" : "none");
   FK_CHECK(mask == "none" || mask == "random" || mask == "padded", kOp,
            " workload: mask must be none, random or padded, got ", w.dump());
   const DType dt = wl_dtype(w);
@@ -112,7 +114,7 @@ Json workload_from_call(const void* args) {
               {"heads", a.q.shape[2]},
               {"head_dim", a.q.shape[3]},
               {"groups", a.bias.shape[0]},
-              {"mask", arg_present(a.mask) ? "padded" : "none"},
+              {"masked", arg_present(a.mask)},
               {"scale", a.scale},
               {"dtype", std::string(dtype_name(a.q.dtype))}};
 }

@@ -211,7 +211,8 @@ std::vector<TensorArg> layout() {
 }
 
 // Workload fields: tokens, c_s, c_z, heads, head_dim required; batch [1], dtype [bf16],
-// lengths (the real tokens of each structure; the rest are masked out) [no mask].
+// lengths (the real tokens of each structure; the rest are masked out) [no mask], masked
+// [false] (true without lengths: a mask of every token, as a captured call records).
 OpCase make_case(const Json& w, uint64_t seed) {
   const int64_t B = wl_int(w, "batch", 1), N = wl_int(w, "tokens"), Cs = wl_int(w, "c_s"), Cz = wl_int(w, "c_z");
   const int64_t H = wl_int(w, "heads"), D = wl_int(w, "head_dim");
@@ -222,8 +223,10 @@ OpCase make_case(const Json& w, uint64_t seed) {
   OpCase c = begin_case<A>(w, 22);
   c.tensors[0] = random_tensor({B, N, Cs}, dt, seed, 1, -2.f, 2.f);
   c.tensors[1] = random_tensor({B, N, N, Cz}, dt, seed, 2, -2.f, 2.f);
-  if (w.contains("lengths")) {
-    const std::vector<int64_t> lengths = wl_int_list(w, "lengths");
+  if (w.contains("lengths") || wl_bool(w, "masked", false)) {
+    // A captured call names only whether it had a mask: its values are data (every token real).
+    const std::vector<int64_t> lengths =
+        w.contains("lengths") ? wl_int_list(w, "lengths") : std::vector<int64_t>(static_cast<size_t>(B), N);
     FK_CHECK(static_cast<int64_t>(lengths.size()) == B, kOp, " workload: lengths needs one entry per structure (", B,
              "), got ", w.dump());
     Tensor m = Tensor::zeros({B, N}, dt);
@@ -266,7 +269,7 @@ Json workload_from_call(const void* args) {
   const Dims d = validate(a, a.single.device.type);
   return Json{{"batch", d.batch}, {"tokens", d.tokens},     {"c_s", d.c_s},
               {"c_z", d.c_z},     {"heads", d.heads},       {"head_dim", d.head_dim},
-              {"dtype", std::string(dtype_name(a.w.q_weight.dtype))}};
+              {"masked", d.masked}, {"dtype", std::string(dtype_name(a.w.q_weight.dtype))}};
 }
 
 OpCost cost(const OpCase& c) {

@@ -216,7 +216,8 @@ std::vector<TensorArg> layout() {
 }
 
 // Workload fields: tokens, c_z, heads, head_dim required; batch [1], ending [0], dtype
-// [bf16], lengths (the real tokens of each structure; pairs beyond are masked out) [no mask].
+// [bf16], lengths (the real tokens of each structure; pairs beyond are masked out) [no mask],
+// masked [false] (true without lengths: a mask of every token, as a captured call records).
 OpCase make_case(const Json& w, uint64_t seed) {
   const int64_t B = wl_int(w, "batch", 1), N = wl_int(w, "tokens"), Cz = wl_int(w, "c_z"), H = wl_int(w, "heads"),
                 D = wl_int(w, "head_dim");
@@ -227,8 +228,10 @@ OpCase make_case(const Json& w, uint64_t seed) {
   const int64_t HD = H * D;
   OpCase c = begin_case<A>(w, 16);
   c.tensors[0] = random_tensor({B, N, N, Cz}, dt, seed, 1, -2.f, 2.f);
-  if (w.contains("lengths")) {
-    const std::vector<int64_t> lengths = wl_int_list(w, "lengths");
+  if (w.contains("lengths") || wl_bool(w, "masked", false)) {
+    // A captured call names only whether it had a mask: its values are data (every token real).
+    const std::vector<int64_t> lengths =
+        w.contains("lengths") ? wl_int_list(w, "lengths") : std::vector<int64_t>(static_cast<size_t>(B), N);
     FK_CHECK(static_cast<int64_t>(lengths.size()) == B, kOp, " workload: lengths needs one entry per structure (", B,
              "), got ", w.dump());
     Tensor m = Tensor::zeros({B, N, N}, dt);
@@ -269,7 +272,7 @@ Json workload_from_call(const void* args) {
   const Dims d = validate(a, a.pair.device.type);
   return Json{{"batch", d.batch},       {"tokens", d.tokens},   {"c_z", d.c_z},
               {"heads", d.heads},       {"head_dim", d.head_dim}, {"ending", a.ending},
-              {"dtype", std::string(dtype_name(a.w.qkvg_weight.dtype))}};
+              {"masked", d.masked}, {"dtype", std::string(dtype_name(a.w.qkvg_weight.dtype))}};
 }
 
 OpCost cost(const OpCase& c) {
