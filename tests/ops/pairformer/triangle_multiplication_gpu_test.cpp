@@ -64,7 +64,9 @@ TEST(TriangleMultiplicationGpu, MatchesTheOracleAtOpenFold3Channels) {
 
 TEST(TriangleMultiplicationGpu, MatchesTheCpuBaselineAtABenchShape) {
   FK_REQUIRE_GPU();
-  for (int incoming : {0, 1}) {
+  // Incoming edges only (the CPU baseline takes tens of seconds here; both directions meet
+  // the oracle above).
+  for (int incoming : {1}) {
     const Json w{{"n", 384}, {"pair_channels", 128}, {"hidden", 128}, {"incoming", incoming}, {"padded", 30}};
     SCOPED_TRACE(w.dump());
     OpCase cpu = def().make_case(w, test::seed_for("TriangleMultiplicationGpu.Cpu", incoming));
