@@ -319,6 +319,8 @@ OpDef make_def() {
       {{"tokens", 1}, {"c_s", 16}, {"c_z", 8}, {"heads", 1}, {"head_dim", 16}, {"dtype", "f16"}},
       {{"tokens", 13}, {"c_s", 48}, {"c_z", 16}, {"heads", 4}, {"head_dim", 8}, {"lengths", {10}}, {"dtype", "f16"}},
       {{"tokens", 5}, {"c_s", 16}, {"c_z", 8}, {"heads", 2}, {"head_dim", 16}, {"dtype", "f32"}},
+      // OpenFold3's widths on a short crop.
+      {{"tokens", 12}, {"c_s", 384}, {"c_z", 128}, {"heads", 16}, {"head_dim", 24}, {"lengths", {9}}},
   };
   // OpenFold3's Pairformer (c_s 384, c_z 128, 16 heads of 24), bf16: 384 and 768 tokens.
   for (int64_t n : {384, 768})

@@ -322,6 +322,8 @@ OpDef make_def() {
       {{"batch", 2}, {"tokens", 6}, {"c_z", 16}, {"heads", 1}, {"head_dim", 24}, {"lengths", {4, 6}}, {"ending", 1}},
       {{"tokens", 1}, {"c_z", 16}, {"heads", 2}, {"head_dim", 16}, {"ending", 1}},
       {{"tokens", 5}, {"c_z", 8}, {"heads", 2}, {"head_dim", 16}, {"dtype", "f32"}},
+      // OpenFold3's widths on a short crop.
+      {{"tokens", 12}, {"c_z", 128}, {"heads", 4}, {"head_dim", 32}, {"ending", 1}, {"lengths", {10}}},
   };
   // OpenFold3's trunk (c_z 128, 4 heads of 32), bf16: 384- and 768-token crops, both nodes.
   for (int64_t n : {384, 768})
