@@ -440,13 +440,15 @@ OpDef make_def() {
   d.tensor_args = layout();
   d.make_case = make_case;
   d.cost = cost;
-  // Seven residual updates, each rounded to the dtype (and its intermediates) where the
-  // oracle keeps f64; the streams are of order a few units.
+  // Seven residual updates, each rounded to the dtype where the oracle keeps the streams
+  // in f64 (the parts' references round their own intermediates as the baseline does); the
+  // streams are of order a few units, so a unit in their last place is several of 1's. The
+  // composed baseline's worst element is about a fifth of this bound on the test workloads.
   d.tolerance = [](const OpCase& c, const TensorArg&, DType) {
     const DType dt = c.as<A>().w.tri_mul_out.in_weight.dtype;
     const double ulp = dt == DType::bf16 ? std::ldexp(1.0, -8) : dt == DType::f16 ? std::ldexp(1.0, -11)
                                                                                    : std::ldexp(1.0, -20);
-    return Tolerance{64 * ulp, 32 * ulp};
+    return Tolerance{32 * ulp, 16 * ulp};
   };
   d.workload_from_call = workload_from_call;
   d.covers = {TriangleMultiplicationArgs::kName, TriangleAttentionArgs::kName, TransitionArgs::kName,

