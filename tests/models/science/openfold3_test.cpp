@@ -182,6 +182,17 @@ TEST(OpenFold3, CheckpointLoadsFusedIntoTheOpLayouts) {
   EXPECT_EQ(std::memcmp(w.attn_pair_bias.q_bias.data, sd.at(ap + "mha.linear_q.bias").data(), 12 * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(w.tri_mul_in.ln_out_bias.data, sd.at(tm + "layer_norm_out.bias").data(), 8 * sizeof(float)), 0);
 
+  // The names of OpenFold3's training checkpoints ("model." before each) load alike.
+  {
+    safetensors::NamedViews prefixed;
+    for (const auto& [name, t] : sd) prefixed.push_back({"model." + name, t.view()});
+    safetensors::save(dir / "model.safetensors", prefixed);
+    const std::unique_ptr<Model> again = create_model(dir.string());
+    again->load(lo);
+    EXPECT_EQ(std::memcmp(as_of3(again).block_weights().blocks[1].ops.tri_mul_in.in_weight.data,
+                          w.tri_mul_in.in_weight.data, static_cast<size_t>(w.tri_mul_in.in_weight.span_bytes())),
+              0);
+  }
   // A missing tensor, then a misshapen one.
   views.erase(views.begin());
   const std::string first = sd.begin()->first;

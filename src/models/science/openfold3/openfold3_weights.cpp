@@ -144,7 +144,12 @@ OpenFold3Weights build_openfold3_weights(const OpenFold3Config& c, const OpenFol
 
 OpenFold3Weights load_openfold3_weights(const OpenFold3Config& c, const fs::path& path, DType dtype, Device device) {
   const safetensors::Checkpoint ckpt = safetensors::Checkpoint::open(path);
-  const OpenFold3TensorSource source = [&](const std::string& name, const Shape& shape) {
+  // OpenFold3's released weights name the stack "pairformer_stack..."; its Lightning and
+  // DeepSpeed training checkpoints prefix every name with "model.". Either loads.
+  const bool prefixed = !ckpt.contains(openfold3_block_prefix(0) + "attn_pair_bias.linear_z.weight") &&
+                        ckpt.contains("model." + openfold3_block_prefix(0) + "attn_pair_bias.linear_z.weight");
+  const OpenFold3TensorSource source = [&](const std::string& upstream, const Shape& shape) {
+    const std::string name = prefixed ? "model." + upstream : upstream;
     if (!ckpt.contains(name))
       FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint ", ckpt.path().string(), " has no tensor '", name,
               "', which an OpenFold3 Pairformer stack of this config needs");

@@ -51,7 +51,8 @@ using OpenFold3TensorSource = std::function<Tensor(const std::string& name, cons
 
 OpenFold3Weights build_openfold3_weights(const OpenFold3Config& c, const OpenFold3TensorSource& source, DType dtype,
                                          Device device);
-// From safetensors (a file, a folder or a shard index).
+// From safetensors (a file, a folder or a shard index), names as above or all prefixed with
+// "model." (OpenFold3's training checkpoints).
 OpenFold3Weights load_openfold3_weights(const OpenFold3Config& c, const std::filesystem::path& path, DType dtype,
                                         Device device);
 // A random state dict (host f32) from Philox(seed): LayerNorm weights in [0.5, 1.5), their
