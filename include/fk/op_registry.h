@@ -30,6 +30,8 @@ enum class ArgRole : uint8_t {
   workspace,  // scratch the caller allocates; contents undefined before and after
 };
 std::string_view role_name(ArgRole r);
+// What a call writes: an out or inout argument.
+inline bool is_written(ArgRole r) { return r == ArgRole::out || r == ArgRole::inout; }
 
 // Whether a tensor argument accepts rows (dim 0) further apart than packed: a row-strided
 // view such as a slice of a wider buffer (q/k/v of a packed qkv, the first rows of a

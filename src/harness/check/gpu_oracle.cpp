@@ -7,7 +7,6 @@ namespace fk::bench {
 
 namespace {
 
-bool is_written(ArgRole r) { return r == ArgRole::out || r == ArgRole::inout; }
 
 // A host copy of a float tensor's values as f64 (contiguous).
 Tensor host_f64(const Tensor& t) {

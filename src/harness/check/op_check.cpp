@@ -15,7 +15,6 @@ namespace fk::bench {
 
 namespace {
 
-bool is_written(ArgRole r) { return r == ArgRole::out || r == ArgRole::inout; }
 
 Tensor to_f64(const Tensor& t) {
   Tensor host = t.device().is_cpu() ? t : t.to(Device::cpu());

@@ -9,7 +9,6 @@ namespace fk::bench {
 
 namespace {
 
-bool is_written(ArgRole r) { return r == ArgRole::out || r == ArgRole::inout; }
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 

@@ -16,41 +16,37 @@ using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& param, const std::string& message) {
-  throw ApiError(400, "invalid_request_error", message, param);
-}
-
 const char* type_name(const json& v) { return v.type_name(); }
 
 int64_t get_int(const json& body, const char* key, int64_t fallback, int64_t lo, int64_t hi) {
   auto it = body.find(key);
   if (it == body.end() || it->is_null()) return fallback;
-  if (!it->is_number_integer()) bad(key, concat("'", key, "' must be an integer, got ", type_name(*it)));
+  if (!it->is_number_integer()) invalid_request(key, concat("'", key, "' must be an integer, got ", type_name(*it)));
   const int64_t v = it->get<int64_t>();
-  if (v < lo || v > hi) bad(key, concat("'", key, "' must be in [", lo, ", ", hi, "], got ", v));
+  if (v < lo || v > hi) invalid_request(key, concat("'", key, "' must be in [", lo, ", ", hi, "], got ", v));
   return v;
 }
 
 double get_number(const json& body, const char* key, double fallback, double lo, double hi) {
   auto it = body.find(key);
   if (it == body.end() || it->is_null()) return fallback;
-  if (!it->is_number()) bad(key, concat("'", key, "' must be a number, got ", type_name(*it)));
+  if (!it->is_number()) invalid_request(key, concat("'", key, "' must be a number, got ", type_name(*it)));
   const double v = it->get<double>();
-  if (!std::isfinite(v) || v < lo || v > hi) bad(key, concat("'", key, "' must be in [", lo, ", ", hi, "], got ", v));
+  if (!std::isfinite(v) || v < lo || v > hi) invalid_request(key, concat("'", key, "' must be in [", lo, ", ", hi, "], got ", v));
   return v;
 }
 
 bool get_bool(const json& body, const char* key, bool fallback) {
   auto it = body.find(key);
   if (it == body.end() || it->is_null()) return fallback;
-  if (!it->is_boolean()) bad(key, concat("'", key, "' must be a boolean, got ", type_name(*it)));
+  if (!it->is_boolean()) invalid_request(key, concat("'", key, "' must be a boolean, got ", type_name(*it)));
   return it->get<bool>();
 }
 
 std::vector<int64_t> token_list(const json& v, const char* param) {
   std::vector<int64_t> ids;
   for (const json& t : v) {
-    if (!t.is_number_integer()) bad(param, concat("'", param, "' token ids must be integers, got ", type_name(t)));
+    if (!t.is_number_integer()) invalid_request(param, concat("'", param, "' token ids must be integers, got ", type_name(t)));
     ids.push_back(t.get<int64_t>());
   }
   return ids;
@@ -81,21 +77,21 @@ std::string json_text(const json& j) { return j.dump(-1, ' ', false, json::error
 
 json parse_body(const std::string& text) {
   if (!tokenizer::unicode::is_valid_utf8(text))
-    bad("", concat("the request body is not valid UTF-8 (first bad byte at offset ", first_invalid_utf8(text),
+    invalid_request("", concat("the request body is not valid UTF-8 (first bad byte at offset ", first_invalid_utf8(text),
                    "); JSON text must be UTF-8"));
   json body;
   try {
     body = json::parse(text);
   } catch (const json::parse_error& e) {
-    bad("", concat("the request body is not valid JSON: ", e.what()));
+    invalid_request("", concat("the request body is not valid JSON: ", e.what()));
   }
-  if (!body.is_object()) bad("", concat("the request body must be a JSON object, got ", type_name(body)));
+  if (!body.is_object()) invalid_request("", concat("the request body must be a JSON object, got ", type_name(body)));
   return body;
 }
 
 void check_model(const json& body, const std::string& served_model) {
   if (auto m = body.find("model"); m != body.end() && !m->is_null()) {
-    if (!m->is_string()) bad("model", "'model' must be a string");
+    if (!m->is_string()) invalid_request("model", "'model' must be a string");
     if (m->get<std::string>() != served_model)
       throw ApiError(404, "not_found_error",
                      concat("the model '", m->get<std::string>(), "' does not exist; this server serves '",
@@ -119,17 +115,17 @@ void parse_sampling(const json& body, CompletionRequest& r, const tokenizer::Tok
   sp.min_tokens = get_int(body, "min_tokens", 0, 0, sp.max_tokens);
   sp.temperature = static_cast<float>(get_number(body, "temperature", 1.0, 0.0, 100.0));
   sp.top_p = static_cast<float>(get_number(body, "top_p", 1.0, 0.0, 1.0));
-  if (sp.top_p <= 0) bad("top_p", "'top_p' must be in (0, 1]");
+  if (sp.top_p <= 0) invalid_request("top_p", "'top_p' must be in (0, 1]");
   const int64_t top_k = get_int(body, "top_k", 0, -1, int64_t{1} << 31);
   sp.top_k = top_k < 0 ? 0 : static_cast<int32_t>(top_k);  // -1 means off, as in vLLM
   sp.min_p = static_cast<float>(get_number(body, "min_p", 0.0, 0.0, 1.0));
   sp.ignore_eos = get_bool(body, "ignore_eos", false);
   if (auto s = body.find("seed"); s != body.end() && !s->is_null()) {
-    if (!s->is_number_integer()) bad("seed", "'seed' must be an integer");
+    if (!s->is_number_integer()) invalid_request("seed", "'seed' must be an integer");
     sp.seed = static_cast<uint64_t>(s->get<int64_t>());
   }
   if (auto st = body.find("stop_token_ids"); st != body.end() && !st->is_null()) {
-    if (!st->is_array()) bad("stop_token_ids", "'stop_token_ids' must be a list of integers");
+    if (!st->is_array()) invalid_request("stop_token_ids", "'stop_token_ids' must be a list of integers");
     sp.stop_token_ids = token_list(*st, "stop_token_ids");
   }
   if (auto st = body.find("stop"); st != body.end() && !st->is_null()) {
@@ -137,25 +133,25 @@ void parse_sampling(const json& body, CompletionRequest& r, const tokenizer::Tok
       r.stop.push_back(st->get<std::string>());
     } else if (st->is_array()) {
       for (const json& x : *st) {
-        if (!x.is_string()) bad("stop", "'stop' must be a string or a list of strings");
+        if (!x.is_string()) invalid_request("stop", "'stop' must be a string or a list of strings");
         r.stop.push_back(x.get<std::string>());
       }
     } else {
-      bad("stop", "'stop' must be a string or a list of strings");
+      invalid_request("stop", "'stop' must be a string or a list of strings");
     }
-    if (r.stop.size() > 4) bad("stop", "'stop' takes at most 4 strings");
+    if (r.stop.size() > 4) invalid_request("stop", "'stop' takes at most 4 strings");
     for (const std::string& x : r.stop)
-      if (x.empty()) bad("stop", "'stop' strings must not be empty");
+      if (x.empty()) invalid_request("stop", "'stop' strings must not be empty");
     if (!r.stop.empty() && tok == nullptr)
-      bad("stop", "'stop' strings need the model's tokenizer (none was found with the model); use stop_token_ids");
+      invalid_request("stop", "'stop' strings need the model's tokenizer (none was found with the model); use stop_token_ids");
   }
-  if (get_bool(body, "echo", false)) bad("echo", "'echo' is not supported");
+  if (get_bool(body, "echo", false)) invalid_request("echo", "'echo' is not supported");
   refuse_unimplemented_fields(body);
   parse_logits_processor_fields(body, sp, tok);
   try {
     sp.validate();
   } catch (const Error& e) {
-    bad("", e.what());
+    invalid_request("", e.what());
   }
 }
 
@@ -168,7 +164,7 @@ void parse_completion_logprobs(const json& body, CompletionRequest& r) {
 void parse_chat_logprobs(const json& body, CompletionRequest& r) {
   const bool wanted = get_bool(body, "logprobs", false);
   const int64_t top = get_int(body, "top_logprobs", 0, 0, ops::kMaxTopLogprobs);
-  if (top > 0 && !wanted) bad("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+  if (top > 0 && !wanted) invalid_request("top_logprobs", "'top_logprobs' needs 'logprobs': true");
   if (wanted) r.params.logprobs = static_cast<int32_t>(top);
 }
 
@@ -178,36 +174,36 @@ CompletionRequest parse_completion_request(const std::string& text, const std::s
   check_model(body, served_model);
   CompletionRequest r;
   auto p = body.find("prompt");
-  if (p == body.end() || p->is_null()) bad("prompt", "'prompt' is required");
+  if (p == body.end() || p->is_null()) invalid_request("prompt", "'prompt' is required");
   auto encode = [&](const json& s) {
     if (tok == nullptr)
-      bad("prompt", "text prompts need the model's tokenizer (none was found with the model): send token ids "
+      invalid_request("prompt", "text prompts need the model's tokenizer (none was found with the model): send token ids "
                     "(a list of integers, or a list of such lists)");
     try {
       return tok->encode(s.get<std::string>(), /*add_special_tokens=*/true);
     } catch (const Error& e) {
-      bad("prompt", e.what());
+      invalid_request("prompt", e.what());
     }
   };
   if (p->is_string()) {
     r.prompts.push_back(encode(*p));
   } else if (!p->is_array() || p->empty()) {
-    bad("prompt", "'prompt' must be a string, a list of strings, or token ids");
+    invalid_request("prompt", "'prompt' must be a string, a list of strings, or token ids");
   } else if ((*p)[0].is_string()) {
     for (const json& one : *p) {
-      if (!one.is_string()) bad("prompt", "a batch of prompts must be all strings or all token-id lists");
+      if (!one.is_string()) invalid_request("prompt", "a batch of prompts must be all strings or all token-id lists");
       r.prompts.push_back(encode(one));
     }
   } else if ((*p)[0].is_array()) {
     for (const json& one : *p) {
-      if (!one.is_array() || one.empty()) bad("prompt", "every prompt of a batch must be a non-empty list of token ids");
+      if (!one.is_array() || one.empty()) invalid_request("prompt", "every prompt of a batch must be a non-empty list of token ids");
       r.prompts.push_back(token_list(one, "prompt"));
     }
   } else {
     r.prompts.push_back(token_list(*p, "prompt"));
   }
   for (const auto& pr : r.prompts)
-    if (pr.empty()) bad("prompt", "a prompt encodes to no tokens");
+    if (pr.empty()) invalid_request("prompt", "a prompt encodes to no tokens");
   parse_completion_logprobs(body, r);
   parse_sampling(body, r, tok);
   return r;
@@ -226,24 +222,24 @@ int64_t max_tokens_for(const CompletionRequest& r, int64_t prompt_tokens, int64_
 void check_limits(const CompletionRequest& r, const ServerLimits& limits) {
   const int64_t sequences = static_cast<int64_t>(r.prompts.size()) * r.n;
   if (limits.max_sequences > 0 && sequences > limits.max_sequences)
-    bad("n", concat("this request asks for ", sequences, " sequences (", r.prompts.size(), " prompts x n = ", r.n,
+    invalid_request("n", concat("this request asks for ", sequences, " sequences (", r.prompts.size(), " prompts x n = ", r.n,
                     "); this server holds at most ", limits.max_sequences, " at once (--max-pending)"));
   for (const auto& prompt : r.prompts) {
     const int64_t p = static_cast<int64_t>(prompt.size());
     const int64_t k = max_tokens_for(r, p, limits.max_model_len, limits.kv_capacity_tokens);
     if (limits.max_model_len > 0 && p + k > limits.max_model_len) {
       if (r.max_tokens_given)
-        bad("max_tokens", concat("This model's maximum context length is ", limits.max_model_len,
+        invalid_request("max_tokens", concat("This model's maximum context length is ", limits.max_model_len,
                                  " tokens. However, you requested ", p + k, " tokens (", p, " in the messages, ", k,
                                  " in the completion). Please reduce the length of the messages or completion."));
-      bad("prompt", concat("This model's maximum context length is ", limits.max_model_len,
+      invalid_request("prompt", concat("This model's maximum context length is ", limits.max_model_len,
                            " tokens. However, your prompt has ", p,
                            " tokens, which leaves no room for the completion. Please reduce the length of the messages."));
     }
     // A sequence holds K/V for all its tokens but the last sampled one.
     const int64_t kv = p + k - 1;
     if (limits.kv_capacity_tokens > 0 && kv > limits.kv_capacity_tokens)
-      bad("", concat("this request needs K/V for ", kv, " tokens (", p, " in the prompt + ", k,
+      invalid_request("", concat("this request needs K/V for ", kv, " tokens (", p, " in the prompt + ", k,
                      " in the completion - 1), more than this server's whole KV cache holds (",
                      limits.kv_capacity_tokens, " tokens); lower max_tokens or shorten the prompt"));
   }
@@ -326,7 +322,7 @@ std::vector<int64_t> encode_chat(const std::string& text, const json& body, cons
   // Key order matters to templates (tojson of tool arguments): read the messages ordered.
   const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text);
   const auto m = ordered.find("messages");
-  if (m == ordered.end() || !m->is_array() || m->empty()) bad("messages", "'messages' must be a non-empty list");
+  if (m == ordered.end() || !m->is_array() || m->empty()) invalid_request("messages", "'messages' must be a non-empty list");
   const bool add_generation_prompt = get_bool(body, "add_generation_prompt", true);
   std::string prompt;
   try {
@@ -334,10 +330,10 @@ std::vector<int64_t> encode_chat(const std::string& text, const json& body, cons
         chat_messages_for_template(*m, chat::chat_template_takes_content_parts(tokenizer_config));
     prompt = chat::apply_chat_template(tokenizer_config, messages, add_generation_prompt);
   } catch (const Error& e) {
-    bad("messages", concat("the chat template refused the messages: ", e.what()));
+    invalid_request("messages", concat("the chat template refused the messages: ", e.what()));
   }
   std::vector<int64_t> ids = tok->encode(prompt, /*add_special_tokens=*/false);
-  if (ids.empty()) bad("messages", "the rendered conversation encodes to no tokens");
+  if (ids.empty()) invalid_request("messages", "the rendered conversation encodes to no tokens");
   return ids;
 }
 

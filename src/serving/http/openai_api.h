@@ -22,6 +22,10 @@ struct ApiError : std::runtime_error {
   std::string type;   // "invalid_request_error", "not_found_error", "server_error", ...
   std::string param;  // the offending field, when there is one
 };
+// A 400 invalid_request_error naming the offending field.
+[[noreturn]] inline void invalid_request(const std::string& param, const std::string& message) {
+  throw ApiError(400, "invalid_request_error", message, param);
+}
 nlohmann::json error_body(const ApiError& e);
 // JSON text for an HTTP body: bytes that are not UTF-8 (a client's echoed in a message, a
 // token's partial character) become U+FFFD instead of failing the answer.

@@ -13,10 +13,6 @@ using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& param, const std::string& message) {
-  throw ApiError(400, "invalid_request_error", message, param);
-}
-
 bool given(const json& body, const char* key) {
   const auto it = body.find(key);
   return it != body.end() && !it->is_null();
@@ -25,9 +21,9 @@ bool given(const json& body, const char* key) {
 double number(const json& body, const char* key, double fallback) {
   if (!given(body, key)) return fallback;
   const json& v = body.at(key);
-  if (!v.is_number()) bad(key, concat("'", key, "' must be a number, got ", v.type_name()));
+  if (!v.is_number()) invalid_request(key, concat("'", key, "' must be a number, got ", v.type_name()));
   const double x = v.get<double>();
-  if (!std::isfinite(x)) bad(key, concat("'", key, "' must be a finite number"));
+  if (!std::isfinite(x)) invalid_request(key, concat("'", key, "' must be a finite number"));
   return x;
 }
 
@@ -38,7 +34,7 @@ std::vector<std::vector<int64_t>> encode_bad_word(const std::string& word, const
   const std::string bare = word.substr(std::min(word.find_first_not_of(' '), word.size()));
   std::vector<std::vector<int64_t>> out;
   std::vector<int64_t> plain = tok.encode(bare, /*add_special_tokens=*/false);
-  if (plain.empty()) bad("bad_words", concat("the bad word '", word, "' encodes to no tokens"));
+  if (plain.empty()) invalid_request("bad_words", concat("the bad word '", word, "' encodes to no tokens"));
   std::vector<int64_t> spaced = tok.encode(" " + bare, /*add_special_tokens=*/false);
   out.push_back(std::move(plain));
   if (!spaced.empty() && spaced[0] != out[0][0] && spaced.size() == out[0].size()) out.push_back(std::move(spaced));
@@ -50,18 +46,18 @@ std::vector<std::vector<int64_t>> encode_bad_word(const std::string& word, const
 void parse_logits_processor_fields(const json& body, engine::SamplingParams& sp, const tokenizer::Tokenizer* tok) {
   sp.presence_penalty = static_cast<float>(number(body, "presence_penalty", 0.0));
   if (sp.presence_penalty < -2 || sp.presence_penalty > 2)
-    bad("presence_penalty", concat("'presence_penalty' must be in [-2, 2], got ", sp.presence_penalty));
+    invalid_request("presence_penalty", concat("'presence_penalty' must be in [-2, 2], got ", sp.presence_penalty));
   sp.frequency_penalty = static_cast<float>(number(body, "frequency_penalty", 0.0));
   if (sp.frequency_penalty < -2 || sp.frequency_penalty > 2)
-    bad("frequency_penalty", concat("'frequency_penalty' must be in [-2, 2], got ", sp.frequency_penalty));
+    invalid_request("frequency_penalty", concat("'frequency_penalty' must be in [-2, 2], got ", sp.frequency_penalty));
   const double rep = number(body, "repetition_penalty", 1.0);
-  if (rep <= 0) bad("repetition_penalty", concat("'repetition_penalty' must be greater than zero, got ", rep));
+  if (rep <= 0) invalid_request("repetition_penalty", concat("'repetition_penalty' must be greater than zero, got ", rep));
   sp.repetition_penalty = static_cast<float>(rep);
 
   sp.logit_bias.clear();
   if (given(body, "logit_bias")) {
     const json& lb = body.at("logit_bias");
-    if (!lb.is_object()) bad("logit_bias", "'logit_bias' must be an object of token ids to biases");
+    if (!lb.is_object()) invalid_request("logit_bias", "'logit_bias' must be an object of token ids to biases");
     for (const auto& [key, value] : lb.items()) {
       int64_t id = 0;
       size_t used = 0;
@@ -71,9 +67,9 @@ void parse_logits_processor_fields(const json& body, engine::SamplingParams& sp,
         used = 0;
       }
       if (used == 0 || used != key.size())
-        bad("logit_bias", concat("'logit_bias' key '", key, "' cannot be converted to an integer token id"));
+        invalid_request("logit_bias", concat("'logit_bias' key '", key, "' cannot be converted to an integer token id"));
       if (!value.is_number() || !std::isfinite(value.get<double>()))
-        bad("logit_bias", concat("'logit_bias' value of token ", key, " must be a finite number"));
+        invalid_request("logit_bias", concat("'logit_bias' value of token ", key, " must be a finite number"));
       sp.logit_bias.emplace_back(id, static_cast<float>(std::clamp(value.get<double>(), -100.0, 100.0)));
     }
   }
@@ -81,16 +77,16 @@ void parse_logits_processor_fields(const json& body, engine::SamplingParams& sp,
   sp.bad_words.clear();
   if (given(body, "bad_words")) {
     const json& bw = body.at("bad_words");
-    if (!bw.is_array()) bad("bad_words", "'bad_words' must be a list of strings");
+    if (!bw.is_array()) invalid_request("bad_words", "'bad_words' must be a list of strings");
     std::vector<std::string> words;
     for (const json& w : bw) {
       if (!w.is_string() || w.get<std::string>().empty())
-        bad("bad_words", "'bad_words' must be a list of non-empty strings");
+        invalid_request("bad_words", "'bad_words' must be a list of non-empty strings");
       if (std::find(words.begin(), words.end(), w.get<std::string>()) == words.end())
         words.push_back(w.get<std::string>());
     }
     if (!words.empty() && tok == nullptr)
-      bad("bad_words", "'bad_words' need the model's tokenizer (none was found with the model)");
+      invalid_request("bad_words", "'bad_words' need the model's tokenizer (none was found with the model)");
     for (const std::string& w : words)
       for (auto& ids : encode_bad_word(w, *tok)) sp.bad_words.push_back(std::move(ids));
   }
@@ -99,17 +95,17 @@ void parse_logits_processor_fields(const json& body, engine::SamplingParams& sp,
 void check_token_ids(const engine::SamplingParams& sp, int64_t V) {
   for (const auto& [id, b] : sp.logit_bias)
     if (id < 0 || id >= V)
-      bad("logit_bias", concat("'logit_bias' token id ", id, " is outside the vocabulary [0, ", V, ")"));
+      invalid_request("logit_bias", concat("'logit_bias' token id ", id, " is outside the vocabulary [0, ", V, ")"));
   for (const auto& w : sp.bad_words)
     for (int64_t id : w)
       if (id < 0 || id >= V)
-        bad("bad_words", concat("'bad_words' encode to token id ", id, ", outside the model's vocabulary [0, ", V,
+        invalid_request("bad_words", concat("'bad_words' encode to token id ", id, ", outside the model's vocabulary [0, ", V,
                                 "); the tokenizer does not match the model"));
 }
 
 void refuse_unimplemented_fields(const json& body) {
   auto refuse = [](const char* key, const std::string& why) {
-    bad(key, concat("'", key, "' is not supported by this server", why.empty() ? "" : ": ", why));
+    invalid_request(key, concat("'", key, "' is not supported by this server", why.empty() ? "" : ": ", why));
   };
   if (given(body, "best_of")) {
     const json& v = body.at("best_of");

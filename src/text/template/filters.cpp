@@ -14,12 +14,8 @@
 namespace fk::chat::detail {
 namespace {
 
-const Value* arg(const CallArgs& a, size_t i, const char* name) {
-  if (i < a.positional.size()) return &a.positional[i];
-  return a.kw(name);
-}
 bool flag(const CallArgs& a, size_t i, const char* name, bool dflt) {
-  const Value* v = arg(a, i, name);
+  const Value* v = a.at(i, name);
   return v ? truthy(*v) : dflt;
 }
 
@@ -154,7 +150,7 @@ bool is_known_test(const std::string& name) {
 Value apply_filter(Renderer& r, const std::string& name, const Value& x, const CallArgs& a) {
   const std::string& f = name;
   if (f == "default" || f == "d") {
-    const Value* dflt = arg(a, 0, "default_value");
+    const Value* dflt = a.at(0, "default_value");
     bool boolean = flag(a, 1, "boolean", false);
     if (x.is_undefined() || (boolean && !truthy(x))) return dflt ? *dflt : Value(std::string());
     return x;
@@ -173,18 +169,18 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
   if (f == "tojson") {
     // HF's tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False).
     JsonStyle st;
-    if (const Value* ind = arg(a, 1, "indent"); ind && !ind->is_none()) {
+    if (const Value* ind = a.at(1, "indent"); ind && !ind->is_none()) {
       if (!ind->is_int()) template_error("tojson: indent must be an integer");
       st.indent = int(std::clamp<std::int64_t>(ind->as_int(), 0, 64));
     }
     // Jinja2's own tojson takes indent first; HF's takes ensure_ascii first. Templates pass
     // these by keyword (tojson(indent=2)), so positional use follows HF.
-    if (const Value* v = arg(a, 0, "ensure_ascii")) st.ensure_ascii = truthy(*v);
-    if (const Value* v = arg(a, 2, "separators"); v && v->is_list() && v->as_list().size() == 2) {
+    if (const Value* v = a.at(0, "ensure_ascii")) st.ensure_ascii = truthy(*v);
+    if (const Value* v = a.at(2, "separators"); v && v->is_list() && v->as_list().size() == 2) {
       st.item_separator = to_str(v->as_list()[0]);
       st.key_separator = to_str(v->as_list()[1]);
     }
-    if (const Value* v = arg(a, 3, "sort_keys")) st.sort_keys = truthy(*v);
+    if (const Value* v = a.at(3, "sort_keys")) st.sort_keys = truthy(*v);
     std::string s = to_json_text(x, st);
     r.check_size(s.size());
     return s;
@@ -192,7 +188,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
   if (f == "string") return to_str(x);
   if (f == "trim") {
     CallArgs m;
-    if (const Value* chars = arg(a, 0, "chars")) m.positional.push_back(*chars);
+    if (const Value* chars = a.at(0, "chars")) m.positional.push_back(*chars);
     return r.call(get_method(Value(to_str(x)), "strip"), m);
   }
   if (f == "upper" || f == "lower" || f == "capitalize")
@@ -210,8 +206,8 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
     return out;
   }
   if (f == "join") {
-    const Value* sep = arg(a, 0, "d");
-    const Value* attr = arg(a, 1, "attribute");
+    const Value* sep = a.at(0, "d");
+    const Value* attr = a.at(1, "attribute");
     std::string out;
     bool first = true;
     for (const auto& item : items_of(r, x)) {
@@ -246,7 +242,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
   }
   if (f == "sort") {
     bool rev = flag(a, 0, "reverse", false), cs = flag(a, 1, "case_sensitive", false);
-    const Value* attr = arg(a, 2, "attribute");
+    const Value* attr = a.at(2, "attribute");
     std::vector<Value> items = items_of(r, x);
     auto key = [&](const Value& v) { return sort_key(attr ? attribute_of(v, to_str(*attr)) : v, cs); };
     std::stable_sort(items.begin(), items.end(), [&](const Value& p, const Value& q) {
@@ -256,7 +252,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
   }
   if (f == "unique") {
     bool cs = flag(a, 0, "case_sensitive", false);
-    const Value* attr = arg(a, 1, "attribute");
+    const Value* attr = a.at(1, "attribute");
     List out;
     std::vector<Value> seen;
     for (const auto& item : items_of(r, x)) {
@@ -291,7 +287,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
   }
   if (f == "escape" || f == "e") return html_escape(to_str(x));
   if (f == "indent") {
-    const Value* w = arg(a, 0, "width");
+    const Value* w = a.at(0, "width");
     std::string pad = !w ? std::string(4, ' ') : w->is_string() ? w->as_string() : std::string(size_t(std::max<std::int64_t>(0, w->as_int())), ' ');
     return indent_text(to_str(x), pad, flag(a, 1, "first", false), flag(a, 2, "blank", false));
   }
@@ -305,8 +301,8 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
     template_error(concat("bad operand type for abs(): '", type_name(x), "'"));
   }
   if (f == "round") {
-    const Value* p = arg(a, 0, "precision");
-    const Value* m = arg(a, 1, "method");
+    const Value* p = a.at(0, "precision");
+    const Value* m = a.at(1, "method");
     std::string method = m ? to_str(*m) : "common";
     std::int64_t digits = p ? p->as_int() : 0;
     if (!x.is_float()) {
@@ -327,7 +323,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
     return v / scale;
   }
   if (f == "int") {
-    const Value* dflt = arg(a, 0, "default");
+    const Value* dflt = a.at(0, "default");
     if (x.is_int()) return x;
     if (x.is_bool()) return std::int64_t(x.as_bool());
     if (x.is_float()) return std::int64_t(std::trunc(x.as_number()));
@@ -342,7 +338,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
     return dflt ? *dflt : Value(std::int64_t(0));
   }
   if (f == "float") {
-    const Value* dflt = arg(a, 0, "default");
+    const Value* dflt = a.at(0, "default");
     if (x.is_number() || x.is_bool()) return x.as_number();
     if (x.is_string()) {
       char* end = nullptr;
@@ -354,8 +350,8 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& x, const C
   if (f == "sum" || f == "min" || f == "max") {
     std::vector<Value> items = items_of(r, x);
     if (f == "sum") {
-      Value total = arg(a, 1, "start") ? *arg(a, 1, "start") : Value(std::int64_t(0));
-      const Value* attr = arg(a, 0, "attribute");
+      Value total = a.at(1, "start") ? *a.at(1, "start") : Value(std::int64_t(0));
+      const Value* attr = a.at(0, "attribute");
       for (const auto& item : items) {
         Value v = attr ? attribute_of(item, to_str(*attr)) : item;
         if (!v.is_number() && !v.is_bool()) template_error("sum of non-numbers");
@@ -410,7 +406,7 @@ bool apply_test(Renderer& r, const std::string& name, const Value& x, const Call
     std::int64_t v = x.is_bool() ? std::int64_t(x.as_bool()) : x.as_int();
     return ((v % 2 + 2) % 2 == 0) == (t == "even");
   }
-  const Value* other = arg(a, 0, "value");
+  const Value* other = a.at(0, "value");
   if (t == "divisibleby") {
     if (!other || !other->is_int() || other->as_int() == 0 || !x.is_int()) template_error("divisibleby needs integers");
     return x.as_int() % other->as_int() == 0;

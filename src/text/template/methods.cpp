@@ -104,29 +104,25 @@ std::string replace_all(const std::string& s, const std::string& from, const std
   return out;
 }
 
-const Value* arg(const CallArgs& a, size_t i, const char* name) {
-  if (i < a.positional.size()) return &a.positional[i];
-  return a.kw(name);
-}
 
 std::string str_arg(const CallArgs& a, size_t i, const char* name, const char* method) {
-  const Value* v = arg(a, i, name);
+  const Value* v = a.at(i, name);
   if (!v || !v->is_string()) template_error(concat(method, "() needs a string argument"));
   return v->as_string();
 }
 
 Value string_method(const std::string& s, const std::string& name, const CallArgs& a) {
   if (name == "strip" || name == "lstrip" || name == "rstrip") {
-    const Value* chars = arg(a, 0, "chars");
+    const Value* chars = a.at(0, "chars");
     if (chars && !chars->is_none() && !chars->is_string()) template_error("strip arg must be None or str");
     return strip(s, chars, name != "rstrip", name != "lstrip");
   }
   if (name == "split") {
-    const Value* m = arg(a, 1, "maxsplit");
-    return split(s, arg(a, 0, "sep"), m ? m->as_int() : -1);
+    const Value* m = a.at(1, "maxsplit");
+    return split(s, a.at(0, "sep"), m ? m->as_int() : -1);
   }
   if (name == "startswith" || name == "endswith") {
-    const Value* p = arg(a, 0, "prefix");
+    const Value* p = a.at(0, "prefix");
     std::vector<std::string> options;
     if (p && p->is_list()) {
       for (const auto& x : p->as_list()) options.push_back(to_str(x));
@@ -141,7 +137,7 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
     return false;
   }
   if (name == "replace") {
-    const Value* c = arg(a, 2, "count");
+    const Value* c = a.at(2, "count");
     return replace_all(s, str_arg(a, 0, "old", "replace"), str_arg(a, 1, "new", "replace"), c ? c->as_int() : -1);
   }
   if (name == "upper") return utf8_upper(s);
@@ -160,7 +156,7 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
     return n;
   }
   if (name == "join") {
-    const Value* items = arg(a, 0, "iterable");
+    const Value* items = a.at(0, "iterable");
     std::string out;
     if (items && items->is_list()) {
       bool first = true;
@@ -237,11 +233,11 @@ Value dict_method(const Value& self, const std::string& name, const CallArgs& a)
     return out;
   }
   // get
-  const Value* key = arg(a, 0, "key");
+  const Value* key = a.at(0, "key");
   if (!key) template_error("get expected at least 1 argument");
   if (key->is_string())
     if (const Value* v = d.find(key->as_string())) return *v;
-  const Value* def = arg(a, 1, "default");
+  const Value* def = a.at(1, "default");
   return def ? *def : Value(None{});
 }
 

@@ -34,6 +34,8 @@ struct CallArgs {
   std::vector<Value> positional;
   std::vector<std::pair<std::string, Value>> keyword;
   const Value* kw(std::string_view name) const;
+  // Argument i, or else the keyword argument `name` (nullptr when neither was given).
+  const Value* at(size_t i, std::string_view name) const { return i < positional.size() ? &positional[i] : kw(name); }
 };
 using Function = std::function<Value(const CallArgs&)>;
 
