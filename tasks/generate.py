@@ -475,6 +475,37 @@ VLM_TASKS = {
 }
 
 
+# ---- science (OpenFold3's Pairformer, the Batch pattern) -------------------------------------
+# OpenFold3's trunk (48 Pairformer blocks of c_s 384, c_z 128; triangle attention 4 heads of
+# 32, single attention 16 of 24, triangle multiplication 128) on one structure: no capture
+# yet, so each task takes its op definition's bench workloads (384- and 768-token crops).
+SCIENCE = ["openfold3"]
+SCIENCE_TASKS = {
+    "pairformer_block": dict(op="pairformer_block", models=SCIENCE,
+                             check=[{"tokens": 7, "batch": 2, "lengths": [7, 4], "c_s": 32, "c_z": 16, "c_mul": 16,
+                                     "tri_heads": 2, "tri_head_dim": 8, "single_heads": 4, "single_head_dim": 8,
+                                     "dtype": "bf16"}]),
+    "triangle_multiplication": dict(op="triangle_multiplication", models=SCIENCE,
+                                    check=[{"n": 7, "pair_channels": 32, "hidden": 16, "batch": 2},
+                                           {"n": 9, "pair_channels": 24, "hidden": 16, "batch": 2, "padded": 3,
+                                            "incoming": 1, "dtype": "f16"}]),
+    "triangle_attention": dict(op="triangle_attention", models=SCIENCE,
+                               check=[{"tokens": 8, "c_z": 16, "heads": 2, "head_dim": 16},
+                                      {"batch": 2, "tokens": 6, "c_z": 16, "heads": 1, "head_dim": 24,
+                                       "lengths": [4, 6], "ending": 1}]),
+    "pair_bias_attention": dict(op="pair_bias_attention", models=SCIENCE,
+                                check=[{"rows": 6, "seq": 13, "heads": 4, "head_dim": 32, "groups": 2,
+                                        "mask": "random"},
+                                       {"rows": 3, "seq": 70, "heads": 2, "head_dim": 24, "groups": 3, "dtype": "f16"}]),
+    "single_attention_pair_bias": dict(op="single_attention_pair_bias", models=SCIENCE,
+                                       check=[{"batch": 2, "tokens": 7, "c_s": 32, "c_z": 16, "heads": 2,
+                                               "head_dim": 24, "lengths": [7, 3]}]),
+    "pairformer_transition": dict(op="pairformer_transition", models=SCIENCE,
+                                  check=[{"rows": 37, "channels": 32, "hidden": 128},
+                                         {"rows": 50, "channels": 24, "hidden": 96, "dtype": "f16"}]),
+}
+
+
 def task_workloads(task_id, spec, captures, catalog=None):
     """(workloads, models they came from, how): from the captures of the task's models
     that call its op, else from its table, else (a task with neither) from the op
@@ -560,6 +591,7 @@ def main():
     write_tasks(SSM_TASKS, "ssm", captures, catalog)
     write_tasks(ENCODER_TASKS, "encoders", captures, catalog)
     write_tasks(VLM_TASKS, "multimodal", captures, catalog)
+    write_tasks(SCIENCE_TASKS, "science", captures, catalog)
 
 
 if __name__ == "__main__":
