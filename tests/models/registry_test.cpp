@@ -147,13 +147,9 @@ TEST(ModelRegistry, CommandsRefusePatternsAndBackendsTheyLack) {
             std::string::npos);
 }
 
-// Each golden test named by a registration has its upstream outputs committed, but for the
-// architectures whose goldens await a host with torch (their golden tests skip, saying so,
-// until the data is committed).
+// Each golden test named by a registration has its upstream outputs committed.
 TEST(ModelRegistry, GoldenTestsHaveTheirData) {
-  const std::set<std::string> pending = {"openfold3"};
   for (const ModelRegistration* r : model_registrations()) {
-    if (pending.contains(r->architecture)) continue;
     const std::string& g = r->golden_test;
     // A parameterised golden test names its family after the last '/'; the others keep
     // their data under the architecture's name.

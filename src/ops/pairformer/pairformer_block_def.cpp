@@ -405,7 +405,8 @@ Json workload_from_call(const void* args) {
 
 OpCost cost(const OpCase& c) {
   const auto& a = c.as<A>();
-  const PairformerBlockDims d = validate(a, DeviceType::cpu);
+  // The case's own device: cost is asked of device cases too (the GPU tests' timing).
+  const PairformerBlockDims d = validate(a, a.pair.device.type);
   const double B = static_cast<double>(d.batch), N = static_cast<double>(d.tokens);
   const double P = B * N * N, T = B * N, Cz = static_cast<double>(d.c_z), Cs = static_cast<double>(d.c_s);
   const double C = static_cast<double>(d.c_mul), th = static_cast<double>(d.tri_heads);

@@ -275,7 +275,8 @@ Json workload_from_call(const void* args) {
 
 OpCost cost(const OpCase& c) {
   const auto& a = c.as<A>();
-  const Dims d = validate(a, DeviceType::cpu);
+  // The case's own device: cost is asked of device cases too (the GPU tests' timing).
+  const Dims d = validate(a, a.single.device.type);
   const double T = static_cast<double>(d.batch * d.tokens), N = static_cast<double>(d.tokens);
   const double Cs = static_cast<double>(d.c_s), Cz = static_cast<double>(d.c_z), H = static_cast<double>(d.heads);
   const double HD = static_cast<double>(d.hd()), es = static_cast<double>(a.w.q_weight.element_size());

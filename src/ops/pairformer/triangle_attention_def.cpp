@@ -278,7 +278,8 @@ Json workload_from_call(const void* args) {
 
 OpCost cost(const OpCase& c) {
   const auto& a = c.as<A>();
-  const Dims d = validate(a, DeviceType::cpu);
+  // The case's own device: cost is asked of device cases too (the GPU tests' timing).
+  const Dims d = validate(a, a.pair.device.type);
   const double P = static_cast<double>(d.pairs()), N = static_cast<double>(d.tokens), Cz = static_cast<double>(d.c_z);
   const double H = static_cast<double>(d.heads), HD = static_cast<double>(d.hd());
   const double es = static_cast<double>(a.w.qkvg_weight.element_size());
