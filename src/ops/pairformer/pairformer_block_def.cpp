@@ -13,6 +13,7 @@
 #include "fk/ops/pairformer_block.h"
 #include "ops/common/case_builder.h"
 #include "ops/common/validate.h"
+#include "ops/pairformer/pairformer_tolerance.h"
 #include "ops/pairformer/pairformer_block_composed.h"
 
 namespace fk::ops {
@@ -446,9 +447,7 @@ OpDef make_def() {
   // streams are of order a few units, so a unit in their last place is several of 1's. The
   // composed baseline's worst element is about a fifth of this bound on the test workloads.
   d.tolerance = [](const OpCase& c, const TensorArg&, DType) {
-    const DType dt = c.as<A>().w.tri_mul_out.in_weight.dtype;
-    const double ulp = dt == DType::bf16 ? std::ldexp(1.0, -8) : dt == DType::f16 ? std::ldexp(1.0, -11)
-                                                                                   : std::ldexp(1.0, -20);
+    const double ulp = pairformer_rounding_unit(c.as<A>().w.tri_mul_out.in_weight.dtype);
     return Tolerance{32 * ulp, 16 * ulp};
   };
   d.workload_from_call = workload_from_call;

@@ -14,6 +14,7 @@
 #include "fk/ops/ssm_gating.h"
 #include "ops/common/case_builder.h"
 #include "ops/common/validate.h"
+#include "ops/pairformer/pairformer_tolerance.h"
 #include "ops/linear/linear_reference.h"
 #include "ops/pairformer/single_attention_pair_bias_composed.h"
 #include "ops/pairformer/triangle_attention_layout.h"
@@ -304,9 +305,7 @@ OpDef make_def() {
   // attention output, the gate product and the update to the dtype where the oracle keeps
   // f64 (but q, k, v and the bias).
   d.tolerance = [](const OpCase& c, const TensorArg&, DType) {
-    const DType dt = c.as<A>().w.q_weight.dtype;
-    const double ulp = dt == DType::bf16 ? std::ldexp(1.0, -8) : dt == DType::f16 ? std::ldexp(1.0, -11)
-                                                                                   : std::ldexp(1.0, -20);
+    const double ulp = pairformer_rounding_unit(c.as<A>().w.q_weight.dtype);
     return Tolerance{16 * ulp, 16 * ulp};
   };
   d.workload_from_call = workload_from_call;
