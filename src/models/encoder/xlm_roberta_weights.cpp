@@ -6,6 +6,7 @@
 #include "fk/element.h"
 #include "fk/random.h"
 #include "fk/status.h"
+#include "models/checkpoint_tensor.h"
 #include "models/encoder/bge_m3_heads.h"
 
 namespace fk::models::encoder {
@@ -14,19 +15,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string layer_name(int64_t l, const char* what) { return concat("encoder.layer.", l, ".", what); }
-
-// Copies a checkpoint view (any float dtype) into rows [row, row + shape[0]) of a host
-// tensor of the model dtype, element by element (one rounding).
-void convert_rows(const TensorView& src, Tensor& dst, int64_t row) {
-  const int64_t n = src.numel(), row_elems = dst.rank() == 1 ? 1 : dst.size(1);
-  const size_t es = dst.view().element_size();
-  auto* out = static_cast<char*>(dst.data()) + static_cast<size_t>(row * row_elems) * es;
-  const auto* in = static_cast<const char*>(src.data);
-  const size_t in_es = src.element_size();
-  for (int64_t i = 0; i < n; ++i)
-    store_element(out + static_cast<size_t>(i) * es, dst.dtype(),
-                  load_element(in + static_cast<size_t>(i) * in_es, src.dtype));
-}
 
 class Reader {
  public:
@@ -44,17 +32,8 @@ class Reader {
     whole[0] *= static_cast<int64_t>(names.size());
     Tensor host = Tensor::empty(whole, dtype_);
     for (size_t i = 0; i < names.size(); ++i) {
-      const std::string full = prefix_ + names[i];
-      if (!ckpt_.contains(full))
-        FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint ", ckpt_.path().string(), " has no tensor '", full,
-                "', which an XLM-RoBERTa model of this config needs");
-      const safetensors::TensorInfo& info = ckpt_.info(full);
-      FK_CHECK(info.shape == part, "checkpoint tensor '", full, "' has shape ",
-               shape_to_string(info.shape.data(), static_cast<int>(info.shape.size())), " but the config implies ",
-               shape_to_string(part.data(), static_cast<int>(part.size())));
-      FK_CHECK(info.dtype && dtype_is_float(*info.dtype), "checkpoint tensor '", full, "' has dtype ",
-               info.dtype_name, "; weights load from F32, BF16 or F16");
-      convert_rows(ckpt_.view(full), host, static_cast<int64_t>(i) * part[0]);
+      convert_rows(checked_float_tensor(ckpt_, prefix_ + names[i], part, "an XLM-RoBERTa model of this config"), host,
+                   static_cast<int64_t>(i) * part[0]);
     }
     return device_.is_cpu() ? host : host.to(device_);
   }

@@ -8,6 +8,7 @@
 #include "fk/element.h"
 #include "fk/random.h"
 #include "fk/status.h"
+#include "models/checkpoint_tensor.h"
 
 namespace fk::models::diffusion {
 namespace {
@@ -79,18 +80,6 @@ FluxWeights build(const FluxConfig& c, const Source& src) {
   return w;
 }
 
-// Copies a checkpoint view (any float dtype) into rows [row, row + shape[0]) of a host
-// tensor of the model dtype, element by element (one rounding).
-void convert_rows(const TensorView& src, Tensor& dst, int64_t row) {
-  const int64_t n = src.numel(), row_elems = dst.rank() == 1 ? 1 : dst.size(1);
-  const size_t es = dst.view().element_size(), in_es = src.element_size();
-  auto* out = static_cast<char*>(dst.data()) + static_cast<size_t>(row * row_elems) * es;
-  const auto* in = static_cast<const char*>(src.data);
-  for (int64_t i = 0; i < n; ++i)
-    store_element(out + static_cast<size_t>(i) * es, dst.dtype(),
-                  load_element(in + static_cast<size_t>(i) * in_es, src.dtype));
-}
-
 }  // namespace
 
 std::vector<TensorDecl> flux_weight_decls(const FluxConfig& c, DType dtype) {
@@ -109,17 +98,8 @@ FluxWeights load_flux_weights(const FluxConfig& c, const fs::path& path, DType d
     whole[0] *= static_cast<int64_t>(names.size());
     Tensor host = Tensor::empty(whole, dtype);
     for (size_t i = 0; i < names.size(); ++i) {
-      const std::string& name = names[i];
-      if (!ckpt.contains(name))
-        FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint ", ckpt.path().string(), " has no tensor '", name,
-                "', which a FLUX transformer of this config needs");
-      const safetensors::TensorInfo& info = ckpt.info(name);
-      FK_CHECK(info.shape == part, "checkpoint tensor '", name, "' has shape ",
-               shape_to_string(info.shape.data(), static_cast<int>(info.shape.size())), " but the config implies ",
-               shape_to_string(part.data(), static_cast<int>(part.size())));
-      FK_CHECK(info.dtype && dtype_is_float(*info.dtype), "checkpoint tensor '", name, "' has dtype ",
-               info.dtype_name, "; weights load from F32, BF16 or F16");
-      convert_rows(ckpt.view(name), host, static_cast<int64_t>(i) * part[0]);
+      convert_rows(checked_float_tensor(ckpt, names[i], part, "a FLUX transformer of this config"), host,
+                   static_cast<int64_t>(i) * part[0]);
     }
     return device.is_cpu() ? host : host.to(device);
   });

@@ -8,6 +8,7 @@
 #include "fk/element.h"
 #include "fk/random.h"
 #include "fk/status.h"
+#include "models/checkpoint_tensor.h"
 
 namespace fk::models::science {
 namespace {
@@ -149,23 +150,8 @@ OpenFold3Weights load_openfold3_weights(const OpenFold3Config& c, const fs::path
   const bool prefixed = !ckpt.contains(openfold3_block_prefix(0) + "attn_pair_bias.linear_z.weight") &&
                         ckpt.contains("model." + openfold3_block_prefix(0) + "attn_pair_bias.linear_z.weight");
   const OpenFold3TensorSource source = [&](const std::string& upstream, const Shape& shape) {
-    const std::string name = prefixed ? "model." + upstream : upstream;
-    if (!ckpt.contains(name))
-      FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint ", ckpt.path().string(), " has no tensor '", name,
-              "', which an OpenFold3 Pairformer stack of this config needs");
-    const safetensors::TensorInfo& info = ckpt.info(name);
-    FK_CHECK(info.shape == shape, "checkpoint tensor '", name, "' has shape ",
-             shape_to_string(info.shape.data(), static_cast<int>(info.shape.size())), " but the config implies ",
-             shape_to_string(shape.data(), static_cast<int>(shape.size())));
-    FK_CHECK(info.dtype && dtype_is_float(*info.dtype), "checkpoint tensor '", name, "' has dtype ", info.dtype_name,
-             "; weights load from F32, BF16 or F16");
-    const TensorView src = ckpt.view(name);
-    Tensor t = Tensor::empty(shape, DType::f32);
-    const size_t es = src.element_size();
-    for (int64_t i = 0; i < t.numel(); ++i)
-      t.data_as<float>()[i] =
-          static_cast<float>(load_element(static_cast<const char*>(src.data) + static_cast<size_t>(i) * es, src.dtype));
-    return t;
+    return read_f32_tensor(ckpt, prefixed ? "model." + upstream : upstream, shape,
+                           "an OpenFold3 Pairformer stack of this config");
   };
   return build_openfold3_weights(c, source, dtype, device);
 }

@@ -7,6 +7,7 @@
 #include "fk/element.h"
 #include "fk/random.h"
 #include "fk/status.h"
+#include "models/checkpoint_tensor.h"
 #include "ops/conv/conv_weights.h"
 
 namespace fk::models::vision {
@@ -237,22 +238,7 @@ Yolov10Weights build_yolov10_weights(const Yolov10Config& c, const Yolov10Tensor
 Yolov10Weights load_yolov10_weights(const Yolov10Config& c, const fs::path& path, DType dtype, Device device) {
   const safetensors::Checkpoint ckpt = safetensors::Checkpoint::open(path);
   const Yolov10TensorSource source = [&](const std::string& name, const Shape& shape) {
-    if (!ckpt.contains(name))
-      FK_FAIL(FK_ERR_INVALID_ARGUMENT, "checkpoint ", ckpt.path().string(), " has no tensor '", name,
-              "', which a YOLOv10 model of this config needs");
-    const safetensors::TensorInfo& info = ckpt.info(name);
-    FK_CHECK(info.shape == shape, "checkpoint tensor '", name, "' has shape ",
-             shape_to_string(info.shape.data(), static_cast<int>(info.shape.size())), " but the config implies ",
-             shape_to_string(shape.data(), static_cast<int>(shape.size())));
-    FK_CHECK(info.dtype && dtype_is_float(*info.dtype), "checkpoint tensor '", name, "' has dtype ", info.dtype_name,
-             "; weights load from F32, BF16 or F16");
-    const TensorView src = ckpt.view(name);
-    Tensor t = Tensor::empty(shape, DType::f32);
-    const size_t es = src.element_size();
-    for (int64_t i = 0; i < t.numel(); ++i)
-      t.data_as<float>()[i] =
-          static_cast<float>(load_element(static_cast<const char*>(src.data) + static_cast<size_t>(i) * es, src.dtype));
-    return t;
+    return read_f32_tensor(ckpt, name, shape, "a YOLOv10 model of this config");
   };
   return build_yolov10_weights(c, source, dtype, device);
 }
