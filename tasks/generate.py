@@ -506,6 +506,48 @@ SCIENCE_TASKS = {
 }
 
 
+# ---- diffusion (FLUX.1's transformer, the Denoise pattern) -----------------------------------
+# FLUX.1-dev (19 double-stream and 38 single-stream blocks of 3072, 24 heads of 128) at 1024^2
+# (4096 image + 512 text tokens) and 512^2: the blocks are the L3 tasks; until `fk capture`
+# records a denoising step, each task takes its op definition's bench workloads (FLUX shapes).
+DIFFUSION = ["flux.1-dev"]
+DIFFUSION_TASKS = {
+    "flux_double_block": dict(op="flux_double_block", models=DIFFUSION,
+                              check=[{"hidden": 128, "heads": 2, "mlp": 256, "text": 5, "image": 8},
+                                     {"hidden": 64, "heads": 1, "mlp": 128, "text": 1, "image": 30, "dtype": "f16"}]),
+    "flux_single_block": dict(op="flux_single_block", models=DIFFUSION,
+                              check=[{"hidden": 128, "heads": 2, "mlp": 256, "seq": 13},
+                                     {"hidden": 128, "heads": 2, "mlp": 512, "seq": 7, "batch": 2}]),
+    "adaln_modulate": dict(op="adaln_modulate", models=DIFFUSION,
+                           check=[{"tokens": 6, "hidden": 64, "batch": 2}, {"tokens": 3, "hidden": 256, "eps": 1e-5}]),
+    "gated_residual_add": dict(op="gated_residual_add", models=DIFFUSION,
+                               check=[{"tokens": 6, "hidden": 64, "batch": 2},
+                                      {"tokens": 9, "hidden": 40, "batch": 3, "dtype": "f32"}]),
+    "flow_match_euler_step": dict(op="flow_match_euler_step", models=DIFFUSION,
+                                  check=[{"tokens": 16, "hidden": 64, "dt": -1.0},
+                                         {"tokens": 5, "hidden": 64, "dt": 0.0, "dtype": "f32"}]),
+    "silu": dict(op="silu", models=DIFFUSION,
+                 check=[{"tokens": 6, "hidden": 64, "batch": 2}, {"tokens": 3, "hidden": 13}]),
+}
+
+
+# ---- detection (YOLOv10n; its convolutions' tasks come from tasks/vision/make_tasks.py) --------
+# The C2f block is the L3 task; the head's box decode the L1 one. Until `fk capture` records
+# a detector's forward, each takes its op definition's bench workloads (YOLOv10n at 640^2).
+DETECTION = ["yolov10n"]
+DETECTION_TASKS = {
+    "yolov10_c2f": dict(op="yolov10_c2f", models=DETECTION,
+                        check=[{"batch": 2, "height": 5, "width": 4, "in_channels": 8, "out_channels": 8,
+                                "shortcut": True},
+                               {"batch": 1, "height": 6, "in_channels": 12, "out_channels": 16, "bottlenecks": 2,
+                                "dtype": "bf16"}]),
+    "dfl_box_decode": dict(op="dfl_box_decode", models=DETECTION,
+                           check=[{"batch": 2, "grids": [8, 4, 2], "classes": 8},
+                                  {"batch": 1, "grids": [5, 3], "strides": [4, 16], "classes": 3, "reg_max": 7,
+                                   "dtype": "bf16"}]),
+}
+
+
 def task_workloads(task_id, spec, captures, catalog=None):
     """(workloads, models they came from, how): from the captures of the task's models
     that call its op, else from its table, else (a task with neither) from the op
@@ -554,8 +596,9 @@ def load_catalog(fk):
     return {op["name"]: op for op in json.loads(listing.stdout)["ops"]}
 
 
-def write_tasks(tasks, category, captures, catalog):
-    out_dir = os.path.join(HERE, category)
+def write_tasks(tasks, category, captures, catalog, folder=None):
+    """folder: tasks/<folder>/, when it is not the category's name."""
+    out_dir = os.path.join(HERE, folder or category)
     os.makedirs(out_dir, exist_ok=True)
     for task_id, spec in tasks.items():
         if spec["op"] not in catalog:
@@ -592,6 +635,8 @@ def main():
     write_tasks(ENCODER_TASKS, "encoders", captures, catalog)
     write_tasks(VLM_TASKS, "multimodal", captures, catalog)
     write_tasks(SCIENCE_TASKS, "science", captures, catalog)
+    write_tasks(DIFFUSION_TASKS, "vision-video-audio", captures, catalog, folder="diffusion")
+    write_tasks(DETECTION_TASKS, "edge-detection", captures, catalog, folder="vision")
 
 
 if __name__ == "__main__":
