@@ -1,7 +1,8 @@
 // `fk capture`: run a model on a workload and record every op call as a task workload
 // (src/harness/capture/capture.h): task files per op, plus a JSON summary of calls and time
 // shares. Generate models run through the engine on requests; text encoders (Batch) run one
-// batch pass (capture_batch.h).
+// batch pass (capture_batch.h); FLUX.1 (Denoise) one step of its loop (capture_denoise.h);
+// detectors (YOLOv10) one forward (capture_detect.h).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,8 @@
 #include "cli/engine_options.h"
 #include "harness/capture/capture.h"
 #include "harness/capture/capture_batch.h"
+#include "harness/capture/capture_denoise.h"
+#include "harness/capture/capture_detect.h"
 #include "models/registry.h"
 
 namespace fk::cli {
@@ -35,12 +38,29 @@ e2e::CaptureResult capture_batch_model(const CaptureCli& o, const models::ModelS
   return e2e::capture_text_encoder(source, w, bo);
 }
 
+// FLUX.1 (Denoise): one step of the loop; detectors: one forward (their workloads' forms).
+e2e::CaptureResult capture_image_model(const CaptureCli& o, const models::ModelSource& src, nlohmann::json& workload) {
+  const engine::EngineConfig ec = o.engine.to_config();  // validates the options, selects --variant
+  models::ModelSource source = src;
+  if (o.engine.dummy_weights) source.checkpoint.clear();
+  if (src.registration->pattern == models::RunPattern::denoise) {
+    const e2e::DenoiseWorkload w = e2e::denoise_workload(o.workload);
+    workload = w.to_json();
+    return e2e::capture_denoise(source, w, {ec.backend, ec.dtype, o.engine.seed});
+  }
+  const e2e::DetectWorkload w = e2e::detect_workload(o.workload);
+  workload = w.to_json();
+  return e2e::capture_detector(source, w, {ec.backend, ec.dtype, o.engine.seed});
+}
+
 void run(const CaptureCli& o) {
   const models::ModelSource src = models::resolve_model(o.engine.model);
   nlohmann::json workload_json;
   e2e::CaptureResult r;
   std::string workload_name = o.workload;
-  if (src.registration->pattern == models::RunPattern::batch) {
+  if (src.registration->pattern == models::RunPattern::denoise || e2e::is_detector(src)) {
+    r = capture_image_model(o, src, workload_json);
+  } else if (src.registration->pattern == models::RunPattern::batch) {
     r = capture_batch_model(o, src, workload_json);
   } else {
     const e2e::WorkloadSpec w = e2e::workload_spec(o.workload);
@@ -69,7 +89,8 @@ void setup(CLI::App& app) {
   o.engine.add_to(cmd);
   cmd->add_option("--workload", o.workload,
                   "Generate models: latency-1, latency-32, mixed, long, tiny, or a JSON file; "
-                  "text encoders (Batch): tiny, mixed, or BxL sequences of tokens (e.g. 32x512)")
+                  "text encoders (Batch): tiny, mixed, or BxL sequences of tokens (e.g. 32x512); "
+                  "FLUX.1 (Denoise): tiny, Npx or BxNpx (e.g. 1024px); detectors: tiny or BxS images (e.g. 1x640)")
       ->capture_default_str();
   cmd->add_option("--out", o.out, "Folder for <op>.json task files and capture.json")->capture_default_str();
   cmd->callback([] { run(o); });

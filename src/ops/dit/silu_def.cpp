@@ -21,11 +21,18 @@ fk_status silu_cpu(const void* args, void*) {
   });
 }
 
+// The workload of a captured call (FLUX.1's conditioning): the fields make_case reads.
+Json workload_from_call(const void* args) {
+  const auto& a = *static_cast<const SiluArgs*>(args);
+  return Json{{"tokens", a.out.shape[0]}, {"hidden", a.out.shape[1]}, {"dtype", std::string(dtype_name(a.out.dtype))}};
+}
+
 OpDef make_def() {
   OpDef d = elementwise_activation_def<SiluArgs>(
       "out = input / (1 + exp(-input)), element-wise (a DiT's conditioning activation)", -8.f, 8.f,
       [](SiluArgs&, const Json&) {});
   d.family = "dit";
+  d.workload_from_call = workload_from_call;
   // FLUX.1's conditioning vector (batch 1 and a CFG-doubled 2, hidden 3072), run before
   // every adaLN linear; its timestep embedder's hidden row; a wide activation.
   d.bench_workloads = {{{"tokens", 1}, {"hidden", 3072}},
