@@ -12,6 +12,7 @@
 #include "fk/ops/embedding.h"
 #include "fk/ops/kv_cache.h"
 #include "fk/ops/linear.h"
+#include "fk/ops/mrope.h"
 #include "fk/ops/moe.h"
 #include "fk/ops/moe_swigluoai.h"
 #include "fk/ops/norm.h"
@@ -128,6 +129,7 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
   }
   if (spec_.attention_output_gate) attn_gated_ = buffer(max_tokens, c.q_size());
   if (spec_.attention_sinks) attn_lse_ = Tensor::empty({max_tokens, c.num_attention_heads}, DType::f32, device, stream);
+  if (!c.mrope_section.empty()) zero_positions_ = Tensor::zeros({max_tokens}, DType::i64, device, stream);
   if (spec_.has_recurrent_state()) {
     const LinearAttentionConfig& la = c.linear_attention;
     lin_proj_ = buffer(max_tokens, la.conv_dim() + 2 * la.v_heads);
@@ -333,7 +335,9 @@ TensorView DecoderModel::query_view(int64_t tokens) const {
 }
 
 bool DecoderModel::runs_layer_op(const ForwardBatch& b) const {
-  return layer_op_ && (b.decode_only || b.num_decode_seqs == 0);
+  // The layer op rotates by 1-D positions and takes no image features.
+  return layer_op_ && (b.decode_only || b.num_decode_seqs == 0) && b.mrope_positions.data == nullptr &&
+         b.image_features == nullptr;
 }
 
 ops::DecoderLayerArgs DecoderModel::layer_args(const ForwardBatch& b, int64_t l, const KvCache& kv,
@@ -434,14 +438,39 @@ void DecoderModel::attention_block(const ForwardBatch& b, int64_t l, const KvCac
   // one op (the registry runs it as the two ops when either has a candidate, or with the
   // variant rope_and_cache=unfused for A/B runs).
   const int32_t D = static_cast<int32_t>(c.head_dim);
+  if (b.mrope_positions.data != nullptr) {
+    mrope_and_cache(b, l, q, k, v, kv, stream);
+  } else {
   call_op(ops::RopeAndCacheArgs{b.positions, q, k, v, spec_.qk_norm ? w.q_norm.view() : absent(),
                                 spec_.qk_norm ? w.k_norm.view() : absent(), cos_sin, kv_k(kv, l), kv_v(kv, l), b.slot_mapping,
                                 D, ops::RopeStyle::neox, spec_.rms_norm_eps},
           backend_, stream);
+  }
   const TensorView out = as_heads(rows(attn_out_, T), c.num_attention_heads, c.head_dim);
   attention(b, l, q, kv, out, /*plan_only=*/false, stream);
   // gpt-oss: each head's sink logit joins the softmax denominator, from the rows' lse.
   if (spec_.attention_sinks) call_op(ops::AttentionSinkRescaleArgs{out, rows(attn_lse_, T), w.sinks}, backend_, stream);
+}
+
+void DecoderModel::mrope_and_cache(const ForwardBatch& b, int64_t l, const TensorView& q, const TensorView& k,
+                                   const TensorView& v, const KvCache& kv, void* stream) {
+  const ModelConfig& c = spec_.config;
+  FK_CHECK(!c.mrope_section.empty() && zero_positions_.defined(), "forward: model '", c.model_type,
+           "' has no M-RoPE, but the batch carries mrope_positions");
+  FK_CHECK(b.mrope_positions.rank == 2 && b.mrope_positions.shape[0] == 3 && b.mrope_positions.shape[1] == b.num_tokens,
+           "forward: mrope_positions must be [3, ", b.num_tokens, "], got ", describe(b.mrope_positions));
+  const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
+  const Tensor& cos_sin = rope_caches_[static_cast<size_t>(spec_.layers[static_cast<size_t>(l)].rope_index)];
+  const int32_t D = static_cast<int32_t>(c.head_dim);
+  if (spec_.qk_norm)  // the norms alone: a rotation at position 0 is the identity
+    call_op(ops::QkNormRopeArgs{rows(zero_positions_, b.num_tokens), q, k, w.q_norm, w.k_norm, cos_sin, D,
+                                ops::RopeStyle::neox, spec_.rms_norm_eps},
+            backend_, stream);
+  ops::MropeRotaryEmbeddingArgs m{b.mrope_positions, q, k, cos_sin, D, {}, c.mrope_interleaved ? 1 : 0};
+  for (int i = 0; i < 3; ++i) m.mrope_section[i] = static_cast<int32_t>(c.mrope_section[static_cast<size_t>(i)]);
+  call_op(m, backend_, stream);
+  call_op(ops::ReshapeAndCacheArgs{k, v, kv_k(kv, l), kv_v(kv, l), b.slot_mapping, absent(), absent()}, backend_,
+          stream);
 }
 
 void DecoderModel::fused_norm_layer(const ForwardBatch& b, int64_t l, const KvCache& kv, TensorView& residual,
@@ -613,6 +642,8 @@ TensorView DecoderModel::forward(const ForwardBatch& b, const KvCache& kv, void*
   // the decoder_layer op (its first layer reads the embedding as `hidden`).
   const bool whole_layers = runs_layer_op(b);
   call_op(ops::EmbeddingArgs{whole_layers ? x : residual, b.input_ids, weights_.embed_input}, backend_, stream);
+  // Image tokens take the vision tower's features instead (Qwen3-VL; never whole layers).
+  if (b.image_features) b.image_features->place(residual, stream);
 
   // Plain RMSNorm without sandwich norms: each norm goes into the linear layer after it
   // (rms_norm_linear; the registry runs it as the norm op and linear when either has a
@@ -627,6 +658,9 @@ TensorView DecoderModel::forward(const ForwardBatch& b, const KvCache& kv, void*
       fused_norm_layer(b, l, kv, residual, residual_next, stream);
     else
       separate_norm_layer(b, l, kv, residual, stream);
+    // Deepstack: the layer's output in x (the residual stream is residual + x, summed by the
+    // next layer's norm) gains the image tokens' features of this layer.
+    if (b.image_features) b.image_features->inject(l, x, stream);
   }
   add_norm(x, residual, weights_.final_norm, stream);
 

@@ -139,6 +139,14 @@ class DecoderModel {
   runtime::RecurrentSlotPool* state_pool_ = nullptr;
   // gpt-oss: the attention rows' base-2 log-sum-exps [T, Hq] f32, for the sinks.
   Tensor attn_lse_;
+  // M-RoPE models (Qwen3-VL), steps with ForwardBatch::mrope_positions: zeros [max_tokens]
+  // i64. The per-head q/k norms run as qk_norm_rope at position 0, where the rotation is
+  // the identity (cos 1, sin 0), then mrope_rotary_embedding rotates and reshape_and_cache
+  // writes the cache.
+  Tensor zero_positions_;
+  // The attention prologue of such a step (instead of rope_and_cache).
+  void mrope_and_cache(const ForwardBatch& b, int64_t layer, const TensorView& q, const TensorView& k,
+                       const TensorView& v, const KvCache& kv, void* stream);
 };
 
 }  // namespace fk::engine

@@ -36,6 +36,7 @@ std::vector<std::string> supported_model_types() {
   std::vector<std::string> out;
   for (const Family& f : model_config_detail::families()) out.emplace_back(f.model_type);
   out.emplace_back("gemma3");  // the multimodal wrapper around gemma3_text
+  out.emplace_back("qwen3_vl");  // the multimodal wrapper around qwen3_vl_text
   return out;
 }
 
@@ -319,6 +320,31 @@ void parse_linear_attention(ModelConfig& c, const ConfigFields& f) {
 
 const std::vector<std::string> kActivations = {"silu", "gelu", "gelu_pytorch_tanh", "gelu_new", "gelu_fast", "relu"};
 
+// M-RoPE (qwen3_vl_text): "mrope_section" [t, h, w] summing to rotary_dim / 2 (checked
+// once head_dim is known: here), "mrope_interleaved" (Qwen3-VL: true).
+void parse_mrope(ModelConfig& c, const json* rope, const ConfigFields& f) {
+  if (!rope || !rope->is_object() || !rope->contains("mrope_section"))
+    f.fail("qwen3_vl_text needs 'mrope_section' in 'rope_scaling' (or 'rope_parameters')");
+  const json& s = rope->at("mrope_section");
+  if (!s.is_array() || s.size() != 3)
+    f.fail(concat("'mrope_section' must be a list of 3 integers (t, h, w), got ", s.dump()));
+  int64_t sum = 0;
+  for (const json& v : s) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0)
+      f.fail(concat("'mrope_section' must hold non-negative integers, got ", s.dump()));
+    c.mrope_section.push_back(v.get<int64_t>());
+    sum += v.get<int64_t>();
+  }
+  if (sum * 2 != c.head_dim)
+    f.fail(concat("'mrope_section' ", s.dump(), " sums to ", sum, ", not head_dim / 2 = ", c.head_dim / 2));
+  c.mrope_interleaved = false;
+  if (rope->contains("mrope_interleaved")) {
+    const json& i = rope->at("mrope_interleaved");
+    if (!i.is_boolean()) f.fail(concat("'mrope_interleaved' must be true or false, got ", i.dump()));
+    c.mrope_interleaved = i.get<bool>();
+  }
+}
+
 ModelConfig parse_text_model(const json& cfg, const json* outer, const std::string& source) {
   const std::string model_type = [&] {
     const json* t = cfg.contains("model_type") ? &cfg.at("model_type") : nullptr;
@@ -404,6 +430,10 @@ ModelConfig parse_text_model(const json& cfg, const json* outer, const std::stri
     c.rope_theta = f.number("rope_theta");
     const json* rs = f.find("rope_scaling");
     if (rs) c.rope_scaling = parse_rope_scaling(*rs, f, c.max_position_embeddings);
+  }
+  if (model_type == "qwen3_vl_text") {
+    const json* rs = rope_params && !rope_params->is_null() ? rope_params : f.find("rope_scaling");
+    parse_mrope(c, rs, f);
   }
   f.require_positive("rope_theta", c.rope_theta);
   c.rope_local_base_freq = local_theta_from_parameters > 0 && !f.in_config("rope_local_base_freq")
@@ -500,6 +530,23 @@ ModelConfig parse_model_config(std::string_view json_text, std::string_view sour
     if (text.at("model_type") != "gemma3_text")
       FK_FAIL(FK_ERR_INVALID_ARGUMENT, src, ": gemma3 text_config has model_type ", text.at("model_type").dump(),
               ", expected \"gemma3_text\"");
+    return parse_text_model(text, &root, src + ": text_config");
+  }
+  // Qwen3-VL nests its language model the same way; the vision tower is models/vlm's.
+  if (root.contains("model_type") && root.at("model_type") == "qwen3_vl_moe")
+    FK_FAIL(FK_ERR_UNSUPPORTED, src, ": model_type 'qwen3_vl_moe' (Qwen3-VL's MoE text model) is not supported; ",
+            "the dense qwen3_vl is");
+  if (root.contains("model_type") && root.at("model_type") == "qwen3_vl") {
+    if (!root.contains("text_config") || !root.at("text_config").is_object())
+      FK_FAIL(FK_ERR_INVALID_ARGUMENT, src, ": model_type 'qwen3_vl' needs a 'text_config' object");
+    json text = root.at("text_config");
+    if (!text.contains("model_type")) text["model_type"] = "qwen3_vl_text";
+    if (text.at("model_type") != "qwen3_vl_text")
+      FK_FAIL(FK_ERR_INVALID_ARGUMENT, src, ": qwen3_vl text_config has model_type ", text.at("model_type").dump(),
+              ", expected \"qwen3_vl_text\"");
+    // The wrapper says whether the head is tied (text_config does not).
+    if (!text.contains("tie_word_embeddings") && root.contains("tie_word_embeddings"))
+      text["tie_word_embeddings"] = root.at("tie_word_embeddings");
     return parse_text_model(text, &root, src + ": text_config");
   }
   return parse_text_model(root, nullptr, src);

@@ -149,6 +149,11 @@ struct ModelConfig {
   bool attention_sinks = false;
   double swiglu_alpha = 0;
   double swiglu_limit = 0;
+  // qwen3_vl_text: multimodal rotary embedding (rope_scaling / rope_parameters
+  // "mrope_section": frequencies per position axis t, h, w; "mrope_interleaved": Qwen3-VL's
+  // cycling layout, else Qwen2-VL's chunks). Empty for text-only families.
+  std::vector<int64_t> mrope_section;
+  bool mrope_interleaved = false;
 
   bool is_moe() const { return moe.num_experts > 0; }
   bool is_linear_attention_layer(int64_t layer) const {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "models/llm/model_config.h"
+#include "models/vlm/qwen3_vl/presets.h"
 #include "fk/status.h"
 
 namespace fk {
@@ -272,6 +273,10 @@ const std::vector<std::pair<std::string_view, std::string_view>>& builtins() {
   "max_position_embeddings": 512, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "num_experts": 4,
   "num_experts_per_tok": 2, "norm_topk_prob": false, "clip_qkv": null, "tie_word_embeddings": false,
   "torch_dtype": "bfloat16", "bos_token_id": null, "eos_token_id": 2, "pad_token_id": 1})"},
+      // Qwen3-VL: the whole checkpoint config (its text_config is what the decoder runs; the
+      // vision tower reads vision_config), models/vlm/qwen3_vl/presets.cpp.
+      {"qwen3-vl-8b", models::vlm::kQwen3VL8BConfig},
+      {"tiny-qwen3-vl", models::vlm::kTinyQwen3VLConfig},
   };
   return kBuiltins;
 }

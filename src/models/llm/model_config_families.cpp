@@ -53,6 +53,11 @@ const std::vector<Family>& families() {
        R"({"max_position_embeddings": 131072, "rms_norm_eps": 1e-5, "rope_theta": 1000000.0, "hidden_act": "silu",
            "tie_word_embeddings": false, "sliding_window": null})",
        A::never, false, QkNorm::none, false, false, S::all_layers, M::mixtral},
+      // Qwen3-VL's text model (the "text_config" of model_type qwen3_vl): Qwen3 with M-RoPE.
+      {"qwen3_vl_text",
+       R"({"max_position_embeddings": 128000, "rms_norm_eps": 1e-6, "rope_theta": 5000000.0, "hidden_act": "silu",
+           "tie_word_embeddings": false, "attention_bias": false, "head_dim": 128})",
+       A::configurable, false, QkNorm::per_head, false, false, S::never, M::dense},
       {"qwen3_moe",
        R"({"max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "hidden_act": "silu",
            "tie_word_embeddings": false, "attention_bias": false, "use_sliding_window": false,

@@ -75,6 +75,11 @@ std::string model_config_to_json(const ModelConfig& c) {
   j["rms_norm_eps"] = c.rms_norm_eps;
   j["rope_theta"] = c.rope_theta;
   j["rope_scaling"] = rope_scaling_json(c.rope_scaling);
+  if (!c.mrope_section.empty()) {  // qwen3_vl_text: M-RoPE rides on an unscaled rope
+    if (j["rope_scaling"].is_null()) j["rope_scaling"] = {{"rope_type", "default"}};
+    j["rope_scaling"]["mrope_section"] = c.mrope_section;
+    j["rope_scaling"]["mrope_interleaved"] = c.mrope_interleaved;
+  }
   j["rope_local_base_freq"] = optional_json(c.rope_local_base_freq);
   j["partial_rotary_factor"] = c.partial_rotary_factor;
   j["tie_word_embeddings"] = c.tie_word_embeddings;

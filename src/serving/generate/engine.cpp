@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "models/llm/weights.h"
 #include "models/llm/model_config.h"
+#include "models/vlm/qwen3_vl/image_encoder.h"
 #include "fk/ops/attention.h"
 #include "fk/philox.h"
 #include "fk/runtime.h"
@@ -21,6 +24,20 @@ constexpr int64_t kDefaultMaxModelLen = 32768;
 constexpr int64_t kCpuDefaultPages = 2048;
 
 bool is_folder_model(const std::string& model) { return std::filesystem::is_directory(model); }
+
+// The model's whole config.json text (a multimodal wrapper's vision side reads it too).
+std::string config_text_of(const std::string& model) {
+  if (!is_folder_model(model)) return std::string(model_config_json_by_name(model));
+  std::ifstream in(std::filesystem::path(model) / "config.json", std::ios::binary);
+  FK_CHECK(in.good(), "engine: cannot read ", model, "/config.json");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The most patches of one image request's images the vision tower takes (a 2048 x 2048
+// image at Qwen3-VL's 16-pixel patches), at most four per token of the context.
+constexpr int64_t kMaxImagePatches = 16384;
 
 }  // namespace
 
@@ -70,6 +87,18 @@ Engine::Engine(EngineConfig config) : config_(std::move(config)), start_(std::ch
   model_ = std::make_unique<DecoderModel>(std::move(spec), std::move(weights), dev, max_tokens, config_.max_num_seqs,
                                           config_.max_num_seqs, max_model_len_, s);
   const ModelConfig& c = model_->spec().config;
+  // Qwen3-VL: its vision tower beside the text model. Prefix caching would match image
+  // prompts by their placeholder tokens alone (the same for every image): off.
+  if (const std::string text = config_text_of(config_.model); models::vlm::is_qwen3_vl_config(text)) {
+    image_encoder_ = std::make_unique<models::vlm::Qwen3VLImageEncoder>(
+        text, config_.model, folder && !config_.dummy_weights ? std::filesystem::path(config_.model) : "",
+        config_.dtype, dev, config_.weight_seed + 1, std::min(kMaxImagePatches, 4 * max_model_len_), s);
+    if (config_.prefix_caching) {
+      std::cerr << "engine: prefix caching is off for model_type 'qwen3_vl': cached blocks are keyed on token ids, "
+                   "and an image's placeholder tokens do not tell images apart\n";
+      config_.prefix_caching = false;
+    }
+  }
   const bool recurrent = model_->spec().has_recurrent_state();
   if (recurrent) {
     // One slot per request that may run at once, beside the KV cache of the attention layers.
@@ -105,6 +134,7 @@ Engine::Engine(EngineConfig config) : config_(std::move(config)), start_(std::ch
   rc.cuda_graphs = config_.cuda_graphs && cuda;
   rc.decode_graph_grid = config_.decode_graph_grid;
   runner_ = std::make_unique<ModelRunner>(*model_, *kv_, rc, s);
+  runner_->set_image_encoder(image_encoder_.get());
   runner_->capture_graphs();
   stats_.page_size = config_.page_size;
   stats_.weight_bytes = model_->weights().bytes;
@@ -180,7 +210,8 @@ double Engine::now_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
-std::string Engine::add_request(std::vector<int64_t> prompt, SamplingParams params, std::string id) {
+std::string Engine::add_request(std::vector<int64_t> prompt, SamplingParams params, std::string id,
+                                std::shared_ptr<RequestImages> images) {
   params.validate();
   const int64_t V = model_->spec().config.vocab_size;
   FK_CHECK(!prompt.empty(), "engine: request ", id, " has an empty prompt");
@@ -189,6 +220,7 @@ std::string Engine::add_request(std::vector<int64_t> prompt, SamplingParams para
              ", outside the vocabulary [0, ", V, ")");
   FK_CHECK(static_cast<int64_t>(prompt.size()) < max_model_len_, "engine: a prompt of ", prompt.size(),
            " tokens leaves no room for output within max_model_len ", max_model_len_);
+  check_images(prompt, images, id);
   const int64_t number = next_request_++;
   auto r = std::make_unique<Request>();
   r->id = id.empty() ? concat("req-", number) : std::move(id);
@@ -198,6 +230,7 @@ std::string Engine::add_request(std::vector<int64_t> prompt, SamplingParams para
   r->seed = r->params.seed ? *r->params.seed : philox_block(config_.seed, 0, static_cast<uint64_t>(number)).v[0];
   r->eos_token_ids = model_->spec().config.eos_token_ids;
   r->max_model_len = max_model_len_;
+  r->images = std::move(images);
   std::string rid = r->id;
   scheduler_->add(std::move(r));
   times_[rid] = {now_s(), 0.0};
@@ -326,13 +359,29 @@ std::vector<GenerationResult> Engine::generate(const std::vector<std::vector<int
   return results;
 }
 
-std::vector<float> Engine::prefill_logits(const std::vector<int64_t>& tokens, int64_t last_n) {
+void Engine::check_images(const std::vector<int64_t>& prompt, const std::shared_ptr<RequestImages>& images,
+                          const std::string& id) const {
+  if (images) {
+    FK_CHECK(image_encoder_ != nullptr, "engine: request ", id, " brings images, but model_type '",
+             model_->spec().config.model_type, "' reads none");
+    FK_CHECK(!images->features, "engine: request ", id, "'s images belong to another request (one RequestImages each)");
+    image_encoder_->prepare(*images, prompt);
+  } else if (image_encoder_) {
+    RequestImages none;  // a text prompt: no image or video tokens (named errors otherwise)
+    image_encoder_->prepare(none, prompt);
+  }
+}
+
+std::vector<float> Engine::prefill_logits(const std::vector<int64_t>& tokens, int64_t last_n,
+                                          std::shared_ptr<RequestImages> images) {
   FK_CHECK(!has_unfinished(), "engine: prefill_logits needs an idle engine (requests are running)");
   FK_CHECK(!tokens.empty() && static_cast<int64_t>(tokens.size()) <= std::min(max_model_len_, config_.max_num_batched_tokens),
            "engine: prefill_logits takes 1 to min(max_model_len, max_num_batched_tokens) tokens, got ", tokens.size());
   Request r;
   r.id = "teacher-forced";
   r.prompt_tokens = tokens;
+  check_images(tokens, images, r.id);
+  r.images = std::move(images);
   FK_CHECK(blocks_->allocate(r.kv_sequence(), static_cast<int64_t>(tokens.size())),
            "engine: the KV cache has no room for ", tokens.size(), " tokens");
   // A recurrent model's sequence also borrows a state slot (sequence ids of requests are >= 0).

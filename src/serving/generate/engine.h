@@ -18,6 +18,7 @@
 #include "models/llm/decoder_model.h"
 #include "serving/generate/model_runner.h"
 #include "serving/generate/request.h"
+#include "serving/generate/request_images.h"
 #include "serving/generate/scheduler.h"
 
 namespace fk::engine {
@@ -104,7 +105,10 @@ class Engine {
 
   // Queues a request; returns its id (`id`, or a fresh one). Throws for bad parameters, an
   // empty prompt, token ids outside the vocabulary, or a prompt the cache can never hold.
-  std::string add_request(std::vector<int64_t> prompt, SamplingParams params, std::string id = "");
+  // `images`: the request's images (models that read them; one RequestImages per request),
+  // checked against the prompt's image tokens here (named errors).
+  std::string add_request(std::vector<int64_t> prompt, SamplingParams params, std::string id = "",
+                          std::shared_ptr<RequestImages> images = nullptr);
   bool abort(const std::string& id);
   bool has_unfinished() const;
   // One scheduler step and model call. Returns the requests that finished in it;
@@ -119,7 +123,10 @@ class Engine {
   // Teacher forcing: the logits of the last `last_n` positions of `tokens` computed in one
   // prefill, as floats [last_n, V]. Only while no request is in the engine (it borrows KV
   // blocks from the pool and gives them back).
-  std::vector<float> prefill_logits(const std::vector<int64_t>& tokens, int64_t last_n);
+  std::vector<float> prefill_logits(const std::vector<int64_t>& tokens, int64_t last_n,
+                                    std::shared_ptr<RequestImages> images = nullptr);
+  // The model's vision side (Qwen3-VL), or null for models that read no images.
+  ImageEncoder* image_encoder() const { return image_encoder_.get(); }
 
   const ModelSpec& spec() const { return model_->spec(); }
   const EngineConfig& config() const { return config_; }
@@ -129,6 +136,9 @@ class Engine {
 
  private:
   void size_kv_cache(int64_t bytes_per_page);
+  // Prepares a request's images (or checks that a text prompt holds no image tokens).
+  void check_images(const std::vector<int64_t>& prompt, const std::shared_ptr<RequestImages>& images,
+                    const std::string& id) const;
   // A scheduled step on its way: launched (ticket) unless it scheduled nobody.
   struct StepInFlight {
     SchedulerOutput out;
@@ -147,6 +157,7 @@ class Engine {
   // Models with linear-attention layers (Qwen3-Next): each running request's conv and
   // delta-rule state, one slot per request (max_num_seqs slots).
   std::unique_ptr<runtime::RecurrentSlotPool> state_pool_;
+  std::unique_ptr<ImageEncoder> image_encoder_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<ModelRunner> runner_;
   int64_t max_model_len_ = 0;

@@ -9,6 +9,18 @@
 
 namespace fk::engine {
 
+// The image features a step's image tokens take (Qwen3-VL): the runner builds one per step
+// that computes image tokens; the model calls it at the two places the features enter.
+class StepImageFeatures {
+ public:
+  virtual ~StepImageFeatures() = default;
+  // Writes the image tokens' rows of the embeddings [T, H] (before the first layer).
+  virtual void place(const TensorView& embeds, void* stream) const = 0;
+  // Adds layer `layer`'s deepstack features to the image tokens' rows of that layer's
+  // output [T, H] (nothing for layers past the deepstack ones).
+  virtual void inject(int64_t layer, const TensorView& hidden, void* stream) const = 0;
+};
+
 struct ForwardBatch {
   int64_t num_tokens = 0;  // T: packed query tokens
   int64_t num_seqs = 0;    // B
@@ -41,6 +53,14 @@ struct ForwardBatch {
   TensorView state_indices_host;      // [B] i32 on the CPU
   TensorView has_initial_state;       // [B] i32 (device): the gated delta rule's flags
   TensorView has_initial_state_bool;  // [B] boolean (device): the convolution's flags
+
+  // Models with M-RoPE (Qwen3-VL), a step that computes tokens of an image prompt: every
+  // token's (t, h, w) positions (a text token's three are equal), which the layers rotate
+  // by instead of `positions`. Absent otherwise (decode steps of image requests included:
+  // their `positions` already carry the request's rope delta). image_features: the image
+  // tokens' features, or null.
+  TensorView mrope_positions;  // [3, T] i64 (device)
+  const StepImageFeatures* image_features = nullptr;
 
   // The sequences [D, B) of a split mixed step, as their own batch (P = B - D sequences).
   TensorView prefill_qo_indptr;              // [P+1] i32 (device): qo_indptr[D:] - D

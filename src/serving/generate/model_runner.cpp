@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "serving/generate/pending_tokens.h"
+#include "serving/generate/step_image_features.h"
 #include "runtime/views.h"
 #include "fk/element.h"
 #include "fk/op_registry.h"
@@ -44,6 +45,8 @@ void ModelRunner::HostBatch::clear() {
                   &prefill_qo_indptr, &prefill_kv_indptr, &fill_dst, &fill_src, &state_slots, &has_initial_state})
     v->clear();
   has_initial_state_bool.clear();
+  mrope.clear();
+  image_spans.clear();
   num_decode_seqs = 0;
   num_fills = 0;
   for (auto* v : {&positions, &slot_mapping, &seed, &offset}) v->clear();
@@ -79,6 +82,11 @@ ModelRunner::ModelRunner(DecoderModel& model, KvCache& kv, RunnerConfig config, 
     sampled_ready_[i] = std::make_unique<StreamEvent>(cuda);
   }
   inputs_consumed_ = std::make_unique<StreamEvent>(cuda);
+  mrope_ = !model.spec().config.mrope_section.empty();
+  if (mrope_) {
+    mrope_host_ = cuda ? Tensor::empty_pinned({3, T}, DType::i64) : Tensor::zeros({3, T}, DType::i64);
+    mrope_dev_ = cuda ? Tensor::zeros({3, T}, DType::i64, dev, stream) : mrope_host_;
+  }
 }
 
 void ModelRunner::wait() const {
@@ -125,9 +133,19 @@ void ModelRunner::pack(std::span<const StepRequest> step, int64_t padded_seqs, s
     // the same tokens alone, in any batch and after a preemption.
     h.offset.push_back(r ? std::max<int64_t>(r->sampled_output_index(), 0) : 0);
   };
+  // A step that computes prompt tokens of an image request rotates every token by its
+  // M-RoPE positions (three equal rows for text); other steps by the 1-D positions, which
+  // for an image request's later tokens carry its rope delta.
+  std::vector<int64_t> mrope_rows[3];
+  const bool mrope = std::any_of(step.begin(), step.end(), [](const StepRequest& sr) {
+    return sr.request->images && sr.start < static_cast<int64_t>(sr.request->prompt_tokens.size());
+  });
   for (size_t n = 0; n < step.size(); ++n) {
     const StepRequest& sr = step[order.empty() ? n : order[n]];
     const Request& r = *sr.request;
+    FK_CHECK(!r.images || image_encoder_, "model runner: request ", r.id, " brings images, but the model reads none");
+    if (r.images && sr.start < r.images->image_tokens_end)
+      h.image_spans.push_back({r.images.get(), static_cast<int64_t>(h.input_ids.size()), sr.start, sr.count});
     FK_CHECK(sr.count > 0 && sr.start >= 0 && sr.start + sr.count <= r.total_tokens(), "model runner: request ",
              r.id, " schedules tokens [", sr.start, ", ", sr.start + sr.count, ") of ", r.total_tokens());
     const int64_t kv_len = sr.start + sr.count;
@@ -147,7 +165,13 @@ void ModelRunner::pack(std::span<const StepRequest> step, int64_t padded_seqs, s
         h.fill_src.push_back(static_cast<int32_t>(row->second));
       }
       h.input_ids.push_back(static_cast<int32_t>(token == Request::kPendingToken ? 0 : token));
-      h.positions.push_back(i);
+      const RequestImages* im = r.images.get();
+      const int64_t P = static_cast<int64_t>(r.prompt_tokens.size());
+      const int64_t pos = im == nullptr ? i : i < P ? im->mrope_positions[static_cast<size_t>(i)] : i + im->rope_delta;
+      h.positions.push_back(pos);
+      if (mrope)
+        for (int a = 0; a < 3; ++a)
+          mrope_rows[a].push_back(im && i < P ? im->mrope_positions[static_cast<size_t>(a * P + i)] : pos);
       h.slot_mapping.push_back(int64_t{r.block_ids[static_cast<size_t>(i / S)]} * S + i % S);
     }
     if (recurrent_) {
@@ -163,6 +187,7 @@ void ModelRunner::pack(std::span<const StepRequest> step, int64_t padded_seqs, s
     h.kv_last_page_len.push_back(static_cast<int32_t>(kv_len - (pages - 1) * S));
     h.qo_indptr.push_back(static_cast<int32_t>(h.input_ids.size()));
   }
+  for (auto& row : mrope_rows) h.mrope.insert(h.mrope.end(), row.begin(), row.end());
   // Padding sequences of a captured graph: one token on the spare page, written nowhere.
   for (int64_t i = static_cast<int64_t>(step.size()); i < padded_seqs; ++i) {
     h.input_ids.push_back(0);
@@ -246,6 +271,19 @@ ForwardBatch ModelRunner::upload(bool decode_only) {
   }
   v.kv_indices = arena_.place_last(h.kv_indices, DType::i32);
   arena_.upload(stream_);
+  TensorView mrope;
+  if (!h.mrope.empty()) {
+    FK_CHECK(mrope_, "model runner: a step with M-RoPE positions for a model without M-RoPE");
+    const int64_t cap = mrope_host_.size(1);
+    auto* host = static_cast<int64_t*>(mrope_host_.data());
+    for (int a = 0; a < 3; ++a)
+      std::memcpy(host + a * cap, h.mrope.data() + a * T, static_cast<size_t>(T) * sizeof(int64_t));
+    if (mrope_dev_.data() != mrope_host_.data())
+      rt::memcpy_async(mrope_dev_.data(), mrope_dev_.device(), host, Device::cpu(),
+                       static_cast<size_t>(3 * cap) * sizeof(int64_t), stream_);
+    mrope = mrope_dev_.view();
+    mrope.shape[1] = T;  // rows keep the buffer's stride
+  }
   std::memcpy(qo_indptr_host_.data(), h.qo_indptr.data(), h.qo_indptr.size() * sizeof(int32_t));
   std::memcpy(kv_indptr_host_.data(), h.kv_indptr.data(), h.kv_indptr.size() * sizeof(int32_t));
   std::memcpy(kv_last_page_len_host_.data(), h.kv_last_page_len.data(), h.kv_last_page_len.size() * sizeof(int32_t));
@@ -259,6 +297,7 @@ ForwardBatch ModelRunner::upload(bool decode_only) {
   b.num_seqs = B;
   b.num_logits = static_cast<int64_t>(h.logits_indices.size());
   b.decode_only = decode_only;
+  b.mrope_positions = mrope;
   b.input_ids = v.input_ids;
   b.positions = v.positions;
   b.slot_mapping = v.slot_mapping;
@@ -327,7 +366,8 @@ ModelRunner::Ticket ModelRunner::launch(std::span<const StepRequest> step) {
   // The previous launch's uploads must have left the host buffers this one rewrites (it
   // ran ahead of them only when the step before it is still running).
   inputs_consumed_->wait();
-  const ForwardBatch batch = upload(decode_only);
+  ForwardBatch batch = upload(decode_only);
+  attach_images(batch, next_slot_);
   fill_pending_inputs();
   const int32_t grid = graph > 0 ? graph_grid_for_packed_batch() : 0;
   model_.plan(batch, kv_, grid, stream_);
@@ -381,7 +421,8 @@ std::vector<float> ModelRunner::prefill_logits(const StepRequest& request, int64
   const int64_t T = static_cast<int64_t>(h.input_ids.size());
   h.logits_indices.clear();
   for (int64_t r = T - last_n; r < T; ++r) h.logits_indices.push_back(static_cast<int32_t>(r));
-  const ForwardBatch batch = upload(/*decode_only=*/false);
+  ForwardBatch batch = upload(/*decode_only=*/false);
+  attach_images(batch, next_slot_);
   model_.plan(batch, kv_, /*graph_grid=*/0, stream_);
   const TensorView logits = model_.forward(batch, kv_, stream_);
   std::vector<uint8_t> bytes(static_cast<size_t>(logits.nbytes()));
@@ -413,6 +454,21 @@ void ModelRunner::capture_graphs() {
     }
   }
   rt::stream_synchronize(stream_);
+}
+
+void ModelRunner::attach_images(ForwardBatch& batch, int slot) {
+  step_images_[slot].reset();
+  if (host_.image_spans.empty()) return;
+  std::vector<StepImageSpan> spans;
+  for (const HostBatch::ImageSpan& s : host_.image_spans) {
+    RequestImages& im = *s.images;
+    if (!im.features) im.features = image_encoder_->encode(im, stream_);
+    spans.push_back({im.features, &im.feature_of, s.packed, s.start, s.count});
+    // Its last image token is computed in this step: the request no longer needs them.
+    if (s.start + s.count >= im.image_tokens_end) im.features.reset();
+  }
+  step_images_[slot] = make_step_image_features(spans, model_.device());
+  batch.image_features = step_images_[slot].get();
 }
 
 }  // namespace fk::engine

@@ -17,6 +17,7 @@
 #include "runtime/state/kv_cache.h"
 #include "models/llm/decoder_model.h"
 #include "serving/generate/request.h"
+#include "serving/generate/request_images.h"
 #include "runtime/step_arena.h"
 
 namespace fk::engine {
@@ -84,6 +85,9 @@ class ModelRunner {
   };
   const Counters& counters() const { return counters_; }
   int64_t padding_page() const { return kv_.num_pages() - 1; }
+  // Models that read images (Qwen3-VL): the vision side that encodes a request's images at
+  // its first step with image tokens. Not owned; null for text-only models.
+  void set_image_encoder(ImageEncoder* encoder) { image_encoder_ = encoder; }
 
  private:
   // Host-side arrays of one step, written by pack() and copied to the device by upload().
@@ -102,8 +106,20 @@ class ModelRunner {
     // Models with recurrent state: per sequence its slot and whether it continues from it.
     std::vector<int32_t> state_slots, has_initial_state;
     std::vector<uint8_t> has_initial_state_bool;
+    // M-RoPE models, a step computing tokens of an image prompt: [3, T] positions (row-major);
+    // empty otherwise. The image requests' token ranges in the step, where they are packed.
+    std::vector<int64_t> mrope;
+    struct ImageSpan {
+      RequestImages* images = nullptr;
+      int64_t packed = 0, start = 0, count = 0;
+    };
+    std::vector<ImageSpan> image_spans;
     void clear();
   };
+  // The step's image features (encoding a request's images when it first needs them) into
+  // the batch; the features of requests whose image tokens are all computed are released
+  // from their requests (the step keeps them until its slot is reused).
+  void attach_images(ForwardBatch& batch, int slot);
   // padded_seqs > 0: a captured graph's batch size (padding sequences appended, one logit row each).
   // `order` (empty: as given) is the order in which the step's requests are packed; with
   // split_decodes, the leading single-token requests form the step's decode part.
@@ -167,6 +183,12 @@ class ModelRunner {
   int64_t graph_replays_ = 0;
   Counters counters_;
   Tensor logprob_, topk_ids_, topk_logprobs_;  // [max_seqs], [max_seqs * 20]; allocated at the first use
+  ImageEncoder* image_encoder_ = nullptr;
+  bool mrope_ = false;           // the model rotates image prompts by M-RoPE positions
+  Tensor mrope_host_, mrope_dev_;  // [3, max_tokens] i64: a step's M-RoPE positions (the same tensor on the CPU)
+  // Per ticket slot, the image features its step reads (released when the slot is reused,
+  // after that step was collected).
+  std::unique_ptr<StepImageFeatures> step_images_[2];
 };
 
 }  // namespace fk::engine

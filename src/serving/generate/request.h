@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/state/kv_sequence.h"
+#include "serving/generate/request_images.h"
 
 namespace fk::engine {
 
@@ -71,6 +72,8 @@ struct Request {
   uint64_t seed = 0;                  // Philox key for this request's draws (offset = output index)
   std::vector<int64_t> eos_token_ids;  // the model's, unless params.ignore_eos
   int64_t max_model_len = 0;           // 0 = no limit; else finish (length) at this many tokens
+  // The request's images (models that read them: Qwen3-VL), or null for a text prompt.
+  std::shared_ptr<RequestImages> images;
 
   RequestState state = RequestState::waiting;
   FinishReason finish_reason = FinishReason::none;

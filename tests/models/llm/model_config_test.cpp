@@ -445,7 +445,8 @@ TEST(ModelConfig, BuiltinsRoundTripThroughJson) {
     const std::string text = model_config_to_json(c);
     EXPECT_EQ(parse_model_config(text, name), c) << name << "\n" << text;
     EXPECT_EQ(c.layer_types.size(), static_cast<size_t>(c.num_hidden_layers)) << name;
-    if (name.rfind("tiny-", 0) == 0) {
+    // tiny-qwen3-vl keeps the width of its vision goldens (a text model of 24).
+    if (name.rfind("tiny-", 0) == 0 && c.model_type != "qwen3_vl_text") {
       EXPECT_EQ(c.hidden_size, 64) << name;
       // A hybrid's tiny model keeps its layer pattern: 3 linear-attention layers per full one.
       EXPECT_EQ(c.num_hidden_layers, c.has_linear_attention() ? 4 : 2) << name;
