@@ -41,23 +41,6 @@ struct HarnessFailure {
 
 bool written(ArgRole r) { return r == ArgRole::out || r == ArgRole::inout; }
 
-// The verdict that explains more: a cheat outranks a crash outranks a wrong answer.
-Verdict worse(Verdict a, Verdict b) {
-  auto rank = [](Verdict v) {
-    switch (v) {
-      case Verdict::PASSED: return 0;
-      case Verdict::INCORRECT: return 1;
-      case Verdict::TIMEOUT: return 2;
-      case Verdict::RUNTIME_ERROR: return 3;
-      case Verdict::COMPILE_ERROR: return 4;
-      case Verdict::REWARD_HACK: return 5;
-      case Verdict::HARNESS_ERROR: return 6;  // no verdict on the candidate at all
-    }
-    return 0;
-  };
-  return rank(b) > rank(a) ? b : a;
-}
-
 void sync(DeviceType backend) {
   if (backend == DeviceType::cuda) rt::device_synchronize(0);
 }
@@ -232,17 +215,11 @@ class WorkloadEvaluator {
       w.seconds_check += seconds_since(t0);
       w.correct = true;
     } catch (const Failure& f) {
-      w.correct = false;
-      w.message = f.message;
-      verdict_ = worse(verdict_, f.verdict);
+      fail(w, f.verdict, f.message);
     } catch (const HarnessFailure& f) {
-      w.correct = false;
-      w.message = f.message;
-      verdict_ = worse(verdict_, Verdict::HARNESS_ERROR);
+      fail(w, Verdict::HARNESS_ERROR, f.message);
     } catch (const std::exception& e) {
-      w.correct = false;
-      w.message = e.what();
-      verdict_ = worse(verdict_, Verdict::RUNTIME_ERROR);
+      fail(w, Verdict::RUNTIME_ERROR, e.what());
     }
     return w;
   }
@@ -250,6 +227,14 @@ class WorkloadEvaluator {
   Verdict verdict() const { return verdict_; }
 
  private:
+  // A workload's failure, reported to cfg.on_finding as soon as it is decided.
+  void fail(WorkloadResult& w, Verdict v, const std::string& message) {
+    w.correct = false;
+    w.message = message;
+    verdict_ = worse_verdict(verdict_, v);
+    if (cfg_.on_finding) cfg_.on_finding(v, concat(w.shape.dump(), ": ", message));
+  }
+
   // A public round's inputs and buffers, reused by the timed calls.
   struct Set {
     OpCase host, base, cand;
@@ -724,7 +709,7 @@ EvalResult evaluate(const Task& task, const Implementation& candidate, const Eva
   auto judge = [&](const Json& shape, double calls, const std::string& label, bool timed) {
     WorkloadEvaluator ev(task, candidate, cfg, *timer, ceil);
     res.workloads.push_back(ev.run(shape, calls, label, timed));
-    verdict = worse(verdict, ev.verdict());
+    verdict = worse_verdict(verdict, ev.verdict());
     if (ev.verdict() != Verdict::HARNESS_ERROR) return true;
     harness_message = concat(shape.dump(), ": ", res.workloads.back().message);
     return false;

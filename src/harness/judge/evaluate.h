@@ -10,6 +10,8 @@
 // only: a candidate may crash it.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "harness/judge/task.h"
@@ -33,6 +35,10 @@ struct EvalConfig {
   double oracle_byte_budget = 2e9;
   double relative_error_factor = 1.5;  // candidate rel. L2 error <= this x baseline's (+ floor)
   bool time = true;
+  // Called with each workload's failure as soon as it is decided (not serialised): the
+  // worker streams them to its parent, so a crash or a hang after a cheat was caught keeps
+  // the cheat's verdict.
+  std::function<void(Verdict, const std::string&)> on_finding;
 };
 
 struct Implementation {

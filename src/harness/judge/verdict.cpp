@@ -2,6 +2,22 @@
 
 namespace fk::bench {
 
+Verdict worse_verdict(Verdict a, Verdict b) {
+  auto rank = [](Verdict v) {
+    switch (v) {
+      case Verdict::PASSED: return 0;
+      case Verdict::INCORRECT: return 1;
+      case Verdict::TIMEOUT: return 2;
+      case Verdict::RUNTIME_ERROR: return 3;
+      case Verdict::COMPILE_ERROR: return 4;
+      case Verdict::REWARD_HACK: return 5;
+      case Verdict::HARNESS_ERROR: return 6;  // no verdict on the candidate at all
+    }
+    return 0;
+  };
+  return rank(b) > rank(a) ? b : a;
+}
+
 namespace {
 constexpr std::pair<Verdict, const char*> kNames[] = {
     {Verdict::PASSED, "PASSED"},       {Verdict::COMPILE_ERROR, "COMPILE_ERROR"},

@@ -13,6 +13,8 @@ namespace fk::bench {
 enum class Verdict { PASSED, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT, INCORRECT, REWARD_HACK, HARNESS_ERROR };
 std::string verdict_name(Verdict v);
 Verdict verdict_from_name(const std::string& s);
+// The verdict that explains more: a cheat outranks a crash outranks a wrong answer.
+Verdict worse_verdict(Verdict a, Verdict b);
 
 struct TimingStats {
   int samples = 0;

@@ -89,6 +89,35 @@ static void start_cuda_before_the_candidate() {
 
 static fs::path violation_file(const fs::path& result_file) { return result_file.parent_path() / "sandbox_violation"; }
 
+// Each workload's failure, one JSON line as soon as it is decided: the parent still knows a
+// cheat that was caught when the worker later crashes or hangs (a result file never comes).
+static fs::path findings_file(const fs::path& result_file) { return result_file.parent_path() / "findings.jsonl"; }
+
+static void stream_finding(const fs::path& file, Verdict v, const std::string& message) {
+  std::ofstream out(file, std::ios::app);
+  out << Json{{"verdict", verdict_name(v)}, {"message", message}}.dump() << "\n";
+  out.flush();  // in the kernel's hands now: the process may die at the next call
+}
+
+// The worst finding the worker streamed before it died or hung; PASSED when none.
+static std::pair<Verdict, std::string> worst_streamed_finding(const fs::path& result_file) {
+  std::pair<Verdict, std::string> worst{Verdict::PASSED, ""};
+  std::ifstream in(findings_file(result_file));
+  for (std::string line; std::getline(in, line);) {
+    const Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.value("verdict", Json()).is_string() || !j.value("message", Json()).is_string())
+      continue;  // a line cut short
+    Verdict v;
+    try {
+      v = verdict_from_name(j["verdict"].get<std::string>());
+    } catch (const Error&) {
+      continue;
+    }
+    if (worse_verdict(worst.first, v) != worst.first) worst = {v, j["message"].get<std::string>()};
+  }
+  return worst;
+}
+
 int worker_main(const fs::path& request_file, const fs::path& result_file) {
   // Before any candidate code is loaded: a forbidden system call (seccomp_filter.h) ends
   // the worker with its name on record. Without a filter (no sandbox) it never fires.
@@ -98,7 +127,8 @@ int worker_main(const fs::path& request_file, const fs::path& result_file) {
     std::ifstream in(request_file);
     FK_CHECK(in.good(), "worker: cannot read request ", request_file.string());
     const Json sent = Json::parse(in);
-    const WorkerRequest req = request_from_json(sent);
+    WorkerRequest req = request_from_json(sent);
+    req.config.on_finding = [f = findings_file(result_file)](Verdict v, const std::string& m) { stream_finding(f, v, m); };
     res.task = req.task.id;
     select_exactly(sent.value("variants", ""));
     Implementation impl;
@@ -209,6 +239,15 @@ EvalResult run_in_worker(const WorkerRequest& req, double timeout_s) {
   } else {
     res.verdict = Verdict::RUNTIME_ERROR;
     res.message = concat("the worker process died (", pr.describe(), "): ", tail());
+  }
+  // A worker that never wrote its result (a crash, a hang) may have been caught cheating
+  // before: that finding outranks what became of the process.
+  if (res.verdict == Verdict::TIMEOUT || res.verdict == Verdict::RUNTIME_ERROR) {
+    const auto [found, why] = worst_streamed_finding(result);
+    if (worse_verdict(res.verdict, found) != res.verdict) {
+      res.message = concat(why, " (then: ", res.message, ")");
+      res.verdict = found;
+    }
   }
   res.sandbox = pr.sandbox;  // the parent's word, whatever the result file says
   std::error_code ec;
