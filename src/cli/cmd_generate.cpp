@@ -1,11 +1,18 @@
 // `fk generate`: prompt token ids in, generated token ids out (text once a tokenizer exists).
+// Models that read images (Qwen3-VL) take --image files: each is decoded, run through the
+// model's image processor, and placed before the prompt's ids as the chat template places
+// it: <|vision_start|>, one <|image_pad|> per merged patch, <|vision_end|>.
 #include <cstdio>
+#include <cstring>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/command.h"
 #include "cli/engine_options.h"
 #include "fk/status.h"
+#include "models/vlm/qwen3_vl/image_encoder.h"
+#include "models/vlm/qwen3_vl/image_processor.h"
 
 namespace fk::cli {
 namespace {
@@ -21,6 +28,7 @@ struct GenerateCli {
   int64_t request_seed = -1;
   bool ignore_eos = false;
   bool json = false;
+  std::vector<std::string> images;  // files, in prompt order (every prompt gets them)
 };
 
 std::vector<int64_t> parse_ids(const std::string& text) {
@@ -57,7 +65,42 @@ void run(const GenerateCli& o) {
   if (o.request_seed >= 0) p.seed = static_cast<uint64_t>(o.request_seed);
   std::vector<std::vector<int64_t>> prompts;
   for (const std::string& s : o.prompts) prompts.push_back(parse_ids(s));
-  const auto results = e.generate(prompts, p);
+  std::vector<engine::GenerationResult> results;
+  if (o.images.empty()) {
+    results = e.generate(prompts, p);
+  } else {
+    const auto* vl = dynamic_cast<const models::vlm::Qwen3VLImageEncoder*>(e.image_encoder());
+    FK_CHECK(vl != nullptr, "--image: model '", o.engine.to_config().model, "' reads no images");
+    const models::vlm::ImageProcessorOptions po = models::vlm::qwen3_vl_processor_options(vl->config(), vl->max_patches());
+    std::vector<models::vlm::ProcessedImage> processed;
+    for (const std::string& f : o.images)
+      processed.push_back(models::vlm::qwen3_vl_process_image(models::vlm::load_rgb_image(f), vl->config(), po));
+    std::map<std::string, size_t> order;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      auto im = std::make_shared<engine::RequestImages>();
+      std::vector<int64_t> ids;
+      int64_t patches = 0;
+      for (const auto& pi : processed) {
+        ids.push_back(vl->vision_start_token_id());
+        ids.insert(ids.end(), pi.tokens, vl->image_token_id());
+        ids.push_back(vl->vision_end_token_id());
+        im->grids.push_back(pi.grid);
+        patches += pi.pixel_values.size(0);
+      }
+      im->pixel_values = Tensor::empty({patches, vl->config().patch_dim()}, DType::f32);
+      int64_t row = 0;
+      for (const auto& pi : processed) {
+        std::memcpy(im->pixel_values.data_as<float>() + row * vl->config().patch_dim(), pi.pixel_values.data(),
+                    pi.pixel_values.nbytes());
+        row += pi.pixel_values.size(0);
+      }
+      ids.insert(ids.end(), prompts[i].begin(), prompts[i].end());
+      order[e.add_request(ids, p, concat("generate-", i), im)] = i;
+    }
+    results.resize(prompts.size());
+    while (e.has_unfinished())
+      for (engine::GenerationResult& g : e.step()) results[order.at(g.id)] = std::move(g);
+  }
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : results) {
     if (o.json) {
@@ -88,6 +131,8 @@ void setup(CLI::App& app) {
   cmd->add_option("--request-seed", o.request_seed, "Sampling seed of every prompt (default: derived per request)");
   cmd->add_flag("--ignore-eos", o.ignore_eos, "Do not stop at the model's EOS tokens");
   cmd->add_flag("--json", o.json, "JSON output");
+  cmd->add_option("--image", o.images,
+                  "PNG or JPEG placed before every prompt's ids (models that read images: Qwen3-VL); repeatable");
   cmd->callback([] { run(o); });
 }
 FK_CLI_COMMAND(setup);
