@@ -352,7 +352,12 @@ std::vector<int64_t> ModelRunner::execute(std::span<const StepRequest> step) { r
 ModelRunner::Ticket ModelRunner::launch(std::span<const StepRequest> step) {
   FK_CHECK(!step.empty(), "model runner: an empty step");
   const bool decode_only = std::all_of(step.begin(), step.end(), [](const StepRequest& s) { return s.count == 1; });
-  const int64_t graph = decode_only ? graph_size_for(static_cast<int64_t>(step.size())) : 0;
+  // One-token steps over an image prompt (a prefill squeezed to a token a step by the
+  // budget) need M-RoPE positions and image features, which captured graphs do not take.
+  const bool image_prompt = std::any_of(step.begin(), step.end(), [](const StepRequest& s) {
+    return s.request->images && s.start < static_cast<int64_t>(s.request->prompt_tokens.size());
+  });
+  const int64_t graph = decode_only && !image_prompt ? graph_size_for(static_cast<int64_t>(step.size())) : 0;
   // A mixed step packs its single-token requests first, for the decode kernel.
   order_.clear();
   if (!decode_only) {

@@ -289,6 +289,33 @@ TEST(Qwen3VLEngine, PackedAndPreemptedImageRequestsMatchSoloRuns) {
   }
 }
 
+// Text requests decoding beside an image request under a 5-token budget: the image prompt
+// is prefilled a token or a few a step, some steps decode-only (one token per request, an
+// image token among them); its results are its solo run's.
+TEST(Qwen3VLEngine, ImagePromptBesideDecodesUnderATightBudget) {
+  const uint64_t seed = test::seed_for("qwen3_vl_budget");
+  const std::array<int64_t, 3> grid = {1, 4, 6};
+  const std::vector<int64_t> prompt = image_prompt(grid);
+  auto im = image(grid, seed);
+  Engine solo(tiny_vl());
+  const GenerationResult want = run_one(solo, prompt, greedy(8), copy(*im));
+  Engine e(tiny_vl(5));
+  for (int i = 0; i < 4; ++i) e.add_request({1, 2, 3, 4 + i}, greedy(40), "text" + std::to_string(i));
+  for (int i = 0; i < 3; ++i) e.step();  // the text requests are decoding
+  const int64_t decode_steps = e.stats().decode_steps;
+  e.add_request(prompt, greedy(8), "image", copy(*im));
+  std::map<std::string, GenerationResult> got;
+  while (e.has_unfinished())
+    for (GenerationResult& g : e.step()) got[g.id] = std::move(g);
+  EXPECT_GT(e.stats().decode_steps, decode_steps);
+  const GenerationResult& g = got.at("image");
+  ASSERT_EQ(g.output_tokens.size(), want.output_tokens.size());
+  for (size_t k = 0; k < g.output_tokens.size(); ++k) {
+    EXPECT_NEAR(g.output_logprobs[k].logprob, want.output_logprobs[k].logprob, 0.05) << "token " << k;
+    if (g.output_tokens[k] != want.output_tokens[k]) break;
+  }
+}
+
 TEST(Qwen3VLEngine, BadImageRequestsAreRefusedByName) {
   const uint64_t seed = test::seed_for("qwen3_vl_bad_requests");
   Engine e(tiny_vl());

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -111,6 +112,32 @@ TEST(Qwen3VLGpu, TinyModelMatchesTheCpuEngine) {
   for (size_t k = 0; k < x.output_tokens.size() && k < y.output_tokens.size(); ++k) {
     if (x.output_tokens[k] != y.output_tokens[k]) break;  // a near-tie may diverge; compare up to it
     EXPECT_NEAR(x.output_logprobs[k].logprob, y.output_logprobs[k].logprob, 0.1) << "token " << k;
+  }
+}
+
+// Text requests decoding beside an image request under a 5-token budget: the image prompt
+// is prefilled a token or a few a step, in decode-only steps too (which then run eagerly,
+// not from the captured graphs); its results are its solo run's.
+TEST(Qwen3VLGpu, ImagePromptBesideDecodesUnderATightBudget) {
+  FK_REQUIRE_GPU();
+  const uint64_t seed = test::seed_for("Qwen3VLGpu.Budget");
+  const std::string folder = config_folder("fk_qwen3_vl_cuda_tiny_budget", cuda_tiny());
+  const std::array<int64_t, 3> grid = {1, 4, 6};
+  const std::vector<int64_t> p = prompt(grid, 58, 60, 59);
+  Engine solo(config(folder, DeviceType::cuda));
+  const GenerationResult want = run_one(solo, p, greedy(8, 58, 64), image(grid, 96, seed));
+  Engine e(config(folder, DeviceType::cuda, 5));
+  for (int i = 0; i < 4; ++i) e.add_request({1, 2, 3, 4 + i}, greedy(40, 58, 64), "text" + std::to_string(i));
+  for (int i = 0; i < 3; ++i) e.step();  // the text requests are decoding
+  e.add_request(p, greedy(8, 58, 64), "image", image(grid, 96, seed));
+  std::map<std::string, GenerationResult> got;
+  while (e.has_unfinished())
+    for (GenerationResult& g : e.step()) got[g.id] = std::move(g);
+  const GenerationResult& g = got.at("image");
+  ASSERT_EQ(g.output_tokens.size(), want.output_tokens.size());
+  for (size_t k = 0; k < g.output_tokens.size(); ++k) {
+    EXPECT_NEAR(g.output_logprobs[k].logprob, want.output_logprobs[k].logprob, 0.1) << "token " << k;
+    if (g.output_tokens[k] != want.output_tokens[k]) break;
   }
 }
 
