@@ -23,6 +23,7 @@ Written to OUT/qwen3_vl_generate/:
 
     python3 tests/data/models/make_qwen3_vl_goldens.py OUT_DIR    # OUT_DIR = tests/data/models
 """
+import inspect
 import json
 import os
 import sys
@@ -75,16 +76,19 @@ def main(out_dir):
     ids = [1, 2, 3, vision.VISION_START] + [vision.IMAGE_TOKEN] * (t * (h // merge) * (w // merge)) + \
           [vision.VISION_END, 4, 5, 6, 7]
     input_ids = torch.tensor([ids], dtype=torch.long)
-    attention_mask = torch.ones_like(input_ids)
+    inputs = dict(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), pixel_values=pixel_values,
+                  image_grid_thw=grid)
+    # Newer transformers compute the M-RoPE positions only with the processor's token types
+    # (1 at image tokens); pass them as the processor would.
+    if "mm_token_type_ids" in inspect.signature(model.forward).parameters:
+        inputs["mm_token_type_ids"] = (input_ids == vision.IMAGE_TOKEN).to(torch.int32)
     with torch.no_grad():
-        out = model(input_ids=input_ids, attention_mask=attention_mask, pixel_values=pixel_values,
-                    image_grid_thw=grid, use_cache=False)
-        logits = out.logits[0].float()
-        generated = model.generate(input_ids=input_ids, attention_mask=attention_mask, pixel_values=pixel_values,
-                                   image_grid_thw=grid, max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS,
-                                   do_sample=False, eos_token_id=None, pad_token_id=0)
+        logits = model(**inputs, use_cache=False).logits[0].float()
+        generated = model.generate(**inputs, max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, do_sample=False,
+                                   eos_token_id=None, pad_token_id=0)
     greedy = generated[0, len(ids):].tolist()
     assert len(greedy) == NEW_TOKENS, greedy
+    assert int(logits[-1].argmax()) == greedy[0], (int(logits[-1].argmax()), greedy[0])
     _, delta = vision.rope_index(model.model, input_ids, grid)
 
     d = os.path.join(out_dir, "qwen3_vl_generate")
