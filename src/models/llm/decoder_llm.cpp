@@ -63,6 +63,7 @@ std::unique_ptr<models::Model> DecoderLlm::from_config(std::string architecture,
 }
 
 std::string DecoderLlm::task_category() const {
+  if (!spec_.config.mrope_section.empty()) return "multimodal";  // Qwen3-VL's text model
   if (spec_.has_recurrent_state()) return "ssm";
   return spec_.config.is_moe() ? "moe-llm" : "dense-llm";
 }

@@ -128,6 +128,8 @@ TEST(Qwen3VLConfig, TextConfigParsesWithMrope) {
   EXPECT_EQ(src.registration->architecture, "qwen3_vl");
   EXPECT_EQ(src.registration->pattern, models::RunPattern::generate);
   EXPECT_EQ(models::resolve_model("qwen3-vl-8b").preset->kind, models::PresetKind::production);
+  // Its ops' tasks (fk capture) go to the multimodal category, beside the vision tower's.
+  EXPECT_EQ(models::category_of("tiny-qwen3-vl"), "multimodal");
 }
 
 TEST(Qwen3VLConfig, RefusesWhatItDoesNotRun) {
