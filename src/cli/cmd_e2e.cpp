@@ -1,7 +1,9 @@
 // `fk e2e eval | report | run`: candidates judged inside the engine. `eval` is
 // harness/e2e/e2e_eval.h's evaluation (compile, baseline and candidate runs in worker
 // processes, comparison, store) with its report printed and written; `report` rolls the
-// stored runs up per model and category; `run` is the worker.
+// stored runs up per model and category; `run` is the worker (an engine run for Generate
+// models, a batch pass for text encoders, the denoising loop for FLUX.1, forwards for the
+// detectors).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +12,9 @@
 #include "harness/store/result_store.h"
 #include "cli/command.h"
 #include "harness/e2e/e2e_batch_run.h"
+#include "harness/e2e/e2e_denoise_run.h"
+#include "harness/e2e/e2e_detect_run.h"
+#include "harness/e2e/e2e_patterns.h"
 #include "cli/engine_options.h"
 #include "harness/e2e/e2e_eval.h"
 #include "harness/e2e/e2e_html.h"
@@ -40,8 +45,40 @@ struct RunCli {
   std::string teacher_out, teacher_in, result;
 };
 
+// FLUX.1 (Denoise) and the detectors: their own runs (e2e_denoise_run.h, e2e_detect_run.h).
+template <class Options>
+Options image_run_options(const RunCli& o) {
+  const engine::EngineConfig ec = o.engine.to_config();  // validates, selects --variant
+  Options r;
+  r.model = o.engine.model;
+  r.dummy_weights = o.engine.dummy_weights;
+  r.backend = ec.backend;
+  r.dtype = ec.dtype;
+  r.seed = o.engine.seed;
+  r.workload = o.workload;
+  for (const std::string& s : o.installs) {
+    const auto eq = s.find('=');
+    FK_CHECK(eq != std::string::npos, "--install takes OP=LIBRARY, got '", s, "'");
+    r.installs.push_back({s.substr(0, eq), s.substr(eq + 1)});
+  }
+  r.teacher_out = o.teacher_out;
+  r.teacher_in = o.teacher_in;
+  return r;
+}
+
 void run_worker(const RunCli& o) {
-  if (e2e::is_batch_model(o.engine.model)) {
+  const e2e::E2eKind kind = e2e::e2e_kind(o.engine.model);
+  if (kind == e2e::E2eKind::denoise) {
+    const json r = e2e::run_denoise_workload(image_run_options<e2e::DenoiseRunOptions>(o));
+    write_text(o.result, r.dump() + "\n", "run result");
+    return;
+  }
+  if (kind == e2e::E2eKind::detect) {
+    const json r = e2e::run_detect_workload(image_run_options<e2e::DetectRunOptions>(o));
+    write_text(o.result, r.dump() + "\n", "run result");
+    return;
+  }
+  if (kind == e2e::E2eKind::text_encoder) {
     const engine::EngineConfig ec = o.engine.to_config();  // validates, selects --variant
     e2e::BatchRunOptions b;
     b.model = o.engine.model;
@@ -156,7 +193,8 @@ void setup(CLI::App& app) {
   eval->add_option("--candidates", ev.candidates, "Folder of <op>.cu / <op>.cpp / <op>/ candidates")->required();
   eval->add_option("--workload", ev.workload,
                    "Generate models: latency-1, latency-32, mixed, long, tiny, or a JSON file; text encoders "
-                   "(Batch): tiny, mixed, or BxL sequences of tokens (e.g. 32x512)")
+                   "(Batch): tiny, mixed, or BxL sequences of tokens (e.g. 32x512); FLUX.1 (Denoise): tiny, Npx or "
+                   "BxNpx (e.g. 1024px); detectors: tiny or BxS images (e.g. 1x640)")
       ->capture_default_str();
   eval->add_option("--timeout", ev.timeout_s, "Seconds per engine run")->capture_default_str();
   eval->add_option("--repeats", ev.repeats,

@@ -10,13 +10,10 @@
 
 #include "fk/op_registry.h"
 #include "fk/status.h"
-#include "harness/capture/capture_batch.h"
-#include "harness/e2e/e2e_batch_run.h"
-#include "harness/e2e/e2e_compare.h"
+#include "harness/e2e/e2e_patterns.h"
 #include "harness/e2e/e2e_store.h"
 #include "harness/e2e/model_identity.h"
 #include "harness/e2e/repeat_runs.h"
-#include "harness/e2e/workload.h"
 #include "harness/judge/task.h"
 #include "harness/sandbox/compile.h"
 #include "harness/sandbox/subprocess.h"
@@ -109,8 +106,8 @@ void run_pairs(const E2eEvalOptions& o, const std::vector<std::string>& installs
   }
   // The backend the engine resolved ("auto" in the options), where the caller did not know it.
   if (report["backend"].get<std::string>().empty()) report["backend"] = base_runs.front().value("backend", "");
-  const json base = fold_runs(base_runs), cand = fold_runs(cand_runs);
-  json cmp = compare_runs(base, cand);
+  const json base = fold_pattern_runs(base_runs), cand = fold_pattern_runs(cand_runs);
+  json cmp = compare_pattern_runs(base, cand);
   cmp["runs_per_side"] = o.repeats;
   cmp["baseline"]["elapsed_s_runs"] = base["elapsed_s_runs"];
   cmp["candidate"]["elapsed_s_runs"] = cand["elapsed_s_runs"];
@@ -153,12 +150,7 @@ json evaluate_in_engine(const E2eEvalOptions& o) {
                  {"backend", o.backend},
                  // Both sides' runs take these kernel variants (the worker's --variant args).
                  {"variants", OpRegistry::global().active_variants()}};
-  if (is_batch_model(o.model)) {
-    const BatchWorkload w = batch_workload(o.workload);
-    report["workload_spec"] = {{"name", w.name}, {"sequence_lengths", w.lengths}};
-  } else {
-    report["workload_spec"] = to_json(workload_spec(o.workload));
-  }
+  report["workload_spec"] = e2e_workload_json(o.model, o.workload);
   const auto found = find_candidates(o.candidates);
   const auto levels = task_levels(o.tasks_dir);
   std::unique_ptr<E2eStore> store;
