@@ -23,6 +23,7 @@
 #include "cli/model_lookup.h"
 #include "fk/op_registry.h"
 #include "fk/status.h"
+#include "models/vlm/qwen3_vl/image_prompt.h"
 #include "serving/bench/serving_bench.h"
 #include "serving/bench/sharegpt_dataset.h"
 
@@ -96,6 +97,7 @@ engine::EngineConfig bench_engine_config(const EngineOptions& o, const char* com
 struct LatencyCli {
   EngineOptions engine;
   int64_t batch_size = 1, input_len = 128, output_len = 32, warmup = 2, iters = 5;
+  int64_t image_size = 0;  // > 0: each prompt starts with a random image of this many pixels square
   size_t kernel_profile = 0;  // rows of the kernel profile (0: no profile run)
   std::string out;
 };
@@ -108,13 +110,38 @@ struct BatchRun {
   uint64_t trace_start_ns = 0, trace_first_ns = 0, trace_end_ns = 0;
 };
 
-BatchRun run_batch(engine::Engine& e, const LatencyCli& o, std::mt19937_64& rng, bool traced) {
+// --image-size: one random RGB image (of the engine's seed), processed as the model's
+// processor does, placed before every prompt's text; nothing when the size is 0.
+std::vector<models::vlm::ProcessedImage> bench_images(const engine::Engine& e, const LatencyCli& o) {
+  if (o.image_size <= 0) return {};
+  const auto* vl = dynamic_cast<const models::vlm::Qwen3VLImageEncoder*>(e.image_encoder());
+  FK_CHECK(vl != nullptr, "bench latency: --image-size needs a model that reads images (Qwen3-VL); '",
+           o.engine.to_config().model, "' reads none");
+  models::vlm::RgbImage im{o.image_size, o.image_size, std::vector<uint8_t>(static_cast<size_t>(o.image_size * o.image_size * 3))};
+  std::mt19937_64 rng(o.engine.seed + 7);
+  for (uint8_t& v : im.pixels) v = static_cast<uint8_t>(rng() & 0xff);
+  return {models::vlm::qwen3_vl_process_image(im, vl->config(),
+                                              models::vlm::qwen3_vl_processor_options(vl->config(), vl->max_patches()))};
+}
+
+BatchRun run_batch(engine::Engine& e, const LatencyCli& o, const std::vector<models::vlm::ProcessedImage>& images,
+                   std::mt19937_64& rng, bool traced) {
   const int64_t V = e.spec().config.vocab_size;
   engine::SamplingParams p;
   p.temperature = 0;
   p.max_tokens = o.output_len;
   p.ignore_eos = true;
-  for (int64_t b = 0; b < o.batch_size; ++b) e.add_request(random_prompt(rng, o.input_len, V), p);
+  for (int64_t b = 0; b < o.batch_size; ++b) {
+    std::vector<int64_t> text = random_prompt(rng, o.input_len, V);
+    if (images.empty()) {
+      e.add_request(std::move(text), p);
+      continue;
+    }
+    const auto& vl = dynamic_cast<const models::vlm::Qwen3VLImageEncoder&>(*e.image_encoder());
+    models::vlm::ImagePrompt ip = models::vlm::qwen3_vl_image_prompt(vl, images);
+    ip.ids.insert(ip.ids.end(), text.begin(), text.end());
+    e.add_request(std::move(ip.ids), p, "", ip.images);
+  }
   const auto stamp = [traced] { return traced ? bench::kernel_trace_timestamp_ns() : uint64_t{0}; };
   BatchRun r;
   r.trace_start_ns = stamp();
@@ -142,11 +169,12 @@ BatchRun run_batch(engine::Engine& e, const LatencyCli& o, std::mt19937_64& rng,
 // One more batch with the kernel trace on (so the timed runs carry no tracing cost): the
 // prefill's kernels, and the decode steps' per step. A decode step's kernels count from the
 // first token on, so with asynchronous scheduling the first step's may fall to the prefill.
-json latency_kernel_profile(engine::Engine& e, const LatencyCli& o, std::mt19937_64& rng) {
+json latency_kernel_profile(engine::Engine& e, const LatencyCli& o,
+                            const std::vector<models::vlm::ProcessedImage>& images, std::mt19937_64& rng) {
   FK_CHECK(bench::kernel_trace_available(), "bench latency: --kernel-profile needs a CUDA build with CUPTI and a GPU");
   bench::kernel_trace_start();
   bench::kernel_trace_collect();  // drop what ran before
-  const BatchRun r = run_batch(e, o, rng, true);
+  const BatchRun r = run_batch(e, o, images, rng, true);
   const std::vector<bench::KernelRecord> records = bench::kernel_trace_collect();
   bench::kernel_trace_stop();
   json j;
@@ -167,10 +195,12 @@ void run_latency(const LatencyCli& o) {
   engine::Engine e(bench_engine_config(o.engine, "fk bench latency"));
   FK_CHECK(o.kernel_profile == 0 || e.config().backend == DeviceType::cuda,
            "bench latency: --kernel-profile traces CUDA kernels; the engine runs on the CPU");
+  FK_CHECK(o.image_size >= 0, "bench latency: --image-size must not be negative, got ", o.image_size);
+  const std::vector<models::vlm::ProcessedImage> images = bench_images(e, o);
   std::mt19937_64 rng(o.engine.seed + 1);
   std::vector<double> total, prefill, step;
   for (int64_t it = 0; it < o.warmup + o.iters; ++it) {
-    const BatchRun r = run_batch(e, o, rng, false);
+    const BatchRun r = run_batch(e, o, images, rng, false);
     if (it < o.warmup) continue;
     total.push_back(r.total_s);
     prefill.push_back(r.prefill_s);
@@ -181,10 +211,17 @@ void run_latency(const LatencyCli& o) {
   j["batch_size"] = o.batch_size;
   j["input_len"] = o.input_len;
   j["output_len"] = o.output_len;
+  if (!images.empty()) {
+    j["image_size"] = o.image_size;
+    j["image_patches"] = images[0].pixel_values.size(0);
+    j["image_tokens"] = images[0].tokens;  // each prompt: image tokens + 2 markers + input_len
+  }
   j["iters"] = o.iters;
   j["median_latency_s"] = median(total);
   j["median_prefill_s"] = median(prefill);
-  j["prefill_tokens_per_s"] = static_cast<double>(o.batch_size * o.input_len) / median(prefill);
+  int64_t prompt_len = o.input_len;
+  for (const auto& im : images) prompt_len += im.tokens + 2;  // the placeholders and their markers
+  j["prefill_tokens_per_s"] = static_cast<double>(o.batch_size * prompt_len) / median(prefill);
   if (!step.empty()) {
     j["median_decode_step_ms"] = 1e3 * median(step);
     j["decode_tokens_per_s"] = static_cast<double>(o.batch_size) / median(step);
@@ -192,7 +229,7 @@ void run_latency(const LatencyCli& o) {
   j["latencies_s"] = total;
   j["graph_replays"] = e.stats().graph_replays;
   j["step_profile"] = step_profile(e.stats());  // warm-up iterations included
-  if (o.kernel_profile > 0) j["kernel_profile"] = latency_kernel_profile(e, o, rng);
+  if (o.kernel_profile > 0) j["kernel_profile"] = latency_kernel_profile(e, o, images, rng);
   emit(j, o.out);
 }
 
@@ -338,6 +375,10 @@ void setup(CLI::App& app) {
   lat->add_option("--batch-size", l.batch_size)->capture_default_str();
   lat->add_option("--input-len", l.input_len)->capture_default_str();
   lat->add_option("--output-len", l.output_len)->capture_default_str();
+  lat->add_option("--image-size", l.image_size,
+                  "Models that read images (Qwen3-VL): a random image of this many pixels square before each "
+                  "prompt's text (0: none)")
+      ->capture_default_str();
   lat->add_option("--warmup,--num-iters-warmup", l.warmup, "Runs not counted")->capture_default_str();
   lat->add_option("--iters,--num-iters", l.iters, "Runs counted (median)")->capture_default_str();
   lat->add_option("--kernel-profile", l.kernel_profile,

@@ -3,7 +3,6 @@
 // model's image processor, and placed before the prompt's ids as the chat template places
 // it: <|vision_start|>, one <|image_pad|> per merged patch, <|vision_end|>.
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -13,6 +12,7 @@
 #include "fk/status.h"
 #include "models/vlm/qwen3_vl/image_encoder.h"
 #include "models/vlm/qwen3_vl/image_processor.h"
+#include "models/vlm/qwen3_vl/image_prompt.h"
 
 namespace fk::cli {
 namespace {
@@ -77,25 +77,9 @@ void run(const GenerateCli& o) {
       processed.push_back(models::vlm::qwen3_vl_process_image(models::vlm::load_rgb_image(f), vl->config(), po));
     std::map<std::string, size_t> order;
     for (size_t i = 0; i < prompts.size(); ++i) {
-      auto im = std::make_shared<engine::RequestImages>();
-      std::vector<int64_t> ids;
-      int64_t patches = 0;
-      for (const auto& pi : processed) {
-        ids.push_back(vl->vision_start_token_id());
-        ids.insert(ids.end(), pi.tokens, vl->image_token_id());
-        ids.push_back(vl->vision_end_token_id());
-        im->grids.push_back(pi.grid);
-        patches += pi.pixel_values.size(0);
-      }
-      im->pixel_values = Tensor::empty({patches, vl->config().patch_dim()}, DType::f32);
-      int64_t row = 0;
-      for (const auto& pi : processed) {
-        std::memcpy(im->pixel_values.data_as<float>() + row * vl->config().patch_dim(), pi.pixel_values.data(),
-                    pi.pixel_values.nbytes());
-        row += pi.pixel_values.size(0);
-      }
-      ids.insert(ids.end(), prompts[i].begin(), prompts[i].end());
-      order[e.add_request(ids, p, concat("generate-", i), im)] = i;
+      models::vlm::ImagePrompt ip = models::vlm::qwen3_vl_image_prompt(*vl, processed);
+      ip.ids.insert(ip.ids.end(), prompts[i].begin(), prompts[i].end());
+      order[e.add_request(ip.ids, p, concat("generate-", i), ip.images)] = i;
     }
     results.resize(prompts.size());
     while (e.has_unfinished())

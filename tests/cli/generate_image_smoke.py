@@ -7,7 +7,8 @@ A PNG written here (40 x 56 pixels) is decoded, resized by smart_resize to 56 x 
 tiny model's 8-pixel merge factor, at least 256 patches of 4 x 4), and placed before the
 prompt as <|vision_start|> (58), 70 image tokens (60), <|vision_end|> (59); the run is
 greedy, so it repeats. A file that does not decode and an image for a text-only model are
-refused by name; a text prompt still runs on the VLM.
+refused by name; a text prompt still runs on the VLM. `fk bench latency --image-size` puts a
+random image before each prompt (and refuses a model that reads none).
 """
 import json, os, struct, subprocess, sys, tempfile, zlib
 
@@ -53,6 +54,20 @@ with tempfile.TemporaryDirectory() as d:
     check(r4.returncode != 0 and "reads no images" in r4.stderr, f"text-only model: {r4.stderr}")
     r5 = generate("--model", "tiny-qwen3-vl", "--prompt", "1 2 3")
     check(r5.returncode == 0, f"text-only prompt on tiny-qwen3-vl: {r5.stderr}")
+
+# `fk bench latency --image-size`: a random 64 x 64 image (256 patches of 4, 64 image
+# tokens) before each prompt's 8 text tokens; a model that reads no images is refused.
+bench = lambda model: subprocess.run([fk, "bench", "latency", "--model", model, "--device", "cpu", "--image-size", "64",
+                                      "--input-len", "8", "--output-len", "3", "--iters", "1", "--warmup", "0",
+                                      "--json"], capture_output=True, text=True, timeout=300)
+r6 = bench("tiny-qwen3-vl")
+check(r6.returncode == 0, f"bench latency --image-size exited {r6.returncode}: {r6.stderr}")
+if r6.returncode == 0:
+    j = json.loads(r6.stdout)
+    check((j["image_size"], j["image_patches"], j["image_tokens"]) == (64, 256, 64), f"bench image fields {j}")
+    check(abs(j["prefill_tokens_per_s"] * j["median_prefill_s"] - (64 + 2 + 8)) < 1e-6, "prefill tokens per prompt")
+r7 = bench("tiny-qwen3")
+check(r7.returncode != 0 and "--image-size needs a model that reads images" in r7.stderr, f"text model: {r7.stderr}")
 
 for f in failures:
     print("FAIL:", f)
