@@ -59,6 +59,16 @@ std::string e2e_report_html(const json& report) {
     s << bench::speedup_bars_svg({{"throughput", sp["throughput"].get<double>()},
                                   {"latency", sp.value("latency", 0.0)},
                                   {"elapsed", sp["elapsed"].get<double>()}});
+    // Runs without tokens (text encoders, FLUX.1, detectors): their outputs' agreement.
+    if (!c.contains("token_agreement")) {
+      const json g = c.value("agreement", c.value("teacher_forced", json::object()));
+      s << "<h2>Outputs against the baseline run</h2><table>" << header_row({"measure", "value", "bound"});
+      for (const auto& [k, v] : g.items())
+        s << "<tr>" << cell(html_escape(k)) << cell(v.is_number_integer() ? v.dump() : scientific(v))
+          << cell(scientific(c.value("bounds", json::object()).value(k, json()))) << "</tr>";
+      s << "</table>" << bench::html_page_end();
+      return s.str();
+    }
     const json& ta = c["token_agreement"];
     s << "<h2>Greedy tokens</h2><table>" << header_row({"requests", "exact match", "rate", "first divergence (min)"})
       << "<tr>" << cell(ta["requests"].dump()) << cell(ta["exact_match"].dump())

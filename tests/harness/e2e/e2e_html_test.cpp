@@ -48,5 +48,22 @@ TEST(E2eHtml, ReportShowsVerdictAndFigures) {
   EXPECT_FALSE(has(failed, "Speedup"));
 }
 
+// A detector's (or FLUX.1's, or a text encoder's) run has no tokens: its outputs' agreement
+// with the baseline run is shown with the bounds.
+TEST(E2eHtml, ReportOfARunWithoutTokensShowsItsOutputsAgreement) {
+  nlohmann::json r = test::report("yolov10n", "edge-detection", "INCORRECT", 1.5, 1.5);
+  nlohmann::json& c = r["comparison"];
+  c.erase("token_agreement");
+  c.erase("teacher_forced");
+  c["agreement"] = {{"raw_rel_err", 0.183}, {"detection_agreement", 0.97}, {"detections", 600}};
+  c["bounds"] = {{"raw_rel_err", 0.02}, {"detection_agreement", 0.9}};
+  const std::string html = e2e_report_html(r);
+  EXPECT_TRUE(has(html, "<span class='INCORRECT'>INCORRECT</span>"));
+  EXPECT_TRUE(has(html, "1.500"));  // the speedup
+  EXPECT_TRUE(has(html, "<td>raw_rel_err</td><td>0.183</td><td>0.02</td>"));
+  EXPECT_TRUE(has(html, "<td>detections</td><td>600</td><td>-</td>"));
+  EXPECT_FALSE(has(html, "Greedy tokens"));
+}
+
 }  // namespace
 }  // namespace fk::e2e
