@@ -7,6 +7,8 @@
 //   timing     the Denoise runner's loop of `steps` steps, once unrecorded, then `iters`
 //              times; elapsed_s is their median
 //   latents    the packed latents after the loop
+// The schedule is FLUX.1-dev's (FlowMatchEulerConfig's defaults) with guidance 3.5, for a
+// checkpoint folder too: both sides run the same one.
 // The baseline run writes its velocity and latents (teacher_out); the candidate run
 // compares its own with them (teacher_in), by relative L2 error, cosine and largest
 // difference. The result's fields match the other runs' where they mean the same
