@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "core/error_words.h"
 #include "fk/status.h"
 
 namespace fk::cli {
@@ -32,17 +33,21 @@ int main(int argc, char** argv) {
   CLI::App app{"fastkernels: a C++ kernel benchmark that is also the inference engine it measures", "fk"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("fk ") + FK_VERSION);
+  // Errors print their words; with --verbose (before the command) also the failed check
+  // and the source line that raised them.
+  bool verbose = false;
+  app.add_flag("--verbose", verbose, "Errors also name the check and the source line that raised them");
   for (auto setup : fk::cli::command_setups()) setup(app);
+  auto report = [&](const char* what) {
+    std::fprintf(stderr, "fk: error: %s\n", verbose ? what : fk::error_words(what).c_str());
+    return 1;
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
-  } catch (const fk::Error& e) {
-    std::fprintf(stderr, "fk: error: %s\n", e.what());
-    return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fk: error: %s\n", e.what());
-    return 1;
+    return report(e.what());
   }
   return 0;
 }

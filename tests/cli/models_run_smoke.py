@@ -123,6 +123,13 @@ with tempfile.TemporaryDirectory() as tmp:
 r = run("detect", "--model", "tiny-yolov10", "--device", "cpu", "--iters", "0")
 check(r.returncode != 0 and "--iters" in r.stderr, f"detect --iters 0: {r.stderr}")
 
+# Errors are words: the failed check's condition and the source line only with --verbose.
+check(r.stderr.strip() == "fk: error: detect: --iters must be positive, got 0", f"detect error words: {r.stderr}")
+r = subprocess.run([fk, "--verbose", "detect", "--model", "tiny-yolov10", "--device", "cpu", "--iters", "0"],
+                   capture_output=True, text=True, timeout=300)
+check(r.returncode != 0 and "check failed: o.iters >= 1: detect: --iters must be positive" in r.stderr
+      and "[src/cli/cmd_detect.cpp:" in r.stderr, f"detect --verbose error: {r.stderr}")
+
 r = run("run", "--help")
 check("fk models list" in r.stdout, f"run --help does not point to fk models list: {r.stdout}")
 
