@@ -8,10 +8,8 @@
 #include "fk/op_registry.h"
 #include "fk/ops/activation.h"
 #include "fk/ops/linear.h"
-#include "fk/ops/elementwise.h"
 #include "fk/ops/norm.h"
-#include "fk/ops/rope.h"
-#include "fk/ops/varlen_attention.h"
+#include "fk/ops/vision_block.h"
 #include "fk/ops/weighted_embedding.h"
 #include "fk/status.h"
 
@@ -31,25 +29,6 @@ TensorView joined(const Tensor& t, int64_t n, int64_t k) {
   v.shape[0] = n / k;
   v.shape[1] *= k;
   v.strides[0] *= k;
-  return v;
-}
-
-// Columns [col, col + width) of the first n rows.
-TensorView columns(const Tensor& t, int64_t n, int64_t col, int64_t width) {
-  TensorView v = rows(t, n);
-  v.data = v.element_ptr(col);
-  v.shape[1] = width;
-  return v;
-}
-
-// Heads [first, first + count) of a [n, width] matrix as a [n, count, d] view.
-TensorView heads_view(const Tensor& t, int64_t n, int64_t col, int64_t count, int64_t d) {
-  TensorView v = t.view();
-  const int64_t width = v.shape[1];
-  v.data = v.element_ptr(col);
-  v.rank = 3;
-  v.shape[0] = n, v.shape[1] = count, v.shape[2] = d;
-  v.strides[0] = width, v.strides[1] = d, v.strides[2] = 1;
   return v;
 }
 
@@ -91,39 +70,33 @@ TensorView Qwen3VLVisionTower::deepstack(size_t k) const {
   return rows(deepstack_[k], patches_ / config_.merge_unit());
 }
 
+// One block is one qwen3_vl_vision_block call (its composed baseline runs the parts through
+// the registry, so fk capture sees the block with its parts nested).
 void Qwen3VLVisionTower::block(const VisionBlockWeights& w, void* stream) {
-  const DeviceType be = device_.type;
-  const int64_t n = patches_, h = config_.hidden_size, heads = config_.num_heads, d = config_.head_dim();
-  const float eps = static_cast<float>(config_.layer_norm_eps);
-  const TensorView none{};
-  call_op(ops::LayerNormArgs{rows(xn_, n), rows(x_, n), w.norm1, w.norm1_bias, eps}, be, stream);
-  call_op(ops::LinearArgs{rows(qkv_, n), rows(xn_, n), w.qkv, w.qkv_bias, none, none}, be, stream);
-  ops::RotaryEmbeddingArgs rope{};
-  rope.positions = rows(rope_positions_, n);
-  rope.query = columns(qkv_, n, 0, h);
-  rope.key = columns(qkv_, n, h, h);
-  rope.cos_sin_cache = rows(rope_cache_, n);
-  rope.head_size = static_cast<int32_t>(d);
-  rope.style = ops::RopeStyle::neox;
-  call_op(rope, be, stream);
-  ops::VarlenAttentionArgs attn{};
-  attn.out = heads_view(attn_, n, 0, heads, d);
-  attn.q = heads_view(qkv_, n, 0, heads, d);
-  attn.k = heads_view(qkv_, n, h, heads, d);
-  attn.v = heads_view(qkv_, n, 2 * h, heads, d);
-  attn.cu_seqlens_q = cu_seqlens_;
-  attn.cu_seqlens_k = cu_seqlens_;
-  attn.max_seqlen_q = attn.max_seqlen_k = max_seqlen_;
-  attn.sm_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-  attn.causal = 0;
-  call_op(attn, be, stream);
-  call_op(ops::LinearArgs{rows(sub_, n), rows(attn_, n), w.proj, w.proj_bias, none, none}, be, stream);
-  call_op(ops::AddArgs{rows(x_, n), rows(x_, n), rows(sub_, n)}, be, stream);
-  call_op(ops::LayerNormArgs{rows(xn_, n), rows(x_, n), w.norm2, w.norm2_bias, eps}, be, stream);
-  call_op(ops::LinearArgs{rows(inter_, n), rows(xn_, n), w.fc1, w.fc1_bias, none, none}, be, stream);
-  call_op(ops::GeluArgs{rows(inter_act_, n), rows(inter_, n), config_.gelu}, be, stream);
-  call_op(ops::LinearArgs{rows(sub_, n), rows(inter_act_, n), w.fc2, w.fc2_bias, none, none}, be, stream);
-  call_op(ops::AddArgs{rows(x_, n), rows(x_, n), rows(sub_, n)}, be, stream);
+  const int64_t n = patches_;
+  ops::Qwen3VLVisionBlockArgs a{};
+  a.hidden = rows(x_, n);
+  a.norm1 = w.norm1, a.norm1_bias = w.norm1_bias;
+  a.qkv_weight = w.qkv, a.qkv_bias = w.qkv_bias;
+  a.proj_weight = w.proj, a.proj_bias = w.proj_bias;
+  a.norm2 = w.norm2, a.norm2_bias = w.norm2_bias;
+  a.fc1_weight = w.fc1, a.fc1_bias = w.fc1_bias;
+  a.fc2_weight = w.fc2, a.fc2_bias = w.fc2_bias;
+  a.positions = rows(rope_positions_, n);
+  a.cos_sin_cache = rows(rope_cache_, n);
+  a.cu_seqlens = cu_seqlens_;
+  a.cu_seqlens_host = cu_seqlens_host_;
+  a.normed = rows(xn_, n);
+  a.qkv = rows(qkv_, n);
+  a.attn_out = rows(attn_, n);
+  a.sub = rows(sub_, n);
+  a.inter = rows(inter_, n);
+  a.act = rows(inter_act_, n);
+  a.num_heads = static_cast<int32_t>(config_.num_heads);
+  a.max_seqlen = max_seqlen_;
+  a.eps = static_cast<float>(config_.layer_norm_eps);
+  a.gelu = config_.gelu;
+  call_op(a, device_.type, stream);
 }
 
 void Qwen3VLVisionTower::merge(const PatchMergerWeights& w, bool postshuffle_norm, const Tensor& out, void* stream) {
@@ -153,7 +126,8 @@ TensorView Qwen3VLVisionTower::forward(const TensorView& pixels, const std::vect
   patches_ = L.patches;
   max_seqlen_ = L.max_seqlen;
   const int64_t n = L.patches, D = config_.head_dim();
-  cu_seqlens_ = upload(L.cu_seqlens, {static_cast<int64_t>(L.cu_seqlens.size())}, DType::i32, device_);
+  cu_seqlens_host_ = upload(L.cu_seqlens, {static_cast<int64_t>(L.cu_seqlens.size())}, DType::i32, Device::cpu());
+  cu_seqlens_ = device_.is_cpu() ? cu_seqlens_host_ : cu_seqlens_host_.to(device_);
   rope_positions_ = upload(L.rope_positions, {n}, DType::i32, device_);
   rope_cache_ = upload(L.rope_cos_sin, {n, D}, DType::f32, device_);
   pos_ids_ = upload(L.pos_ids, {n, 4}, DType::i32, device_);

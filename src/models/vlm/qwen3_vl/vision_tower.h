@@ -2,7 +2,8 @@
 // the registry:
 //   x = patch_embed(pixel_values) (a linear layer) + the bilinearly interpolated position
 //       grid (weighted_embedding_add)
-//   per block: x += proj(attn(rope2d(qkv(LN1(x))))) per frame (varlen_attention);
+//   per block (one qwen3_vl_vision_block call, fk/ops/vision_block.h):
+//              x += proj(attn(rope2d(qkv(LN1(x))))) per frame (varlen_attention);
 //              x += fc2(gelu_tanh(fc1(LN2(x))))
 //   after block deepstack_visual_indexes[k]: deepstack[k] = deepstack merger k of x
 //   merged = merger(x)
@@ -48,7 +49,7 @@ class Qwen3VLVisionTower {
   int64_t patches_ = 0;
   int32_t max_seqlen_ = 0;
   Tensor x_, xn_, qkv_, attn_, sub_, inter_, inter_act_, m1_, m2_;
-  Tensor cu_seqlens_, rope_positions_, rope_cache_, pos_ids_, pos_weights_;
+  Tensor cu_seqlens_, cu_seqlens_host_, rope_positions_, rope_cache_, pos_ids_, pos_weights_;
   Tensor merged_;
   std::vector<Tensor> deepstack_;
 };
