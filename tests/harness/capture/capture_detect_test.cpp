@@ -45,7 +45,7 @@ TEST(CaptureDetect, TinyYolov10ForwardBecomesVisionTasksThatInstantiate) {
   o.seed = test::seed_for("CaptureDetect");
   const DetectWorkload w = detect_workload("3x64");
   const CaptureResult r = capture_detector(src, w, o);
-  EXPECT_EQ(r.category, "vision");
+  EXPECT_EQ(r.category, "edge-detection");
   std::map<std::string, int64_t> calls;
   std::map<std::string, double> top_level;
   for (const CapturedOp& op : r.ops) {
@@ -77,7 +77,7 @@ TEST(CaptureDetect, TinyYolov10ForwardBecomesVisionTasksThatInstantiate) {
   bool c2f_seen = false;
   for (const bench::Task& t : tasks) {
     const OpDef& def = OpRegistry::global().def(t.op);
-    EXPECT_EQ(t.category, "vision") << t.op;
+    EXPECT_EQ(t.category, "edge-detection") << t.op;
     EXPECT_EQ(t.level, def.level) << t.op;
     for (const bench::TaskWorkload& tw : t.workloads)
       EXPECT_NO_THROW(def.make_case(tw.shape, test::seed_for("CaptureDetect") + 1)) << t.op << " " << tw.shape.dump();

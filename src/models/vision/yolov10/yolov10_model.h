@@ -47,7 +47,7 @@ class Yolov10Model final : public Model {
 
   std::string_view architecture() const override { return "yolov10"; }
   RunPattern pattern() const override { return RunPattern::batch; }
-  std::string task_category() const override { return "vision"; }
+  std::string task_category() const override { return "edge-detection"; }  // its registration's category
   std::vector<TensorDecl> weights() const override;
   std::vector<TensorDecl> inputs() const override;
   std::vector<TensorDecl> outputs() const override;
