@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <unistd.h>
 #include <string>
@@ -14,6 +15,8 @@
 
 #include "core/safetensors/safetensors.h"
 #include "fk/element.h"
+#include "fk/op_registry.h"
+#include "fk/ops/vision_block.h"
 #include "fk/random.h"
 #include "fk/status.h"
 #include "models/registry.h"
@@ -379,6 +382,50 @@ TEST(Qwen3VLVisionTower, CpuForwardMatchesTheDefinition) {
   Mat pix8 = host_mat(pixels);
   pix8.resize(8);
   expect_close(merged1, reference_forward(c, tower.weights(), pix8, one).merged, "one image");
+}
+
+// Each block is one qwen3_vl_vision_block call (the L3 op a candidate replaces): a counting
+// candidate for the op sees depth calls over every patch with the frames' boundaries, and
+// the tower's output is bit for bit the one without it.
+struct BlockCalls {
+  int count = 0;
+  std::vector<int64_t> rows, cu_seqlens;
+};
+BlockCalls g_block_calls;
+fk_status counting_block(const void* args, void* stream) {
+  const auto& a = *static_cast<const ops::Qwen3VLVisionBlockArgs*>(args);
+  ++g_block_calls.count;
+  g_block_calls.rows.push_back(a.hidden.shape[0]);
+  g_block_calls.cu_seqlens.clear();
+  for (int64_t i = 0; i < a.cu_seqlens_host.shape[0]; ++i)
+    g_block_calls.cu_seqlens.push_back(get_index(a.cu_seqlens_host, i));
+  return OpRegistry::global().baseline(ops::Qwen3VLVisionBlockArgs::kName, DeviceType::cpu)(args, stream);
+}
+
+TEST(Qwen3VLVisionTower, EachBlockIsOneVisionBlockCall) {
+  const Qwen3VLVisionConfig c = tiny();
+  const uint64_t seed = test::seed_for("qwen3_vl_vision_block_calls");
+  const std::vector<PatchGrid> grids = {{1, 4, 6}, {2, 2, 2}};
+  Tensor pixels = Tensor::empty({32, c.patch_dim()}, DType::bf16);
+  fill_uniform(pixels.view(), seed, 1000, -1.f, 1.f);
+  auto run = [&] {
+    Qwen3VLVisionTower tower(c, random_qwen3_vl_vision_weights(c, DType::bf16, Device::cpu(), seed, nullptr),
+                             DType::bf16, Device::cpu(), 32, nullptr);
+    const TensorView merged = tower.forward(pixels.view(), grids, nullptr);
+    Tensor copy = Tensor::empty({merged.shape[0], merged.shape[1]}, merged.dtype);
+    std::memcpy(copy.data(), merged.data, static_cast<size_t>(copy.numel()) * 2);  // packed bf16 rows
+    return copy;
+  };
+  const Tensor plain = run();
+  g_block_calls = {};
+  OpRegistry::global().install(ops::Qwen3VLVisionBlockArgs::kName, DeviceType::cpu, counting_block, "candidate:test");
+  const Tensor counted = run();
+  OpRegistry::global().reset(ops::Qwen3VLVisionBlockArgs::kName, DeviceType::cpu);
+  EXPECT_EQ(g_block_calls.count, c.depth);
+  EXPECT_EQ(g_block_calls.rows, std::vector<int64_t>(static_cast<size_t>(c.depth), 32));
+  EXPECT_EQ(g_block_calls.cu_seqlens, (std::vector<int64_t>{0, 24, 28, 32}));  // the video's frames apart
+  ASSERT_EQ(plain.numel(), counted.numel());
+  EXPECT_EQ(std::memcmp(plain.data(), counted.data(), static_cast<size_t>(plain.numel()) * 2), 0);
 }
 
 TEST(Qwen3VLVisionTower, NamedErrors) {
