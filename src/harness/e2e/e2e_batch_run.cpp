@@ -9,7 +9,9 @@
 #include "fk/runtime.h"
 #include "fk/status.h"
 #include "harness/capture/capture_batch.h"
+#include "harness/e2e/e2e_patterns.h"
 #include "harness/sandbox/candidate.h"
+#include "harness/time/stats.h"
 #include "models/encoder/embed_batch.h"
 #include "models/encoder/xlm_roberta_model.h"
 #include "models/registry.h"
@@ -21,22 +23,6 @@ using nlohmann::json;
 bool is_batch_model(const std::string& model) {
   return models::resolve_model(model).registration->pattern == models::RunPattern::batch;
 }
-
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-Tensor host_f32(const std::vector<float>& values, int64_t rows, int64_t cols) {
-  Tensor t = Tensor::empty({rows, cols}, DType::f32);
-  std::copy(values.begin(), values.end(), t.data_as<float>());
-  return t;
-}
-
-}  // namespace
 
 json run_batch_workload(const BatchRunOptions& o) {
   FK_CHECK(o.iters >= 1, "e2e: iters must be at least 1");
@@ -79,7 +65,7 @@ json run_batch_workload(const BatchRunOptions& o) {
   for (const auto& e : out)
     checksums.push_back(safetensors::hash_hex(
         safetensors::content_hash64(e.last_hidden_state.data(), e.last_hidden_state.size() * sizeof(float))));
-  const double elapsed = median(times);
+  const double elapsed = bench::median(times);
   json result = {{"pattern", "batch"},
                  {"outputs", checksums},
                  {"elapsed_s", elapsed},
@@ -99,7 +85,7 @@ json run_batch_workload(const BatchRunOptions& o) {
   }
   const int64_t B = static_cast<int64_t>(out.size());
   if (!o.teacher_out.empty()) {
-    const Tensor th = host_f32(hidden, tokens, H), td = host_f32(dense, B, H);
+    const Tensor th = host_f32(hidden, {tokens, H}), td = host_f32(dense, {B, H});
     safetensors::save(o.teacher_out, {{"hidden", th.view()}, {"dense", td.view()}});
   }
   if (!o.teacher_in.empty()) {

@@ -8,6 +8,7 @@
 #include "fk/status.h"
 #include "harness/capture/capture_denoise.h"
 #include "harness/e2e/e2e_patterns.h"
+#include "harness/time/stats.h"
 #include "models/diffusion/flux/flux_model.h"
 #include "models/registry.h"
 #include "serving/denoise/denoise_runner.h"
@@ -21,18 +22,6 @@ namespace {
 // The inputs' seed: both sides draw the same latents and prompt embeddings.
 constexpr uint64_t kInputSeed = 12345;
 constexpr float kGuidance = 3.5f;  // FluxPipeline's default for FLUX.1-dev
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-Tensor host_f32(const std::vector<float>& values, const Shape& shape) {
-  Tensor t = Tensor::empty(shape, DType::f32);
-  std::copy(values.begin(), values.end(), t.data_as<float>());
-  return t;
-}
 
 // The transformer's flow for the initial latents at the first sigma, with FluxPipeline's
 // position ids (text zeros; image (0, row, column) of the packed grid).
@@ -109,7 +98,7 @@ json run_denoise_workload(const DenoiseRunOptions& o) {
     times.push_back(res.seconds);
   }
   const std::vector<float> final_latents = host_floats(res.latents.view());
-  const double elapsed = median(times);
+  const double elapsed = bench::median(times);
   json result = {{"pattern", "denoise"},
                  {"outputs", {safetensors::hash_hex(safetensors::content_hash64(res.latents.data(), res.latents.nbytes()))}},
                  {"elapsed_s", elapsed},

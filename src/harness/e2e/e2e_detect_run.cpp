@@ -11,6 +11,7 @@
 #include "fk/status.h"
 #include "harness/capture/capture_detect.h"
 #include "harness/e2e/e2e_patterns.h"
+#include "harness/time/stats.h"
 #include "models/registry.h"
 #include "models/vision/yolov10/yolov10_detect.h"
 #include "models/vision/yolov10/yolov10_model.h"
@@ -23,18 +24,6 @@ using models::vision::Yolov10Detection;
 namespace {
 
 constexpr uint64_t kInputSeed = 12345;  // both sides see the same images
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-Tensor host_f32(const std::vector<float>& values, const Shape& shape) {
-  Tensor t = Tensor::empty(shape, DType::f32);
-  std::copy(values.begin(), values.end(), t.data_as<float>());
-  return t;
-}
 
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   double worst = 0;
@@ -108,7 +97,7 @@ json run_detect_workload(const DetectRunOptions& o) {
   }
   const std::vector<float> raw = host_floats(raw_view);
   const std::vector<float> boxes = host_floats(det.boxes_output()), scores = host_floats(det.scores_output());
-  const double elapsed = median(times);
+  const double elapsed = bench::median(times);
   json result = {{"pattern", "detect"},
                  {"outputs", {safetensors::hash_hex(safetensors::content_hash64(raw.data(), raw.size() * sizeof(float)))}},
                  {"elapsed_s", elapsed},

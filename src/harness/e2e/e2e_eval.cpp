@@ -106,7 +106,7 @@ void run_pairs(const E2eEvalOptions& o, const std::vector<std::string>& installs
   }
   // The backend the engine resolved ("auto" in the options), where the caller did not know it.
   if (report["backend"].get<std::string>().empty()) report["backend"] = base_runs.front().value("backend", "");
-  const json base = fold_pattern_runs(base_runs), cand = fold_pattern_runs(cand_runs);
+  const json base = fold_runs(base_runs), cand = fold_runs(cand_runs);
   json cmp = compare_pattern_runs(base, cand);
   cmp["runs_per_side"] = o.repeats;
   cmp["baseline"]["elapsed_s_runs"] = base["elapsed_s_runs"];

@@ -16,21 +16,12 @@
 #include "harness/e2e/e2e_detect_run.h"
 #include "harness/e2e/repeat_runs.h"
 #include "harness/e2e/workload.h"
+#include "harness/time/stats.h"
 #include "models/registry.h"
 
 namespace fk::e2e {
 
 using nlohmann::json;
-
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-}  // namespace
 
 E2eKind e2e_kind(const std::string& model) {
   const models::ModelSource src = models::resolve_model(model);
@@ -66,26 +57,6 @@ std::vector<std::unique_ptr<bench::LoadedCandidate>> install_candidates(
   return loaded;
 }
 
-json fold_pattern_runs(const std::vector<json>& runs) {
-  FK_CHECK(!runs.empty(), "e2e: no runs to fold");
-  const std::string pattern = runs.front().value("pattern", "");
-  if (pattern != "denoise" && pattern != "detect") return fold_runs(runs);
-  json out = runs.front();
-  std::vector<double> elapsed;
-  bool reproducible = true;
-  for (const json& r : runs) {
-    elapsed.push_back(r.at("elapsed_s").get<double>());
-    reproducible = reproducible && r.at("outputs") == runs.front().at("outputs");
-  }
-  const double e = median(elapsed);
-  out["elapsed_s"] = e;
-  out["elapsed_s_runs"] = elapsed;
-  out["reproducible"] = reproducible;
-  out["runs"] = static_cast<int64_t>(runs.size());
-  out["images_per_s"] = static_cast<double>(out.at("images").get<int64_t>()) / e;
-  return out;
-}
-
 json compare_pattern_runs(const json& base, const json& cand) {
   const std::string pattern = base.value("pattern", "");
   if (pattern == "denoise") return compare_denoise_runs(base, cand);
@@ -110,6 +81,14 @@ Agreement agreement(const std::vector<float>& a, const std::vector<float>& b) {
   g.cosine = finite ? dot / std::max(std::sqrt(norm_a * norm_b), 1e-30) : nan;
   g.max_abs = finite ? worst : nan;
   return g;
+}
+
+Tensor host_f32(const std::vector<float>& values, const Shape& shape) {
+  Tensor t = Tensor::empty(shape, DType::f32);
+  FK_CHECK(static_cast<int64_t>(values.size()) == t.numel(), "e2e: ", values.size(), " values for a tensor of ",
+           t.numel());
+  std::copy(values.begin(), values.end(), t.data_as<float>());
+  return t;
 }
 
 std::vector<float> host_floats(const TensorView& v) {

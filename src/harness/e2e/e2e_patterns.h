@@ -31,10 +31,8 @@ nlohmann::json e2e_workload_json(const std::string& model, const std::string& wo
 std::vector<std::unique_ptr<bench::LoadedCandidate>> install_candidates(
     const std::vector<std::pair<std::string, std::filesystem::path>>& installs, DeviceType backend);
 
-// A side's runs folded into one (repeat_runs.h's fold_runs, or for the denoise and detect
-// runs: the first run with the median elapsed_s), and the two sides compared
-// (e2e_compare.h's compare_runs, or the pattern's own comparison).
-nlohmann::json fold_pattern_runs(const std::vector<nlohmann::json>& runs);
+// The two sides' folded runs (repeat_runs.h) compared: e2e_compare.h's compare_runs, or the
+// Batch, Denoise and detector patterns' own comparison.
 nlohmann::json compare_pattern_runs(const nlohmann::json& baseline, const nlohmann::json& candidate);
 
 // Output agreement of two equally long float vectors: ||a - b|| / ||a||, the cosine and
@@ -46,6 +44,8 @@ Agreement agreement(const std::vector<float>& baseline, const std::vector<float>
 
 // A contiguous tensor view (any float dtype, host or device) as floats on the host.
 std::vector<float> host_floats(const TensorView& v);
+// `values` as an f32 host tensor of `shape` (what a run writes for the other side to read).
+Tensor host_f32(const std::vector<float>& values, const Shape& shape);
 
 // Whether `value` is within `bound` (false for NaN).
 inline bool within(double value, double bound) { return value <= bound; }

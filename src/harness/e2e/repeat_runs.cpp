@@ -3,18 +3,9 @@
 #include <algorithm>
 
 #include "fk/status.h"
+#include "harness/time/stats.h"
 
 namespace fk::e2e {
-
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-}  // namespace
 
 nlohmann::json fold_runs(const std::vector<nlohmann::json>& runs) {
   FK_CHECK(!runs.empty(), "e2e: no runs to fold");
@@ -25,12 +16,17 @@ nlohmann::json fold_runs(const std::vector<nlohmann::json>& runs) {
     elapsed.push_back(r.at("elapsed_s").get<double>());
     reproducible = reproducible && r.at("outputs") == runs.front().at("outputs");
   }
-  const double e = median(elapsed);
+  const double e = bench::median(elapsed);
   out["elapsed_s"] = e;
   out["elapsed_s_runs"] = elapsed;
   out["reproducible"] = reproducible;
   out["runs"] = static_cast<int64_t>(runs.size());
-  if (out.value("pattern", "") == "batch") {  // e2e_batch_run.h: one batch, no requests
+  const std::string pattern = out.value("pattern", "");
+  if (pattern == "denoise" || pattern == "detect") {  // e2e_denoise_run.h, e2e_detect_run.h: images
+    out["images_per_s"] = static_cast<double>(out.at("images").get<int64_t>()) / e;
+    return out;
+  }
+  if (pattern == "batch") {  // e2e_batch_run.h: one batch, no requests
     out["tokens_per_s"] = static_cast<double>(out.at("tokens").get<int64_t>()) / e;
     out["sequences_per_s"] = static_cast<double>(out.at("sequences").get<int64_t>()) / e;
     return out;
@@ -42,7 +38,7 @@ nlohmann::json fold_runs(const std::vector<nlohmann::json>& runs) {
   for (size_t i = 0; i < requests; ++i) {
     std::vector<double> v;
     for (const auto& r : runs) v.push_back(r.at("e2e_s").at(i).get<double>());
-    per_request[i] = median(v);
+    per_request[i] = bench::median(v);
   }
   out["e2e_s"] = per_request;
   out["reproducible"] = reproducible;

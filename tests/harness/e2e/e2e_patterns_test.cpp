@@ -12,6 +12,7 @@
 #include "fk/status.h"
 #include "fk/tensor.h"
 #include "harness/e2e/e2e_patterns.h"
+#include "harness/e2e/repeat_runs.h"
 
 namespace fk::e2e {
 namespace {
@@ -44,15 +45,15 @@ TEST(E2ePatterns, DenoiseAndDetectRunsFoldToTheirMedian) {
     json r1 = r0, r2 = r0;
     r1["elapsed_s"] = 1.0;
     r2["elapsed_s"] = 2.0;
-    json f = fold_pattern_runs({r0, r1, r2});
+    json f = fold_runs({r0, r1, r2});
     EXPECT_DOUBLE_EQ(f.at("elapsed_s").get<double>(), 2.0) << pattern;
     EXPECT_DOUBLE_EQ(f.at("images_per_s").get<double>(), 1.0) << pattern;
     EXPECT_EQ(f.at("runs"), 3);
     EXPECT_TRUE(f.at("reproducible").get<bool>());
     r2["outputs"] = {"b"};
-    EXPECT_FALSE(fold_pattern_runs({r0, r1, r2}).at("reproducible").get<bool>()) << pattern;
+    EXPECT_FALSE(fold_runs({r0, r1, r2}).at("reproducible").get<bool>()) << pattern;
   }
-  EXPECT_THROW(fold_pattern_runs({}), Error);
+  EXPECT_THROW(fold_runs({}), Error);
 }
 
 TEST(E2ePatterns, ComparisonGoesToTheKindsOwn) {
