@@ -472,6 +472,12 @@ VLM_TASKS = {
                                            "section": [16, 8, 8]}]),
     "weighted_embedding_add": dict(op="weighted_embedding_add", models=VLM, gen=vision_positions,
                                    check=[{"tokens": 7, "hidden": 40, "vocab": 16}]),
+    # The vision tower's block (L3): its op definition's bench workloads (one 1024^2 image,
+    # four 448^2 ones) until a capture records the tower.
+    "qwen3_vl_vision_block": dict(op="qwen3_vl_vision_block", models=VLM,
+                                  check=[{"hidden": 144, "heads": 2, "intermediate": 160, "seq_lens": [16, 24, 4]},
+                                         {"hidden": 144, "heads": 2, "intermediate": 160, "seq_lens": [36, 8],
+                                          "dtype": "f16"}]),
 }
 
 
