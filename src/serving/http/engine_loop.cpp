@@ -75,7 +75,8 @@ EngineLoop::~EngineLoop() {
 }
 
 std::shared_ptr<TokenStream> EngineLoop::submit(const std::string& id, std::vector<int64_t> prompt,
-                                                const engine::SamplingParams& params) {
+                                                const engine::SamplingParams& params,
+                                                std::shared_ptr<engine::RequestImages> images) {
   params.validate();
   const int64_t V = engine_->spec().config.vocab_size;
   params.validate_token_ids(V);
@@ -92,7 +93,7 @@ std::shared_ptr<TokenStream> EngineLoop::submit(const std::string& id, std::vect
     if (shutting_down_) FK_FAIL(FK_ERR_INTERNAL, "the server is shutting down");
     stats_.queued++;
     stats_.prompt_tokens += static_cast<int64_t>(prompt.size());
-    queue_.push_back({id, std::move(prompt), params, stream});
+    queue_.push_back({id, std::move(prompt), params, stream, std::move(images)});
   }
   cv_.notify_all();
   return stream;
@@ -160,7 +161,7 @@ void EngineLoop::run() {
     const auto t_work = Clock::now();
     for (Submission& s : subs) {
       try {
-        engine_->add_request(std::move(s.prompt), s.params, s.id);
+        engine_->add_request(std::move(s.prompt), s.params, s.id, std::move(s.images));
         live_[s.id] = s.stream;
       } catch (const std::exception& e) {  // e.g. a duplicate id: that request fails alone
         s.stream->finish(engine::FinishReason::abort, 0, e.what());

@@ -70,9 +70,11 @@ class EngineLoop {
   ~EngineLoop();  // stops the thread; unfinished requests end with reason abort
 
   // Queues a request (validated here, on the caller's thread, so bad input is the caller's
-  // error and never reaches the loop). Throws fk::Error naming the problem.
+  // error and never reaches the loop). Throws fk::Error naming the problem. `images`: the
+  // request's own (models that read images), checked against the prompt when it is added.
   std::shared_ptr<TokenStream> submit(const std::string& id, std::vector<int64_t> prompt,
-                                      const engine::SamplingParams& params);
+                                      const engine::SamplingParams& params,
+                                      std::shared_ptr<engine::RequestImages> images = nullptr);
   // Ends a request early: its client went away, or (`counted_as` stop) a stop string ended
   // its text. `counted_as` is the finish reason the metrics count it under.
   void abort(const std::string& id, engine::FinishReason counted_as = engine::FinishReason::abort);
@@ -104,6 +106,7 @@ class EngineLoop {
     std::vector<int64_t> prompt;
     engine::SamplingParams params;
     std::shared_ptr<TokenStream> stream;
+    std::shared_ptr<engine::RequestImages> images;
   };
   std::deque<Submission> queue_;
   std::vector<std::pair<std::string, engine::FinishReason>> aborts_;

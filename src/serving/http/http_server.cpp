@@ -108,7 +108,9 @@ struct HttpServer::Impl {
           if (sp.seed) sp.seed = *sp.seed + static_cast<uint64_t>(j);  // n samples of one seed differ
           sp.max_tokens = max_tokens_for(cr, static_cast<int64_t>(cr.prompts[p].size()), e.max_model_len(),
                                          loop.kv_capacity_tokens());
-          auto stream = loop.submit(cid, cr.prompts[p], sp);
+          // Each sequence its own images: the engine fills in positions and features.
+          auto images = cr.images ? std::make_shared<engine::RequestImages>(*cr.images) : nullptr;
+          auto stream = loop.submit(cid, cr.prompts[p], sp, std::move(images));
           choices.push_back(std::make_unique<Choice>(index, cid, static_cast<int64_t>(cr.prompts[p].size()), stream,
                                                      tok.get(), cr.stop));
         }
@@ -160,7 +162,8 @@ struct HttpServer::Impl {
     const Clock::time_point t0 = Clock::now();
     try {
       const CompletionRequest cr = kind == Kind::chat
-                                       ? parse_chat_request(req.body, config.served_model_name, tok.get(), tok_config.get())
+                                       ? parse_chat_request(req.body, config.served_model_name, tok.get(), tok_config.get(),
+                                                            loop.engine().image_encoder())
                                        : parse_completion_request(req.body, config.served_model_name, tok.get());
       const std::string id = concat(kind == Kind::chat ? "chatcmpl-" : "cmpl-", next_id++);
       const int64_t created = static_cast<int64_t>(std::time(nullptr));
@@ -283,7 +286,7 @@ struct HttpServer::Impl {
           throw ApiError(400, "invalid_request_error",
                          "'messages' needs a chat_template in the model's tokenizer_config.json; this model has none",
                          "messages");
-        ids = encode_chat(req.body, body, tok.get(), *tok_config);
+        ids = encode_chat(req.body, body, tok.get(), *tok_config, loop.engine().image_encoder());
       } else {
         const auto p = body.find("prompt");
         if (p == body.end() || !p->is_string())

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "serving/http/chat_messages.h"
+#include "serving/http/image_parts.h"
 #include "serving/http/sampling_fields.h"
 #include "text/chat_template.h"
 #include "text/tokenizer/unicode.h"
@@ -300,7 +301,8 @@ json completion_chunk(const std::string& id, const std::string& model, int64_t c
 }
 
 CompletionRequest parse_chat_request(const std::string& text, const std::string& served_model,
-                                     const tokenizer::Tokenizer* tok, const nlohmann::ordered_json* tokenizer_config) {
+                                     const tokenizer::Tokenizer* tok, const nlohmann::ordered_json* tokenizer_config,
+                                     const engine::ImageEncoder* image_encoder) {
   const json body = parse_body(text);
   check_model(body, served_model);
   if (tok == nullptr || tokenizer_config == nullptr || !tokenizer_config->contains("chat_template"))
@@ -308,7 +310,7 @@ CompletionRequest parse_chat_request(const std::string& text, const std::string&
                    "chat completions need the model's tokenizer.json and a chat_template in its tokenizer_config.json; "
                    "this model has none: use /v1/completions");
   CompletionRequest r;
-  r.prompts.push_back(encode_chat(text, body, tok, *tokenizer_config));
+  r.prompts.push_back(encode_chat(text, body, tok, *tokenizer_config, image_encoder, &r.images));
   parse_chat_logprobs(body, r);
   // As in vLLM, a chat request that names no max_tokens runs to its end (EOS, a stop) or
   // the context's; max_tokens_for cuts this to the room the prompt leaves.
@@ -318,22 +320,28 @@ CompletionRequest parse_chat_request(const std::string& text, const std::string&
 }
 
 std::vector<int64_t> encode_chat(const std::string& text, const json& body, const tokenizer::Tokenizer* tok,
-                                 const nlohmann::ordered_json& tokenizer_config) {
+                                 const nlohmann::ordered_json& tokenizer_config, const engine::ImageEncoder* image_encoder,
+                                 std::shared_ptr<const engine::RequestImages>* images) {
   // Key order matters to templates (tojson of tool arguments): read the messages ordered.
   const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text);
   const auto m = ordered.find("messages");
   if (m == ordered.end() || !m->is_array() || m->empty()) invalid_request("messages", "'messages' must be a non-empty list");
   const bool add_generation_prompt = get_bool(body, "add_generation_prompt", true);
   std::string prompt;
+  const auto* vision = dynamic_cast<const models::vlm::Qwen3VLImageEncoder*>(image_encoder);
+  std::vector<models::vlm::ProcessedImage> processed;
+  const nlohmann::ordered_json with_placeholders = take_image_parts(*m, vision, *tok, processed);
   try {
     const nlohmann::ordered_json messages =
-        chat_messages_for_template(*m, chat::chat_template_takes_content_parts(tokenizer_config));
+        chat_messages_for_template(with_placeholders, chat::chat_template_takes_content_parts(tokenizer_config));
     prompt = chat::apply_chat_template(tokenizer_config, messages, add_generation_prompt);
   } catch (const Error& e) {
     invalid_request("messages", concat("the chat template refused the messages: ", e.what()));
   }
   std::vector<int64_t> ids = tok->encode(prompt, /*add_special_tokens=*/false);
   if (ids.empty()) invalid_request("messages", "the rendered conversation encodes to no tokens");
+  std::shared_ptr<const engine::RequestImages> placed = place_images(ids, processed, vision);
+  if (images != nullptr) *images = std::move(placed);
   return ids;
 }
 

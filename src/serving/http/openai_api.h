@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "serving/generate/request.h"
+#include "serving/generate/request_images.h"
 #include "text/tokenizer.h"
 
 namespace fk::serve {
@@ -39,6 +40,8 @@ struct CompletionRequest {
   bool include_usage = false;  // stream_options.include_usage
   std::vector<std::string> stop;  // stop strings (need a tokenizer): the text ends before them
   engine::SamplingParams params;  // params.logprobs: completions' `logprobs`, chat's `top_logprobs`
+  // A chat's images (image_parts.h), placed in prompts[0]; each sequence gets its own copy.
+  std::shared_ptr<const engine::RequestImages> images;
 };
 
 // `served_model`: the name the server answers to (a request naming another model is a 404).
@@ -92,14 +95,20 @@ nlohmann::json completion_chunk(const std::string& id, const std::string& model,
 
 // Chat: the messages rendered by the model's chat template (tokenizer_config.json) into a
 // prompt, encoded without adding special tokens again (the template writes them).
+// `image_encoder`: the model's (image_url parts, image_parts.h), or null for a text model.
 CompletionRequest parse_chat_request(const std::string& body, const std::string& served_model,
-                                     const tokenizer::Tokenizer* tokenizer, const nlohmann::ordered_json* tokenizer_config);
+                                     const tokenizer::Tokenizer* tokenizer, const nlohmann::ordered_json* tokenizer_config,
+                                     const engine::ImageEncoder* image_encoder = nullptr);
 
 // The prompt ids of a chat body's `messages` (with add_generation_prompt, default true),
 // rendered by the chat template of `tokenizer_config`. `text` is the body as received (its
 // key order is kept for the template), `body` the same parsed. Throws ApiError (400).
+// Image parts are placed for a model whose `image_encoder` reads them (their images into
+// `images`, when given).
 std::vector<int64_t> encode_chat(const std::string& text, const nlohmann::json& body,
-                                 const tokenizer::Tokenizer* tokenizer, const nlohmann::ordered_json& tokenizer_config);
+                                 const tokenizer::Tokenizer* tokenizer, const nlohmann::ordered_json& tokenizer_config,
+                                 const engine::ImageEncoder* image_encoder = nullptr,
+                                 std::shared_ptr<const engine::RequestImages>* images = nullptr);
 
 nlohmann::json chat_response(const std::string& id, const std::string& model, int64_t created,
                              const std::vector<ChoiceResult>& choices, int64_t prompt_tokens);
