@@ -1,6 +1,7 @@
 #include "harness/capture/capture.h"
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -164,6 +165,13 @@ std::vector<std::filesystem::path> write_task_files(const CaptureResult& r, cons
     written.push_back(p);
   }
   return written;
+}
+
+int64_t workload_count(std::string_view text, const std::string& refusal) {
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  FK_CHECK(ec == std::errc() && end == text.data() + text.size() && v > 0, refusal);
+  return v;
 }
 
 }  // namespace fk::e2e

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fk/op_registry.h"
@@ -54,6 +55,10 @@ CaptureResult capture_calls(const std::function<void()>& run, bool on_gpu, std::
 // A fused op that the registry runs as its parts (a part has a candidate, or the op's
 // "unfused" variant is selected) is recorded as those parts: the observer sees what ran.
 CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& workload);
+
+// A positive count spelled by `text`, a part of a workload name (the 32 of "32x512");
+// throws `refusal` (the workload and the forms it may take) when it is not one.
+int64_t workload_count(std::string_view text, const std::string& refusal);
 
 // One task file per translated op (<dir>/<op>.json): its captured workloads with call counts,
 // labelled with the model, the workload and the share of op time.

@@ -1,7 +1,6 @@
 #include "harness/capture/capture_batch.h"
 
 #include <algorithm>
-#include <charconv>
 #include <random>
 
 #include "fk/runtime.h"
@@ -10,18 +9,6 @@
 #include "models/encoder/xlm_roberta_model.h"
 
 namespace fk::e2e {
-
-namespace {
-
-int64_t parse_positive(std::string_view text, const std::string& workload) {
-  int64_t v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  FK_CHECK(ec == std::errc() && end == text.data() + text.size() && v > 0, "capture: batch workload '", workload,
-           "' is not tiny, mixed or BxL (two positive integers, e.g. 32x512)");
-  return v;
-}
-
-}  // namespace
 
 BatchWorkload batch_workload(const std::string& name) {
   BatchWorkload w{name, {}};
@@ -32,11 +19,12 @@ BatchWorkload batch_workload(const std::string& name) {
     std::uniform_int_distribution<int64_t> len(16, 512);
     for (int i = 0; i < 32; ++i) w.lengths.push_back(len(rng));
   } else {
+    const std::string refusal =
+        concat("capture: batch workload '", name, "' is not tiny, mixed or BxL (two positive integers, e.g. 32x512)");
     const size_t x = name.find('x');
-    FK_CHECK(x != std::string::npos, "capture: batch workload '", name,
-             "' is not tiny, mixed or BxL (two positive integers, e.g. 32x512)");
-    const int64_t b = parse_positive(std::string_view(name).substr(0, x), name);
-    const int64_t l = parse_positive(std::string_view(name).substr(x + 1), name);
+    FK_CHECK(x != std::string::npos, refusal);
+    const int64_t b = workload_count(std::string_view(name).substr(0, x), refusal);
+    const int64_t l = workload_count(std::string_view(name).substr(x + 1), refusal);
     FK_CHECK(l >= 2, "capture: batch workload '", name, "': a sequence holds at least CLS and EOS (L >= 2)");
     w.lengths.assign(static_cast<size_t>(b), l);
   }

@@ -1,6 +1,5 @@
 #include "harness/capture/capture_denoise.h"
 
-#include <charconv>
 #include <string_view>
 
 #include "fk/status.h"
@@ -11,15 +10,7 @@ namespace fk::e2e {
 
 namespace {
 
-constexpr const char* kForms = "tiny, Npx or BxNpx (N pixels a side, a multiple of 16; e.g. 1024px, 2x512px)";
-
-int64_t parse_positive(std::string_view text, const std::string& workload) {
-  int64_t v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  FK_CHECK(ec == std::errc() && end == text.data() + text.size() && v > 0, "capture: denoise workload '", workload,
-           "' is not ", kForms);
-  return v;
-}
+constexpr const char* kDenoiseForms = "tiny, Npx or BxNpx (N pixels a side, a multiple of 16; e.g. 1024px, 2x512px)";
 
 }  // namespace
 
@@ -38,14 +29,15 @@ DenoiseWorkload denoise_workload(const std::string& name) {
     w.steps = 2;
     return w;
   }
+  const std::string refusal = concat("capture: denoise workload '", name, "' is not ", kDenoiseForms);
   std::string_view s = name;
-  FK_CHECK(s.size() > 2 && s.substr(s.size() - 2) == "px", "capture: denoise workload '", name, "' is not ", kForms);
+  FK_CHECK(s.size() > 2 && s.substr(s.size() - 2) == "px", refusal);
   s.remove_suffix(2);
   if (const size_t x = s.find('x'); x != std::string_view::npos) {
-    w.batch = parse_positive(s.substr(0, x), name);
+    w.batch = workload_count(s.substr(0, x), refusal);
     s.remove_prefix(x + 1);
   }
-  const int64_t side = parse_positive(s, name);
+  const int64_t side = workload_count(s, refusal);
   FK_CHECK(side % 16 == 0, "capture: denoise workload '", name, "': ", side,
            " pixels is not a multiple of 16 (the VAE's 8x and FLUX's 2 x 2 packing)");
   w.height = w.width = side;

@@ -1,6 +1,5 @@
 #include "harness/capture/capture_detect.h"
 
-#include <charconv>
 #include <string_view>
 
 #include "fk/random.h"
@@ -11,25 +10,18 @@ namespace fk::e2e {
 
 namespace {
 
-constexpr const char* kForms = "tiny or BxS (B images of S x S pixels, e.g. 1x640, 32x640)";
-
-int64_t parse_positive(std::string_view text, const std::string& workload) {
-  int64_t v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  FK_CHECK(ec == std::errc() && end == text.data() + text.size() && v > 0, "capture: detection workload '", workload,
-           "' is not ", kForms);
-  return v;
-}
+constexpr const char* kDetectForms = "tiny or BxS (B images of S x S pixels, e.g. 1x640, 32x640)";
 
 }  // namespace
 
 DetectWorkload detect_workload(const std::string& name) {
   DetectWorkload w{name, 2, 0};
   if (name == "tiny") return w;
+  const std::string refusal = concat("capture: detection workload '", name, "' is not ", kDetectForms);
   const size_t x = name.find('x');
-  FK_CHECK(x != std::string::npos, "capture: detection workload '", name, "' is not ", kForms);
-  w.images = parse_positive(std::string_view(name).substr(0, x), name);
-  w.size = parse_positive(std::string_view(name).substr(x + 1), name);
+  FK_CHECK(x != std::string::npos, refusal);
+  w.images = workload_count(std::string_view(name).substr(0, x), refusal);
+  w.size = workload_count(std::string_view(name).substr(x + 1), refusal);
   return w;
 }
 

@@ -20,7 +20,7 @@ using nlohmann::json;
 namespace {
 
 // The inputs' seed: both sides draw the same latents and prompt embeddings.
-constexpr uint64_t kInputSeed = 12345;
+constexpr uint64_t kDenoiseInputSeed = 12345;
 constexpr float kGuidance = 3.5f;  // FluxPipeline's default for FLUX.1-dev
 
 // The transformer's flow for the initial latents at the first sigma, with FluxPipeline's
@@ -68,7 +68,7 @@ json run_denoise_workload(const DenoiseRunOptions& o) {
   const auto& c = flux.config();
   auto normal = [&](const Shape& shape, uint64_t offset) {
     Tensor t = Tensor::empty(shape, lo.dtype, lo.device);
-    fill_normal(t.view(), kInputSeed, offset, 0.f, 1.f);
+    fill_normal(t.view(), kDenoiseInputSeed, offset, 0.f, 1.f);
     return t;
   };
   const Tensor latents = normal({b * li, c.in_channels}, 0);

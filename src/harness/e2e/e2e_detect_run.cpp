@@ -23,7 +23,7 @@ using models::vision::Yolov10Detection;
 
 namespace {
 
-constexpr uint64_t kInputSeed = 12345;  // both sides see the same images
+constexpr uint64_t kDetectInputSeed = 12345;  // both sides see the same images
 
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   double worst = 0;
@@ -77,7 +77,7 @@ json run_detect_workload(const DetectRunOptions& o) {
   det.load(lo);
   const auto& c = det.config();
   const Tensor images = Tensor::empty({n, s, s, 3}, lo.dtype, lo.device);
-  fill_uniform(images.view(), kInputSeed, 0, 0.0f, 1.0f);
+  fill_uniform(images.view(), kDetectInputSeed, 0, 0.0f, 1.0f);
   models::StepInputs in;
   in.tensors = {{"images", images.view()}};
   TensorView raw_view{};
