@@ -7,7 +7,8 @@
 //   - a chat with images gives the prompt ids the template and processor make (checked
 //     against ids built here) and the same greedy tokens and log-probabilities as the
 //     engine given those ids and images directly;
-//   - the three ways of naming one image, and the older string form of image_url, agree;
+//   - the three ways of naming one image, and the older string form of image_url, agree,
+//     streamed or not;
 //   - text-only chats still run on the VLM;
 //   - every bad input is a 400 naming what is wrong, and the next good request succeeds.
 #include <gtest/gtest.h>
@@ -305,6 +306,14 @@ TEST(ImageParts, ADataUrlAFileUrlAndAPathGiveTheSameAnswer) {
     EXPECT_EQ(answers[i]["choices"][0]["logprobs"], answers[0]["choices"][0]["logprobs"]) << i;
     EXPECT_EQ(answers[i]["usage"], answers[0]["usage"]) << i;
   }
+  // Streamed, the same image gives the same text.
+  json streamed = chat(json::array({image_part(file.string()), text_part("Say.")}), 4);
+  streamed["stream"] = true;
+  std::string text;
+  for (const json& event : server.post_stream("/v1/chat/completions", streamed))
+    if (event.contains("choices") && !event["choices"].empty())
+      text += event["choices"][0]["delta"].value("content", "");
+  EXPECT_EQ(text, answers[0]["choices"][0]["message"]["content"]);
 }
 
 TEST(ImageParts, TextOnlyChatsStillRunOnTheVlm) {
