@@ -95,6 +95,9 @@ void setup(CLI::App& app) {
   cmd->add_option("--host", o.server.host)->capture_default_str();
   cmd->add_option("--port", o.server.port, "0: any free port")->capture_default_str();
   cmd->add_option("--served-model-name", o.server.served_model_name, "Name clients use (default: the model)");
+  cmd->add_option("--allowed-local-media-path", o.server.allowed_local_media_path,
+                  "Folder whose image files chat requests may name (file:// URLs, absolute paths); default: none, "
+                  "images come as data URLs");
   cmd->add_option("--max-pending", o.server.max_pending, "Requests in the server at once; more get HTTP 503")
       ->capture_default_str();
   cmd->add_option("--shutdown-timeout", o.shutdown_timeout_s,

@@ -158,12 +158,14 @@ struct HttpServer::Impl {
     }
   }
 
+  ChatImages chat_images() const { return {loop.engine().image_encoder(), config.allowed_local_media_path}; }
+
   void completions(const httplib::Request& req, httplib::Response& res, Kind kind) {
     const Clock::time_point t0 = Clock::now();
     try {
       const CompletionRequest cr = kind == Kind::chat
                                        ? parse_chat_request(req.body, config.served_model_name, tok.get(), tok_config.get(),
-                                                            loop.engine().image_encoder())
+                                                            chat_images())
                                        : parse_completion_request(req.body, config.served_model_name, tok.get());
       const std::string id = concat(kind == Kind::chat ? "chatcmpl-" : "cmpl-", next_id++);
       const int64_t created = static_cast<int64_t>(std::time(nullptr));
@@ -286,7 +288,7 @@ struct HttpServer::Impl {
           throw ApiError(400, "invalid_request_error",
                          "'messages' needs a chat_template in the model's tokenizer_config.json; this model has none",
                          "messages");
-        ids = encode_chat(req.body, body, tok.get(), *tok_config, loop.engine().image_encoder());
+        ids = encode_chat(req.body, body, tok.get(), *tok_config, chat_images());
       } else {
         const auto p = body.find("prompt");
         if (p == body.end() || !p->is_string())

@@ -30,6 +30,9 @@ struct ServerConfig {
   int threads = 0;
   std::string tokenizer;           // tokenizer.json or its folder; empty: the model folder's, if any
   int64_t max_body_bytes = 64 << 20;  // a larger request body gets 413
+  // The folder chat image parts may name local files in (file:// URLs, absolute paths);
+  // empty: none, only data URLs (a client must not make the server read its disk).
+  std::string allowed_local_media_path;
 };
 
 class HttpServer {

@@ -61,8 +61,25 @@ std::vector<uint8_t> data_url_bytes(const std::string& url, size_t m, size_t p) 
   }
 }
 
-// An image's bytes from its URL: a data URL or a local file; anything else is refused.
-std::vector<uint8_t> image_bytes(const std::string& url, size_t m, size_t p, std::string& what) {
+// Whether `path` lies inside the folder `allowed` (both resolved: symbolic links, . and ..).
+bool inside_folder(const std::filesystem::path& path, const std::filesystem::path& allowed) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+  if (ec) return false;
+  const std::filesystem::path a = std::filesystem::weakly_canonical(allowed, ec);
+  if (ec || a.empty()) return false;
+  auto pi = p.begin();
+  for (auto ai = a.begin(); ai != a.end(); ++ai, ++pi) {
+    if (ai->empty()) continue;  // a trailing separator
+    if (pi == p.end() || *pi != *ai) return false;
+  }
+  return true;
+}
+
+// An image's bytes from its URL: a data URL or a local file inside `allowed_local_media`;
+// anything else is refused.
+std::vector<uint8_t> image_bytes(const std::string& url, const std::filesystem::path& allowed_local_media, size_t m,
+                                 size_t p, std::string& what) {
   if (url_starts_with(url, "data:")) {
     what = concat("of message ", m, " part ", p);
     return data_url_bytes(url, m, p);
@@ -78,6 +95,12 @@ std::vector<uint8_t> image_bytes(const std::string& url, size_t m, size_t p, std
   if (path.empty() || path[0] != '/')
     refuse_part(m, p, concat("the image URL '", shown_url(url), "' is neither a data URL nor a local file (file:///path or an ",
                         "absolute path)"));
+  if (allowed_local_media.empty())
+    refuse_part(m, p, concat("the image '", shown_url(url), "' is a local file, and this server reads none: send a data URL ",
+                        "(data:image/png;base64,...), or start fk serve with --allowed-local-media-path DIR"));
+  if (!inside_folder(path, allowed_local_media))
+    refuse_part(m, p, concat("the image file '", shown_url(path), "' is outside the folder this server reads images from ",
+                        "(--allowed-local-media-path)"));
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     refuse_part(m, p, concat("the image file '", shown_url(path), "' does not exist (or is not a file)"));
@@ -135,6 +158,7 @@ int64_t max_images_per_request(const vlm::Qwen3VLImageEncoder& encoder) {
 }
 
 ordered_json take_image_parts(const ordered_json& messages, const vlm::Qwen3VLImageEncoder* encoder,
+                              const std::filesystem::path& allowed_local_media,
                               const tokenizer::Tokenizer& tok, std::vector<vlm::ProcessedImage>& images) {
   if (!messages.is_array()) return messages;  // chat_messages_for_template names the problem
   ordered_json out = messages;
@@ -175,7 +199,7 @@ ordered_json take_image_parts(const ordered_json& messages, const vlm::Qwen3VLIm
       if (!part.is_object() || !part.contains("type") || part["type"] != "image_url") continue;
       const std::string url = part_url(part, m, p);
       std::string what;
-      const std::vector<uint8_t> bytes = image_bytes(url, m, p, what);
+      const std::vector<uint8_t> bytes = image_bytes(url, allowed_local_media, m, p, what);
       try {
         images.push_back(vlm::qwen3_vl_process_image(vlm::decode_rgb_image(bytes, what), encoder->config(), options));
       } catch (const Error& e) {

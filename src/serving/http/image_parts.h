@@ -11,6 +11,7 @@
 // and the request carries the images' pixel values and grids.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -32,13 +33,15 @@ int64_t max_images_per_request(const models::vlm::Qwen3VLImageEncoder& encoder);
 
 // `messages` with every image part replaced by the text of its placeholder tokens (spelled
 // by `tok`), the images decoded and processed into `images` in order. `encoder` null: the
-// model reads no images, and an image part is refused naming that. Video parts are refused
+// model reads no images, and an image part is refused naming that. Local files are read
+// only inside `allowed_local_media` (symbolic links and .. resolved first); empty: none. Video parts are refused
 // (unsupported). Throws ApiError (400, param "messages") naming the message, the part and
 // what is wrong: a URL that is neither a data URL nor a local path, an http(s) URL, a data
 // URL that is not base64 or not an image, a missing file, bytes that do not decode, more
 // images or patches than the model takes.
 nlohmann::ordered_json take_image_parts(const nlohmann::ordered_json& messages,
-                                        const models::vlm::Qwen3VLImageEncoder* encoder, const tokenizer::Tokenizer& tok,
+                                        const models::vlm::Qwen3VLImageEncoder* encoder,
+                                        const std::filesystem::path& allowed_local_media, const tokenizer::Tokenizer& tok,
                                         std::vector<models::vlm::ProcessedImage>& images);
 
 // Widens the image tokens of `ids` (one per image, in order) to each image's token count and

@@ -302,7 +302,7 @@ json completion_chunk(const std::string& id, const std::string& model, int64_t c
 
 CompletionRequest parse_chat_request(const std::string& text, const std::string& served_model,
                                      const tokenizer::Tokenizer* tok, const nlohmann::ordered_json* tokenizer_config,
-                                     const engine::ImageEncoder* image_encoder) {
+                                     const ChatImages& chat_images) {
   const json body = parse_body(text);
   check_model(body, served_model);
   if (tok == nullptr || tokenizer_config == nullptr || !tokenizer_config->contains("chat_template"))
@@ -310,7 +310,7 @@ CompletionRequest parse_chat_request(const std::string& text, const std::string&
                    "chat completions need the model's tokenizer.json and a chat_template in its tokenizer_config.json; "
                    "this model has none: use /v1/completions");
   CompletionRequest r;
-  r.prompts.push_back(encode_chat(text, body, tok, *tokenizer_config, image_encoder, &r.images));
+  r.prompts.push_back(encode_chat(text, body, tok, *tokenizer_config, chat_images, &r.images));
   parse_chat_logprobs(body, r);
   // As in vLLM, a chat request that names no max_tokens runs to its end (EOS, a stop) or
   // the context's; max_tokens_for cuts this to the room the prompt leaves.
@@ -320,7 +320,7 @@ CompletionRequest parse_chat_request(const std::string& text, const std::string&
 }
 
 std::vector<int64_t> encode_chat(const std::string& text, const json& body, const tokenizer::Tokenizer* tok,
-                                 const nlohmann::ordered_json& tokenizer_config, const engine::ImageEncoder* image_encoder,
+                                 const nlohmann::ordered_json& tokenizer_config, const ChatImages& chat_images,
                                  std::shared_ptr<const engine::RequestImages>* images) {
   // Key order matters to templates (tojson of tool arguments): read the messages ordered.
   const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text);
@@ -328,9 +328,9 @@ std::vector<int64_t> encode_chat(const std::string& text, const json& body, cons
   if (m == ordered.end() || !m->is_array() || m->empty()) invalid_request("messages", "'messages' must be a non-empty list");
   const bool add_generation_prompt = get_bool(body, "add_generation_prompt", true);
   std::string prompt;
-  const auto* vision = dynamic_cast<const models::vlm::Qwen3VLImageEncoder*>(image_encoder);
+  const auto* vision = dynamic_cast<const models::vlm::Qwen3VLImageEncoder*>(chat_images.encoder);
   std::vector<models::vlm::ProcessedImage> processed;
-  const nlohmann::ordered_json with_placeholders = take_image_parts(*m, vision, *tok, processed);
+  const nlohmann::ordered_json with_placeholders = take_image_parts(*m, vision, chat_images.allowed_local_media, *tok, processed);
   try {
     const nlohmann::ordered_json messages =
         chat_messages_for_template(with_placeholders, chat::chat_template_takes_content_parts(tokenizer_config));

@@ -4,6 +4,7 @@
 // ids (a list of ints, or a list of such lists) always.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -96,18 +97,26 @@ nlohmann::json completion_chunk(const std::string& id, const std::string& model,
 // Chat: the messages rendered by the model's chat template (tokenizer_config.json) into a
 // prompt, encoded without adding special tokens again (the template writes them).
 // `image_encoder`: the model's (image_url parts, image_parts.h), or null for a text model.
+// What a chat request's image parts may use: the model's image encoder (null: the model
+// reads no images) and the folder local image files may come from (empty: none, only data
+// URLs; `fk serve --allowed-local-media-path`).
+struct ChatImages {
+  const engine::ImageEncoder* encoder = nullptr;
+  std::filesystem::path allowed_local_media;
+};
+
 CompletionRequest parse_chat_request(const std::string& body, const std::string& served_model,
                                      const tokenizer::Tokenizer* tokenizer, const nlohmann::ordered_json* tokenizer_config,
-                                     const engine::ImageEncoder* image_encoder = nullptr);
+                                     const ChatImages& chat_images = {});
 
 // The prompt ids of a chat body's `messages` (with add_generation_prompt, default true),
 // rendered by the chat template of `tokenizer_config`. `text` is the body as received (its
 // key order is kept for the template), `body` the same parsed. Throws ApiError (400).
-// Image parts are placed for a model whose `image_encoder` reads them (their images into
+// Image parts are placed for a model whose image encoder reads them (their images into
 // `images`, when given).
 std::vector<int64_t> encode_chat(const std::string& text, const nlohmann::json& body,
                                  const tokenizer::Tokenizer* tokenizer, const nlohmann::ordered_json& tokenizer_config,
-                                 const engine::ImageEncoder* image_encoder = nullptr,
+                                 const ChatImages& chat_images = {},
                                  std::shared_ptr<const engine::RequestImages>* images = nullptr);
 
 nlohmann::json chat_response(const std::string& id, const std::string& model, int64_t created,

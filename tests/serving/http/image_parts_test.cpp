@@ -47,6 +47,13 @@ using nlohmann::json;
 constexpr double kNearTie = 0.1;
 constexpr int64_t kVisionStart = 1004, kVisionEnd = 1005, kImagePad = 1006, kVideoPad = 1007;
 
+// A server that reads local image files inside `folder` (--allowed-local-media-path).
+ServerConfig reading_images_in(const fs::path& folder) {
+  ServerConfig sc = TestServer::config();
+  sc.allowed_local_media_path = folder.string();
+  return sc;
+}
+
 // A model folder: tiny-qwen3-vl's config, the test tokenizer with the vision tokens, and
 // the template. Removed with the object.
 struct VlModelDir {
@@ -254,7 +261,7 @@ TEST(ImageParts, ChatWithImagesMatchesTheEngineGivenTheSameIdsAndImages) {
   EXPECT_EQ(std::count(ids.begin(), ids.end(), kVisionStart), 3);
   EXPECT_EQ(std::count(ids.begin(), ids.end(), kVisionEnd), 3);
 
-  TestServer server(model.engine());
+  TestServer server(model.engine(), reading_images_in(model.dir));
   int status = 0;
   const json t = server.post("/tokenize", {{"model", "tiny"}, {"messages", chat(content, 1)["messages"]}}, &status);
   ASSERT_EQ(status, 200) << t.dump();
@@ -293,7 +300,7 @@ TEST(ImageParts, ADataUrlAFileUrlAndAPathGiveTheSameAnswer) {
   const std::vector<uint8_t> png = png_bytes(random_image(rng, 40, 56));
   const fs::path file = model.dir / "a.png";
   std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
-  TestServer server(model.engine());
+  TestServer server(model.engine(), reading_images_in(model.dir));
   std::vector<json> answers;
   for (const json& part : {image_part(data_url("image/png", png)), image_part("file://" + file.string()),
                            image_part(file.string()), json{{"type", "image_url"}, {"image_url", file.string()}}}) {
@@ -353,6 +360,14 @@ TEST(ImageParts, BadInputsAreRefusedByNameAndTheServerKeepsServing) {
   // Three images of 128 x 128 pixels: 1024 patches each, over the tower's 2048.
   json large = json::array();
   for (int i = 0; i < 3; ++i) large.push_back(image_part(data_url("image/png", png_bytes(random_image(rng, 128, 128)))));
+  // Local files are read inside model.dir/images only: a real image beside that folder, and
+  // a link inside it to that image, are refused without being read.
+  const fs::path images = model.dir / "images", outside = model.dir / "outside.png";
+  fs::create_directories(images);
+  std::ofstream(outside, std::ios::binary)
+      .write(reinterpret_cast<const char*>(good_png.data()), static_cast<std::streamsize>(good_png.size()));
+  fs::remove(images / "link.png");
+  fs::create_symlink(outside, images / "link.png");
   const std::vector<std::pair<json, std::string>> cases = {
       {json::array({image_part(data_url("image/png", not_image))}), "does not decode as PNG or JPEG"},
       {json::array({image_part(data_url("image/png", cut_png))}), "does not decode as PNG or JPEG"},
@@ -360,8 +375,12 @@ TEST(ImageParts, BadInputsAreRefusedByNameAndTheServerKeepsServing) {
       {json::array({image_part("data:image/png," + base64(good_png))}), "is not base64"},
       {json::array({image_part(data_url("text/plain", not_image))}), "'text/plain' is not an image"},
       {json::array({image_part(data_url("image/gif", not_image))}), "'image/gif' is not supported"},
-      {json::array({image_part("/nonexistent/fk/none.png")}), "does not exist"},
-      {json::array({image_part("file:///nonexistent/fk/none.png")}), "does not exist"},
+      {json::array({image_part((images / "none.png").string())}), "does not exist"},
+      {json::array({image_part("file://" + (images / "none.png").string())}), "does not exist"},
+      {json::array({image_part("/nonexistent/fk/none.png")}), "outside the folder this server reads images from"},
+      {json::array({image_part(outside.string())}), "outside the folder this server reads images from"},
+      {json::array({image_part((images / ".." / "outside.png").string())}), "outside the folder"},
+      {json::array({image_part((images / "link.png").string())}), "outside the folder"},
       {json::array({image_part("pictures/a.png")}), "neither a data URL nor a local file"},
       {json::array({image_part("https://example.com/a.png")}), "fetches nothing from the network"},
       {json::array({image_part("http://127.0.0.1/a.png")}), "fetches nothing from the network"},
@@ -372,7 +391,7 @@ TEST(ImageParts, BadInputsAreRefusedByNameAndTheServerKeepsServing) {
       {nine, "9 images; this model takes at most 8"},
       {large, "patches"},
   };
-  TestServer server(model.engine());
+  TestServer server(model.engine(), reading_images_in(images));
   for (const auto& [content, named] : cases) {
     expect_refused(server, content, named);
     int status = 0;
@@ -381,6 +400,23 @@ TEST(ImageParts, BadInputsAreRefusedByNameAndTheServerKeepsServing) {
     EXPECT_EQ(ok["choices"][0]["logprobs"]["content"].size(), 2u);
   }
   EXPECT_TRUE(server.wait_idle(std::chrono::seconds(10)));
+}
+
+TEST(ImageParts, LocalFilesAreReadOnlyWhereTheServerWasToldTo) {
+  const VlModelDir model("image-parts-local");
+  std::mt19937_64 rng(test::seed_for("image-parts-local"));
+  const std::vector<uint8_t> png = png_bytes(random_image(rng, 24, 32));
+  const fs::path file = model.dir / "a.png";
+  std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
+  {
+    TestServer server(model.engine());  // no --allowed-local-media-path
+    expect_refused(server, json::array({image_part(file.string())}), "reads none: send a data URL");
+    expect_refused(server, json::array({image_part("file://" + file.string())}), "--allowed-local-media-path DIR");
+  }
+  TestServer server(model.engine(), reading_images_in(model.dir));
+  int status = 0;
+  server.post("/v1/chat/completions", chat(json::array({image_part(file.string())}), 2), &status);
+  EXPECT_EQ(status, 200);
 }
 
 TEST(ImageParts, AnImageForATextModelIsRefusedByName) {
