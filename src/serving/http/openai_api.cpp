@@ -9,6 +9,7 @@
 #include "text/chat_template.h"
 #include "text/tokenizer/unicode.h"
 #include "fk/ops/logprobs.h"
+#include "core/error_words.h"
 #include "fk/status.h"
 
 namespace fk::serve {
@@ -69,7 +70,8 @@ size_t first_invalid_utf8(const std::string& s) {
 }  // namespace
 
 json error_body(const ApiError& e) {
-  json err = {{"message", e.what()}, {"type", e.type}, {"code", e.status}};
+  // The words alone: a library error's condition and source line are the server's business.
+  json err = {{"message", error_words(e.what())}, {"type", e.type}, {"code", e.status}};
   err["param"] = e.param.empty() ? json(nullptr) : json(e.param);
   return {{"error", err}};
 }

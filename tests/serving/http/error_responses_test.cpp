@@ -44,6 +44,9 @@ void expect_openai_error(const Answer& a, int status, const std::string& type, c
   EXPECT_EQ(e["type"], type);
   EXPECT_EQ(e["code"], status);
   EXPECT_NE(e["message"].get<std::string>().find(message_part), std::string::npos) << e["message"];
+  // Words for the client: no failed check's condition or source line of the server's.
+  EXPECT_EQ(e["message"].get<std::string>().find(" [src/"), std::string::npos) << e["message"];
+  EXPECT_NE(e["message"].get<std::string>().rfind("check failed: ", 0), 0u) << e["message"];
   for (const auto& [name, value] : a.headers) {
     EXPECT_EQ(name.find("EXCEPTION"), std::string::npos) << name << ": " << value;
     EXPECT_EQ(value.find("json.exception"), std::string::npos) << name << ": " << value;
