@@ -11,6 +11,7 @@
 #include "fk/ops/rope.h"
 #include "fk/ops/varlen_attention.h"
 #include "ops/common/case_builder.h"
+#include "ops/common/layer_cost.h"
 #include "ops/common/packed_validate.h"
 #include "ops/common/validate.h"
 #include "ops/dit/flux_single_block_composed.h"
@@ -298,7 +299,7 @@ OpDef make_def() {
   // those roundings into the output; the baseline's worst element over many seeds is about
   // 20 units in the last place (relative L2 about 0.005).
   d.tolerance = [](const OpCase& c, const TensorArg&, DType) {
-    const double ulp = c.as<A>().qkv_weight.dtype == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+    const double ulp = half_rounding_unit(c.as<A>().qkv_weight.dtype);
     return Tolerance{32 * ulp, 32 * ulp};
   };
   d.workload_from_call = workload_from_call;

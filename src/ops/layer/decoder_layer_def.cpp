@@ -12,6 +12,7 @@
 #include "fk/rope_cache.h"
 #include "ops/attention/attention_case.h"
 #include "ops/common/case_builder.h"
+#include "ops/common/layer_cost.h"
 #include "ops/layer/decoder_layer_composed.h"
 #include "ops/layer/decoder_layer_reference.h"
 #include "ops/rope/rope_workload.h"
@@ -204,7 +205,7 @@ Tolerance decoder_layer_tolerance(const OpCase& c, const TensorArg& arg, DType d
   Tolerance tol = default_tolerance(dt);
   const auto& a = c.as<Args>();
   const DType model = a.input_norm.dtype;
-  const double ulp = model == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+  const double ulp = half_rounding_unit(model);
   const auto typical = [](const TensorView& in_norm, const TensorView& weight) {
     return std::sqrt(static_cast<double>(weight.shape[1])) * sampled_rms(in_norm) * sampled_rms(weight);
   };

@@ -7,6 +7,7 @@
 #include "fk/element.h"
 #include "fk/ops/linear.h"
 #include "ops/common/case_builder.h"
+#include "ops/common/layer_cost.h"
 #include "ops/linear/linear_reference.h"
 #include "ops/linear/linear_tolerance.h"
 #include "ops/linear/rms_norm_linear_composed.h"
@@ -54,7 +55,7 @@ Tolerance rms_norm_linear_tolerance(const OpCase& c, const TensorArg& arg, DType
   const auto& a = c.as<RmsNormLinearArgs>();
   const double K = static_cast<double>(a.input.shape[1]);
   const double row_rms = tensor_rms(a.norm_weight), w_rms = tensor_rms(a.weight);
-  const double ulp = a.input.dtype == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+  const double ulp = half_rounding_unit(a.input.dtype);
   tol.atol += 4 * std::ldexp(1.0, -24) * std::sqrt(K) * std::sqrt(K) * row_rms * w_rms + 16 * ulp * row_rms * w_rms;
   return tol;
 }

@@ -15,6 +15,7 @@
 #include "ops/activation/activation_defs.h"
 #include "ops/activation/activation_reference.h"
 #include "ops/common/case_builder.h"
+#include "ops/common/layer_cost.h"
 #include "ops/common/packed_validate.h"
 #include "ops/common/validate.h"
 #include "ops/linear/linear_reference.h"
@@ -316,23 +317,13 @@ OpDef make_def() {
   d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) { return make_case(layout, w, seed); };
   d.cost = [](const OpCase& c) {
     const auto& a = c.as<A>();
-    const double T = static_cast<double>(a.hidden.shape[0]), H = static_cast<double>(a.hidden.shape[1]),
-                 I = static_cast<double>(a.fc1_weight.shape[0]);
-    double pairs = 0;
-    for (int64_t b = 0; b + 1 < a.cu_seqlens_host.shape[0]; ++b) {
-      const double l = static_cast<double>(get_index(a.cu_seqlens_host, b + 1) - get_index(a.cu_seqlens_host, b));
-      pairs += l * l;
-    }
-    const double es = static_cast<double>(a.qkv_weight.element_size());
-    const double weights = (4 * H * H + 2 * H * I) * es;
-    const double flops = 2 * T * (4 * H * H + 2 * H * I) + 4 * pairs * H;
-    return OpCost{weights + 2 * T * H * es, flops, a.qkv_weight.dtype};
+    return packed_transformer_layer_cost(a.hidden, a.cu_seqlens_host, a.fc1_weight.shape[0], a.qkv_weight);
   };
   // hidden + attention + MLP, not normalised: the composed baseline rounds every
   // intermediate to the dtype where the oracle keeps f64 (but q, k, v and the sum between
   // the halves), a few units in the last place of outputs of order one to four.
   d.tolerance = [](const OpCase& c, const TensorArg&, DType) {
-    const double ulp = c.as<A>().qkv_weight.dtype == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+    const double ulp = half_rounding_unit(c.as<A>().qkv_weight.dtype);
     return Tolerance{16 * ulp, 16 * ulp};
   };
   d.workload_from_call = workload_from_call;
