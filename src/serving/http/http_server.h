@@ -3,7 +3,8 @@
 //                          sampling, seed, stop strings and token ids, logprobs
 //   POST /v1/chat/completions (with tokenizer.json and the chat_template of
 //                          tokenizer_config.json in the model folder), streamed or not,
-//                          logprobs / top_logprobs
+//                          logprobs / top_logprobs; image_url parts for a model that
+//                          reads images (image_parts.h)
 //   POST /tokenize (a prompt, or chat messages through the template), /detokenize (with
 //                          the model's tokenizer.json)
 //   GET  /v1/models, /v1/models/{id}, /health, /metrics (Prometheus text, fk's names and
