@@ -1,5 +1,6 @@
 #include "harness/sandbox/worker.h"
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -186,6 +187,10 @@ EvalResult run_in_worker(const WorkerRequest& req, double timeout_s) {
   // What the worker runs that may lie in the temporary folder the sandbox replaces: the
   // candidate, its source, this executable (a build under /tmp) and its library folders.
   so.visible = {req.library, req.task.source, self_executable()};
+  // The fk library this code runs from when it is a shared one (a test executable's, which
+  // runs itself as the worker), for the same reason.
+  if (Dl_info info{}; dladdr(reinterpret_cast<void*>(&run_in_worker), &info) && info.dli_fname)
+    so.visible.push_back(info.dli_fname);
   // The device's measured ceilings (fractions of speed of light), read-only, wherever
   // FK_HOME puts them (a folder under the temporary one in tests).
   if (const char* home = std::getenv("FK_HOME"); home && *home) so.visible.push_back(ceilings_dir());
