@@ -427,6 +427,10 @@ SandboxPlan plan_sandbox(const SandboxOptions& opts, const SandboxSupport& suppo
     std::error_code ec;
     const fs::path p = fs::weakly_canonical(v, ec);
     if (ec || !fs::exists(p) || !inside(p, temp) || inside(p, work)) continue;  // visible anyway, or gone
+    // Once each: a path named twice (the executable, and the library it runs from when that
+    // is the executable itself) would be bound over itself, which fails.
+    const auto named_before = [&](const SandboxPlan::Node& m) { return m.path == p.string(); };
+    if (std::any_of(plan.visible.begin(), plan.visible.end(), named_before)) continue;
     SandboxPlan::Node n{p.string(), "", fs::is_directory(p), {}};
     fs::path parent = temp;
     const fs::path rel = p.parent_path().lexically_relative(temp);
