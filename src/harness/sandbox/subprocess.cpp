@@ -1,5 +1,6 @@
 #include "harness/sandbox/subprocess.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -7,7 +8,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "fk/status.h"
 
@@ -134,6 +137,18 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     if (WIFSIGNALED(status)) r.term_signal = WTERMSIG(status);
   }
   return r;
+}
+
+std::vector<std::filesystem::path> running_code_paths() {
+  std::vector<std::filesystem::path> paths = {self_executable()};
+  if (Dl_info info{}; dladdr(reinterpret_cast<void*>(&running_code_paths), &info) && info.dli_fname)
+    paths.emplace_back(info.dli_fname);  // the executable itself when fk is linked statically
+  if (const char* ld = std::getenv("LD_LIBRARY_PATH")) {
+    std::stringstream dirs(ld);
+    for (std::string d; std::getline(dirs, d, ':');)
+      if (!d.empty()) paths.emplace_back(d);
+  }
+  return paths;
 }
 
 }  // namespace fk::bench

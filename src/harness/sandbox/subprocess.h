@@ -2,6 +2,7 @@
 // candidates and to run each evaluation in its own worker process, so that a crash, hang
 // or corrupted CUDA context of a candidate never takes the harness down.
 #pragma once
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,5 +39,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
 
 // Path of the running executable (/proc/self/exe).
 std::string self_executable();
+
+// What this process runs from, for a sandbox to keep visible when it lies in the temporary
+// folder the sandbox replaces (a build under /tmp): the executable, the fk library when that
+// is a shared one (a test executable's), and the LD_LIBRARY_PATH folders.
+std::vector<std::filesystem::path> running_code_paths();
 
 }  // namespace fk::bench

@@ -1,6 +1,5 @@
 #include "harness/sandbox/worker.h"
 
-#include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -8,7 +7,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -185,20 +183,13 @@ EvalResult run_in_worker(const WorkerRequest& req, double timeout_s) {
   SandboxOptions& so = po.sandbox.emplace();
   so.work_dir = dir;
   // What the worker runs that may lie in the temporary folder the sandbox replaces: the
-  // candidate, its source, this executable (a build under /tmp) and its library folders.
-  so.visible = {req.library, req.task.source, self_executable()};
-  // The fk library this code runs from when it is a shared one (a test executable's, which
-  // runs itself as the worker), for the same reason.
-  if (Dl_info info{}; dladdr(reinterpret_cast<void*>(&run_in_worker), &info) && info.dli_fname)
-    so.visible.push_back(info.dli_fname);
+  // candidate, its source and the code this process runs from (a test executable runs
+  // itself as the worker).
+  so.visible = running_code_paths();
+  so.visible.insert(so.visible.begin(), {req.library, req.task.source});
   // The device's measured ceilings (fractions of speed of light), read-only, wherever
   // FK_HOME puts them (a folder under the temporary one in tests).
   if (const char* home = std::getenv("FK_HOME"); home && *home) so.visible.push_back(ceilings_dir());
-  if (const char* ld = std::getenv("LD_LIBRARY_PATH")) {
-    std::stringstream dirs(ld);
-    for (std::string d; std::getline(dirs, d, ':');)
-      if (!d.empty()) so.visible.push_back(d);
-  }
   // Every thread of the worker together; the wall-clock limit is the one that bites first.
   so.cpu_seconds = timeout_s * std::max(1u, std::thread::hardware_concurrency()) + 10;
   // The CUDA driver reserves address space far beyond any memory it uses: only the cpu

@@ -1,14 +1,12 @@
 // The CUDA driver inside the worker's sandbox: a process in the namespaces, behind the
 // seccomp filter and the violation reporter a worker installs, starts the driver, moves
 // memory both ways and synchronises. (This test binary runs itself as that process.)
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "fk/runtime.h"
@@ -51,17 +49,9 @@ TEST(SandboxGpu, CudaRunsInTheSandbox) {
   po.timeout_s = 120;
   po.sandbox = SandboxOptions{};
   po.sandbox->work_dir = work;
-  // This binary, the fk library it loads (a shared one beside the tests) and its library
-  // folders may lie in the temporary folder the sandbox replaces (a build under /tmp), as
-  // the worker's do.
-  po.sandbox->visible = {self_executable()};
-  if (Dl_info info{}; dladdr(reinterpret_cast<void*>(&self_executable), &info) && info.dli_fname)
-    po.sandbox->visible.push_back(info.dli_fname);
-  if (const char* ld = std::getenv("LD_LIBRARY_PATH")) {
-    std::stringstream dirs(ld);
-    for (std::string d; std::getline(dirs, d, ':');)
-      if (!d.empty()) po.sandbox->visible.push_back(d);
-  }
+  // This binary and what it loads may lie in the temporary folder the sandbox replaces (a
+  // build under /tmp), as the worker's do.
+  po.sandbox->visible = running_code_paths();
   po.extra_env = {concat(kChildEnv, "=1")};
   const ProcessResult r = run_process({self_executable(), "--gtest_filter=SandboxGpu.ChildSide"}, po);
   std::string violation;
