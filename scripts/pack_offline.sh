@@ -3,7 +3,7 @@
 # fastkernels into one archive: the project's sources (tracked and new, not ignored
 # files of the working tree) and every third-party build dependency:
 #   .deps/include: CUTLASS/CuTe, FlashInfer, nlohmann-json, CLI11, cpp-httplib, sqlite3.h,
-#                  stb_image.h (image decoding)
+#                  stb_image.h and stb_image_write.h (image decoding; the tests write images)
 #   .deps/lib:     libsqlite3, libcpp-httplib (Debian's build of cpp-httplib is a library)
 #                  and what it links (OpenSSL, zlib, Brotli; their headers in .deps/include)
 #   .deps/src:     GoogleTest sources
@@ -29,7 +29,7 @@ fi
 cp -r .deps/include/cutlass .deps/include/cute .deps/include/flashinfer "$root/.deps/include/"
 cp -r /usr/include/nlohmann /usr/include/CLI /usr/include/httplib.h /usr/include/sqlite3.h "$root/.deps/include/"
 [ -f /usr/include/sqlite3ext.h ] && cp /usr/include/sqlite3ext.h "$root/.deps/include/"
-mkdir -p "$root/.deps/include/stb" && cp /usr/include/stb/stb_image.h "$root/.deps/include/stb/"
+mkdir -p "$root/.deps/include/stb" && cp /usr/include/stb/stb_image.h /usr/include/stb/stb_image_write.h "$root/.deps/include/stb/"
 lib=$(ldconfig -p | awk '/libsqlite3\.so\.0 .*x86-64/ {print $NF; exit}')
 [ -n "$lib" ] || { echo "pack: libsqlite3.so.0 not found" >&2; exit 1; }
 cp -L "$lib" "$root/.deps/lib/libsqlite3.so.0"
