@@ -514,8 +514,8 @@ SCIENCE_TASKS = {
 
 # ---- diffusion (FLUX.1's transformer, the Denoise pattern) -----------------------------------
 # FLUX.1-dev (19 double-stream and 38 single-stream blocks of 3072, 24 heads of 128) at 1024^2
-# (4096 image + 512 text tokens) and 512^2: the blocks are the L3 tasks; until `fk capture`
-# records a denoising step, each task takes its op definition's bench workloads (FLUX shapes).
+# (4096 image + 512 text tokens) and 512^2, captured by `fk capture --workload 1024px | 512px`
+# (one denoising step on the GPU): the blocks are the L3 tasks.
 DIFFUSION = ["flux.1-dev"]
 DIFFUSION_TASKS = {
     "flux_double_block": dict(op="flux_double_block", models=DIFFUSION,
@@ -534,6 +534,19 @@ DIFFUSION_TASKS = {
                                          {"tokens": 5, "hidden": 64, "dt": 0.0, "dtype": "f32"}]),
     "silu": dict(op="silu", models=DIFFUSION,
                  check=[{"tokens": 6, "hidden": 64, "batch": 2}, {"tokens": 3, "hidden": 13}]),
+    # The blocks' parts, which a dense LLM or encoder task also benchmarks (prefixed: task ids
+    # are unique): FLUX's joint attention over 4608 tokens, its GEMMs, tanh GELU and the
+    # per-head q/k RMSNorm with the interleaved (GPT-J) rotation of its 3-axis rope.
+    "flux_varlen_attention": dict(op="varlen_attention", models=DIFFUSION,
+                                  check=[{"seq_lens": [1, 17, 64, 3], "heads": 4, "kv_heads": 4, "head_dim": 64},
+                                         {"seq_lens": [130], "heads": 2, "kv_heads": 2, "head_dim": 128}]),
+    "flux_linear": dict(op="linear", models=DIFFUSION, forbid=["cublas", "cublasLt"],
+                        check=[{"m": 3, "n": 40, "k": 72, "bias": True}, {"m": 17, "n": 256, "k": 128}]),
+    "flux_gelu": dict(op="gelu", models=DIFFUSION,
+                      check=[{"tokens": 5, "hidden": 1000, "approximate": "tanh"}, {"tokens": 3, "hidden": 13}]),
+    "flux_qk_norm_rope": dict(op="qk_norm_rope", models=DIFFUSION,
+                              check=[{"tokens": 5, "q_heads": 4, "kv_heads": 4, "head_size": 64, "max_pos": 64,
+                                      "style": "gptj"}]),
 }
 
 

@@ -10,8 +10,8 @@
 // the A operand of P V without a trip through shared memory. The output accumulator
 // (16 x D per warp) lives in registers and is rescaled by exp2(old max - new max) per row.
 // Causal blocks stop at the last key their last row sees. Head dims are padded to the
-// tile width 64, 128 or 256 (zeros past D in shared memory), so any multiple of 8 up to
-// 256 runs. Logits use exp2 with sm_scale * log2(e) folded in; accumulation is fp32.
+// tile width 64, 80, 96, 128 or 256 (zeros past D in shared memory; a multiple of 16, the
+// MMA's k), so any multiple of 8 up to 256 runs. Logits use exp2 with sm_scale * log2(e) folded in; accumulation is fp32.
 // Shared memory rows are padded by 8 elements so the fragment loads are bank-conflict-free.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -259,6 +259,10 @@ fk_status varlen_attention_cuda(const void* args, void* stream) {
         const int b = static_cast<int>(batch), hq = static_cast<int>(heads);
         if (dim <= 64)
           launch<T, 64>(p, b, hq, a.max_seqlen_q, s);
+        else if (dim <= 80)  // Qwen3-VL's vision heads of 72: a tile of 128 would waste 44% of the MMAs
+          launch<T, 80>(p, b, hq, a.max_seqlen_q, s);
+        else if (dim <= 96)
+          launch<T, 96>(p, b, hq, a.max_seqlen_q, s);
         else if (dim <= 128)
           launch<T, 128>(p, b, hq, a.max_seqlen_q, s);
         else

@@ -186,7 +186,7 @@ OpDef make_def() {
                   4.0 * pairs * heads * dim, a.q.dtype};
   };
   // Edge shapes: one token; lengths on both sides of the CUDA kernel's 64-row tiles; an
-  // empty sequence; many short sequences; GQA; head dims 64, 80, 96, 128, 256; causal
+  // empty sequence; many short sequences; GQA; head dims 64, 72, 80, 88, 96, 128, 256; causal
   // self-attention and bottom-right causal with fewer or more queries than keys (queries
   // that see no key); f16; no tokens at all.
   d.test_workloads = {
@@ -197,7 +197,9 @@ OpDef make_def() {
           1, 2, 4, 3},
          2, 1, 64),
       wl({17, 80}, 2, 2, 80),
+      wl({37, 64, 90}, 2, 2, 72),
       wl({33, 66}, 3, 1, 96, "f16"),
+      wl({40}, 2, 2, 88),
       wl({70}, 2, 1, 128),
       wl({40, 65}, 2, 2, 256),
       wl({0}, 2, 2, 64),
@@ -217,14 +219,16 @@ OpDef make_def() {
   d.test_workloads.push_back(scaled);
   // BGE-M3 (XLM-R large: 16 heads of 64, fp16): one 512-token passage, a batch of eight,
   // one 8k document and the mixed 512..8192 documents of its throughput benchmark; a
-  // head dim 128 encoder for the kernel's other tile width.
+  // head dim 128 encoder for the kernel's other tile width; Qwen3-VL's vision tower on a
+  // 1024 x 1024 image (4096 patches, 16 heads of 72).
   d.bench_workloads = {wl({512}, 16, 16, 64, "f16"),
                        wl({512, 512, 512, 512, 512, 512, 512, 512}, 16, 16, 64, "f16"),
                        wl({8192}, 16, 16, 64, "f16"),
                        wl({512, 1024, 2048, 4096, 8192, 777, 3000}, 16, 16, 64, "f16"),
-                       wl({2048, 2048, 2048, 2048}, 16, 16, 128, "bf16")};
+                       wl({2048, 2048, 2048, 2048}, 16, 16, 128, "bf16"),
+                       wl({4096}, 16, 16, 72, "bf16")};
   d.workload_from_call = workload_from_call;
-  d.architectures = {"xlm_roberta"};
+  d.architectures = {"xlm_roberta", "qwen3_vl"};
   return d;
 }
 

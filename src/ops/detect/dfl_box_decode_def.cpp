@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "fk/element.h"
+#include "fk/runtime.h"
 #include "ops/common/case_builder.h"
 #include "ops/detect/dfl_box_decode_validate.h"
 
@@ -67,9 +68,15 @@ Tensor anchor_table(const std::vector<int64_t>& grids, const std::vector<int64_t
 
 Json workload_from_call(const void* args) {
   const auto& a = *static_cast<const A*>(args);
-  // Rebuild the levels from the anchors' strides (each level a square grid).
+  // Rebuild the levels from the anchors' strides (each level a square grid). The anchors
+  // are copied to the host (on the GPU they are device memory; capture synchronises around
+  // every call anyway).
+  FK_CHECK(a.anchors.is_contiguous() && a.anchors.dtype == DType::f32, A::kName,
+           ": capture needs contiguous f32 anchors, got ", describe(a.anchors));
+  std::vector<float> host(static_cast<size_t>(a.anchors.numel()));
+  rt::memcpy_sync(host.data(), Device::cpu(), a.anchors.data, a.anchors.device, host.size() * sizeof(float));
   std::vector<int64_t> grids, strides;
-  const float* p = static_cast<const float*>(a.anchors.data);
+  const float* p = host.data();
   int64_t count = 0;
   for (int64_t i = 0; i <= a.anchors.shape[0]; ++i) {
     const bool end = i == a.anchors.shape[0] || (count > 0 && static_cast<int64_t>(p[3 * i + 2]) != strides.back());

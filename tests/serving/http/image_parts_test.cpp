@@ -320,7 +320,7 @@ TEST(ImageParts, ADataUrlAFileUrlAndAPathGiveTheSameAnswer) {
   for (const json& event : server.post_stream("/v1/chat/completions", streamed))
     if (event.contains("choices") && !event["choices"].empty())
       text += event["choices"][0]["delta"].value("content", "");
-  EXPECT_EQ(text, answers[0]["choices"][0]["message"]["content"]);
+  EXPECT_EQ(text, answers[0]["choices"][0]["message"]["content"].get<std::string>());
 }
 
 TEST(ImageParts, TextOnlyChatsStillRunOnTheVlm) {

@@ -43,4 +43,8 @@ struct VisionLayout {
 // Throws naming the grid that the config cannot take (not a multiple of the merge size).
 VisionLayout qwen3_vl_vision_layout(const Qwen3VLVisionConfig& c, const std::vector<PatchGrid>& grids);
 
+// The grids' checks alone (named errors: an empty side, a side not a multiple of the merge
+// size); returns their patch count.
+int64_t check_qwen3_vl_grids(const Qwen3VLVisionConfig& c, const std::vector<PatchGrid>& grids);
+
 }  // namespace fk::models::vlm
