@@ -13,16 +13,24 @@ jobs=${FK_JOBS:-$(nproc)}
 opt=()
 [ "${CI:-}" = true ] && opt=(-DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG")
 run_ctest() { ctest --test-dir "$1" -j "$jobs" --output-on-failure --timeout 600 "${@:2}"; }
+# Each phase's wall time, so a slow CI run says where its minutes went.
+phase() { echo "test: $1 done after ${SECONDS} s"; }
+phase "dependencies"
 
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   scripts/configure.sh build -DFK_NOCUDA_TWIN=ON "${opt[@]}"
   cmake --build build -j "$jobs"
+  phase "build"
   # A test and its twin may share temporary files: the twins run after the rest.
   run_ctest build -LE nocuda
+  phase "tests"
   run_ctest build -L nocuda
+  phase "CPU-only twin's tests"
 else
   echo "test: nvcc not found, CUDA configuration not built"
   scripts/configure.sh build-cpu -DFK_CUDA=OFF "${opt[@]}"
   cmake --build build-cpu -j "$jobs"
+  phase "build"
   run_ctest build-cpu
+  phase "tests"
 fi
