@@ -2,11 +2,13 @@
 // does not cover: longer sequences over many 64-row tiles (bidirectional, causal and
 // cross-length causal, GQA, each tile width) against the f64 oracle; q, k and v as slices
 // of one fused qkv GEMM output (the encoder's layout) against the CPU implementation; the
-// head dims and strides it refuses; and the production (bench) shapes timed, with TFLOP/s.
+// head dims and strides it refuses; the Hopper ragged variant (head dim 128) against the
+// oracle; and the production (bench) shapes timed on both paths, with TFLOP/s.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 
 #include "fk/ops/varlen_attention.h"
 #include "harness/check/op_check.h"
@@ -110,16 +112,58 @@ TEST(VarlenAttentionGpu, RefusesHeadDimsAndStridesItCannotLoad) {
   EXPECT_NE(std::string(last_error_message()).find("strides that are multiples of 8"), std::string::npos) << last_error_message();
 }
 
-// The production shapes: time per call and TFLOP/s of the cost model (informational).
+// Selects varlen_attention's `sm90_ragged` variant for the scope.
+struct Sm90RaggedVariant {
+  Sm90RaggedVariant() { OpRegistry::global().select_variants(VarlenAttentionArgs::kName, {"sm90_ragged"}); }
+  ~Sm90RaggedVariant() { OpRegistry::global().select_variants(VarlenAttentionArgs::kName, {}); }
+};
+
+// The Hopper ragged path (head dim 128) against the f64 oracle: every test workload (those
+// it does not take fall back to the mma kernel: the same results), and long sequences of
+// 128-wide heads: bidirectional, GQA, f16, causal, cross-length causal with fewer queries
+// than keys, and a batch where a sequence's queries see no key (the mma kernel's zeros).
+TEST(VarlenAttentionGpu, Sm90RaggedVariantAgainstOracle) {
+  FK_REQUIRE_GPU();
+  Sm90RaggedVariant ragged;
+  std::vector<Json> cases = def().test_workloads;
+  for (Json w : {wl({700, 1, 129}, 4, 4, 128, "f16"), wl({300, 64}, 8, 2, 128), wl({4608}, 2, 2, 128)}) cases.push_back(w);
+  Json causal = wl({400, 3, 190}, 4, 2, 128);
+  causal["causal"] = true;
+  cases.push_back(causal);
+  Json cross = wl({100, 30}, 2, 2, 128);
+  cross["seq_lens_k"] = {350, 40};
+  cross["causal"] = true;
+  cases.push_back(cross);
+  Json unseen = wl({100, 30}, 2, 2, 128);
+  unseen["seq_lens_k"] = {50, 40};
+  unseen["causal"] = true;
+  cases.push_back(unseen);
+  for (const Json& w : cases) {
+    const uint64_t seed = test::seed_for("varlen_attention_gpu_sm90" + w.dump());
+    const auto r = bench::check_op(def(), w, seed, DeviceType::cuda);
+    EXPECT_TRUE(r.passed) << w.dump() << " seed " << seed << ": " << r.message;
+  }
+}
+
+// The production shapes: time per call and TFLOP/s of the cost model (informational), on the
+// mma kernel and, for head dim 128, on the Hopper ragged path.
 TEST(VarlenAttentionGpu, BenchShapesTimed) {
   FK_REQUIRE_GPU();
-  for (const Json& w : def().bench_workloads) {
-    const OpCase host = def().make_case(w, test::seed_for("varlen_attention_bench"));
-    const OpCase dev = bench::case_to_device(def(), host, Device::cuda());
-    const double us = test::report_time(def(), dev, 10);
-    const double flops = def().cost(dev).flops;
-    if (us > 0) std::printf("[ perf ] varlen_attention %-70s %8.1f TFLOP/s\n", w.dump().c_str(), flops / us * 1e-6);
-  }
+  std::vector<Json> shapes = def().bench_workloads;
+  shapes.push_back(wl({4608}, 24, 24, 128));  // FLUX.1-dev's joint attention at 1024 x 1024
+  for (const bool ragged : {false, true})
+    for (const Json& w : shapes) {
+      if (ragged && w.at("head_dim").get<int64_t>() != 128) continue;
+      std::unique_ptr<Sm90RaggedVariant> variant;
+      if (ragged) variant = std::make_unique<Sm90RaggedVariant>();
+      const OpCase host = def().make_case(w, test::seed_for("varlen_attention_bench"));
+      const OpCase dev = bench::case_to_device(def(), host, Device::cuda());
+      const double us = test::report_time(def(), dev, 10);
+      const double flops = def().cost(dev).flops;
+      if (us > 0)
+        std::printf("[ perf ] varlen_attention %-11s %-70s %8.1f TFLOP/s\n", ragged ? "sm90_ragged" : "mma",
+                    w.dump().c_str(), flops / us * 1e-6);
+    }
 }
 
 }  // namespace

@@ -25,7 +25,9 @@
 #include "fk/cuda/mma.cuh"
 #include "fk/cuda/vec.cuh"
 #include "fk/op_registry.h"
+#include "ops/attention/cuda/varlen_attention_sm90.h"
 #include "ops/attention/varlen_attention_validate.h"
+#include "ops/common/variant_flag.h"
 
 namespace fk::ops {
 namespace {
@@ -232,6 +234,8 @@ fk_status varlen_attention_cuda(const void* args, void* stream) {
         FK_FAIL(FK_ERR_UNSUPPORTED, op, ": the CUDA baseline needs token and head strides that are multiples of 8 ",
                 "elements and 16-byte aligned tensors, got ", describe(*t));
     FK_CHECK(batch <= 65535 && heads <= 65535, op, ": at most 65535 sequences and heads, got ", batch, " and ", heads);
+    static const VariantFlag sm90_ragged(op, "sm90_ragged");
+    if (sm90_ragged.on() && attn::varlen_attention_sm90(a, static_cast<cudaStream_t>(stream))) return;
     cuda::dispatch_float_dtype(a.q.dtype, op, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same_v<T, float>) {

@@ -28,6 +28,7 @@
 #include "ops/attention/attention_validate.h"
 #include "ops/attention/contiguous_kv_policy.h"
 #include "ops/attention/cuda/attention_kernels.h"
+#include "ops/attention/cuda/sm90_schedule.cuh"
 #include "ops/attention/attention_variants.h"
 #include "ops/attention/paged_batch.h"
 #include "ops/common/pdl_variant.h"
@@ -254,8 +255,6 @@ void run_sm90(const CommonArgs& c, bool causal, const int64_t* flashinfer_info, 
               int64_t contiguous_rows = 0) {
   flashinfer::PrefillPlanSM90Info info;
   info.FromVector(std::vector<int64_t>(flashinfer_info, flashinfer_info + kSm90InfoLen));
-  char* ws = static_cast<char*>(c.int_workspace.data);
-  auto at = [&](int64_t offset) { return reinterpret_cast<int32_t*>(ws + offset); };
   Sm90PrefillLaunch l{};
   l.dtype = kv_dtype(c.q);
   l.variant = choose_variant(c.logits_soft_cap, c.window_left);
@@ -276,14 +275,7 @@ void run_sm90(const CommonArgs& c, bool causal, const int64_t* flashinfer_info, 
   l.window_left = c.window_left;
   l.sm_scale = c.sm_scale;
   l.logits_soft_cap = c.logits_soft_cap;
-  l.qo_tile_indices = at(info.qo_tile_indices_offset);
-  l.qo_indptr = at(info.qo_indptr_offset);
-  l.kv_indptr = at(info.kv_indptr_offset);
-  l.qo_lens = at(info.qo_len_offset);
-  l.kv_lens = at(info.kv_len_offset);
-  l.head_indices = at(info.head_indices_offset);
-  l.work_indptr = at(info.work_indptr_offset);
-  l.batch_indices = at(info.batch_indices_offset);
+  point_at_schedule(l, info, c.int_workspace.data);
   l.paged_tma = !paged_tma_off(c.op);
   if (contiguous_rows > 0) {
     run_sm90_contiguous(c, l, contiguous_rows, stream);
