@@ -15,6 +15,7 @@
 #include <random>
 
 #include "harness/device/device_info.h"
+#include "core/status_line.h"
 #include "harness/time/kernel_profile.h"
 #include "cli/bench_embed.h"
 #include "cli/bench_summary.h"
@@ -199,13 +200,17 @@ void run_latency(const LatencyCli& o) {
   const std::vector<models::vlm::ProcessedImage> images = bench_images(e, o);
   std::mt19937_64 rng(o.engine.seed + 1);
   std::vector<double> total, prefill, step;
+  StatusLine status;
   for (int64_t it = 0; it < o.warmup + o.iters; ++it) {
+    status.show(it < o.warmup ? concat("[fk] bench latency: warm-up ", it + 1, "/", o.warmup)
+                              : concat("[fk] bench latency: run ", it - o.warmup + 1, "/", o.iters));
     const BatchRun r = run_batch(e, o, images, rng, false);
     if (it < o.warmup) continue;
     total.push_back(r.total_s);
     prefill.push_back(r.prefill_s);
     if (r.step_s >= 0) step.push_back(r.step_s);
   }
+  status.clear();
   json j = environment(e, o.engine);
   j["bench"] = "latency";
   j["batch_size"] = o.batch_size;
@@ -275,11 +280,16 @@ void run_throughput(const ThroughputCli& o) {
     e.add_request(std::move(prompt), p);
   }
   int64_t out_tokens = 0, done = 0;
-  while (e.has_unfinished())
-    for (const auto& r : e.step()) {
-      out_tokens += static_cast<int64_t>(r.output_tokens.size());
-      ++done;
+  {
+    StatusLine status;  // erased before the summary prints
+    while (e.has_unfinished()) {
+      for (const auto& r : e.step()) {
+        out_tokens += static_cast<int64_t>(r.output_tokens.size());
+        ++done;
+      }
+      status.show(concat("[fk] bench throughput: ", done, "/", o.num_prompts, " requests done"));
     }
+  }
   const double elapsed = e.now_s() - t0;
   FK_CHECK(out_tokens == expected_out, "bench throughput: ", out_tokens, " output tokens, expected ", expected_out);
   json j = environment(e, o.engine);

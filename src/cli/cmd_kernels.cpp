@@ -10,6 +10,7 @@
 #include "harness/store/result_store.h"
 #include "cli/command.h"
 #include "cli/variant_option.h"
+#include "core/status_line.h"
 #include "fk/op_registry.h"
 #include "fk/runtime.h"
 
@@ -193,7 +194,15 @@ void cmd_eval() {
   opts.eval.min_timed_calls = g.timed_calls;
   opts.eval.max_timed_calls = std::max(g.timed_calls, opts.eval.max_timed_calls);
   if (g.timed_calls < 50) opts.eval.min_timed_ms = 0;  // a quick run: exactly that many calls
-  opts.progress = [](const std::string& s) { std::fprintf(stderr, "[fk] %s\n", s.c_str()); };
+  // The worker's workload and phase on a progress line (a terminal's, or FK_PROGRESS=1);
+  // every other line erases it first.
+  StatusLine status;
+  std::string current;  // "[i/n] task"
+  opts.progress = [&](const std::string& s) {
+    status.clear();
+    std::fprintf(stderr, "[fk] %s\n", s.c_str());
+  };
+  opts.worker_progress = [&](const std::string& s) { status.show(concat("[fk] ", current, ": ", s)); };
   std::vector<TaskScore> scores;
   std::vector<CandidateRun> all;
   Json runs = Json::array();
@@ -204,7 +213,9 @@ void cmd_eval() {
   for (size_t i = 0; i < work.size(); ++i) {
     const auto& [task, cand] = work[i];
     opts.progress(concat("[", i + 1, "/", work.size(), "] ", task.id, " <- ", cand.string()));
+    current = concat("[", i + 1, "/", work.size(), "] ", task.id);
     CandidateRun r = evaluate_candidate(task, cand, opts);
+    status.clear();
     print_run(r);
     if (store) store->add(batch, r);
     all.push_back(r);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 
+#include "core/status_line.h"
 #include "harness/capture/call_gpu_time.h"
 #include "harness/e2e/model_identity.h"
 #include "fk/op_registry.h"
@@ -105,11 +106,17 @@ CaptureResult capture_workload(engine::EngineConfig config, const WorkloadSpec& 
         engine::SamplingParams sp;
         sp.temperature = 0;
         sp.ignore_eos = true;
-        for (const WorkloadRequest& r : make_requests(workload, e.spec().config.vocab_size, e.max_model_len())) {
+        const auto requests = make_requests(workload, e.spec().config.vocab_size, e.max_model_len());
+        for (const WorkloadRequest& r : requests) {
           sp.max_tokens = r.max_tokens;
           e.add_request(r.prompt, sp);
         }
-        while (e.has_unfinished()) e.step();
+        StatusLine status;  // a long workload's progress on a terminal
+        size_t done = 0;
+        while (e.has_unfinished()) {
+          done += e.step().size();
+          status.show(concat("[fk] capture ", workload.name, ": ", done, "/", requests.size(), " requests done"));
+        }
       },
       config.backend == DeviceType::cuda, model_category(e.spec().config));
 }

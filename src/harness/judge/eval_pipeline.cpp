@@ -66,7 +66,7 @@ CandidateRun evaluate_candidate(const Task& task, const fs::path& candidate, con
   }
   say(concat(task.id, ": evaluating (", req.config.seeds.size(), " rounds + secret, ", task.workloads.size(),
              " timed + ", task.check_workloads.size(), " check-only workloads)"));
-  run.result = run_in_worker(req, opts.worker_timeout_s);
+  run.result = run_in_worker(req, opts.worker_timeout_s, opts.worker_progress);
   run.result.task = task.id;
   run.result.candidate_hash = run.compile.source_hash;
   run.result.toolchain = Toolchain::engine().describe();

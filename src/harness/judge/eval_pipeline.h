@@ -19,6 +19,8 @@ struct PipelineOptions {
   CompileOptions compile;
   EvalConfig eval;                // seeds are filled in per run
   std::function<void(const std::string&)> progress;  // one line per step (may be null)
+  // The worker's workload and phase as they change, for a progress line (may be null).
+  std::function<void(const std::string&)> worker_progress;
 };
 
 struct CandidateRun {

@@ -183,7 +183,12 @@ class WorkloadEvaluator {
     FK_CHECK(base_.run != nullptr, "op ", def_.name, " has no baseline for this backend");
   }
 
-  WorkloadResult run(const Json& shape, double calls, const std::string& label, bool timed) {
+  // phase: told each phase as it starts (may be empty).
+  WorkloadResult run(const Json& shape, double calls, const std::string& label, bool timed,
+                     const std::function<void(const char*)>& phase) {
+    auto enter = [&](const char* p) {
+      if (phase) phase(p);
+    };
     WorkloadResult w;
     w.shape = shape;
     w.calls = calls;
@@ -193,6 +198,7 @@ class WorkloadEvaluator {
       std::vector<uint64_t> seeds = cfg_.seeds;
       seeds.push_back(cfg_.secret_seed);
       const std::vector<EdgeRound> edges = edge_rounds(cfg_.secret_seed);
+      enter("preparing inputs");
       auto t0 = Clock::now();
       std::vector<std::future<PreparedRound>> prepared, prepared_edges;
       for (uint64_t seed : seeds)
@@ -202,14 +208,17 @@ class WorkloadEvaluator {
       for (auto& p : prepared) p.wait();
       for (auto& p : prepared_edges) p.wait();
       w.seconds_prepare = seconds_since(t0);
+      enter("checking");
       t0 = Clock::now();
       for (size_t r = 0; r < seeds.size(); ++r) round(w, prepared[r].get(), seeds[r], r, r + 1 == seeds.size());
       w.seconds_check = seconds_since(t0);
+      if (w.timed) enter("timing");
       t0 = Clock::now();
       if (w.timed) time_workload(w);
       w.seconds_timing = seconds_since(t0);
       // The edge rounds come after the timed calls: a candidate that changes its ways once
       // its first calls were checked meets checked calls again.
+      enter("checking edge inputs");
       t0 = Clock::now();
       for (size_t k = 0; k < edges.size(); ++k) edge_round(w, prepared_edges[k].get(), edges[k]);
       w.seconds_check += seconds_since(t0);
@@ -706,9 +715,14 @@ EvalResult evaluate(const Task& task, const Implementation& candidate, const Eva
   Verdict verdict = Verdict::PASSED;
   std::string harness_message;
   // One workload; false once the harness itself failed (nothing after it is judged).
+  const size_t total = task.workloads.size() + task.check_workloads.size();
   auto judge = [&](const Json& shape, double calls, const std::string& label, bool timed) {
     WorkloadEvaluator ev(task, candidate, cfg, *timer, ceil);
-    res.workloads.push_back(ev.run(shape, calls, label, timed));
+    const size_t index = res.workloads.size() + 1;
+    std::function<void(const char*)> phase;
+    if (cfg.on_progress)
+      phase = [&](const char* p) { cfg.on_progress(concat("workload ", index, "/", total, " (", label, "): ", p)); };
+    res.workloads.push_back(ev.run(shape, calls, label, timed, phase));
     verdict = worse_verdict(verdict, ev.verdict());
     if (ev.verdict() != Verdict::HARNESS_ERROR) return true;
     harness_message = concat(shape.dump(), ": ", res.workloads.back().message);

@@ -39,6 +39,9 @@ struct EvalConfig {
   // worker streams them to its parent, so a crash or a hang after a cheat was caught keeps
   // the cheat's verdict.
   std::function<void(Verdict, const std::string&)> on_finding;
+  // Called as each workload enters a phase, with "workload i/n (label): phase" (not
+  // serialised): the worker passes it to its parent's progress line.
+  std::function<void(const std::string&)> on_progress;
 };
 
 struct Implementation {

@@ -93,11 +93,16 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     if (r.output.size() < opts.max_output)
       r.output.append(buf, static_cast<size_t>(std::min<ssize_t>(n, opts.max_output - r.output.size())));
   };
+  auto next_tick = t0 + std::chrono::milliseconds(100);
   while (open_pipe) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
       r.timed_out = true;
       break;
+    }
+    if (opts.on_tick && now >= next_tick) {
+      opts.on_tick();
+      next_tick = now + std::chrono::milliseconds(100);
     }
     const int wait_ms = static_cast<int>(std::chrono::duration<double, std::milli>(deadline - now).count()) + 1;
     pollfd pfd{pipefd[0], POLLIN, 0};

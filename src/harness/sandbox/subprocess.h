@@ -3,6 +3,7 @@
 // or corrupted CUDA context of a candidate never takes the harness down.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@ struct ProcessOptions {
   std::string working_dir;                  // empty: inherit
   std::vector<std::string> extra_env;       // "NAME=value" added to the environment
   std::optional<SandboxOptions> sandbox;    // run it in the sandbox (sandbox.h), as far as the host allows
+  std::function<void()> on_tick;            // called about every 100 ms while the child runs (may be empty)
 };
 
 // Runs argv[0] (searched in PATH) with the arguments. The child gets its own process

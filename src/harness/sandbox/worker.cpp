@@ -98,6 +98,21 @@ static void stream_finding(const fs::path& file, Verdict v, const std::string& m
   out.flush();  // in the kernel's hands now: the process may die at the next call
 }
 
+// The worker's current workload and phase, rewritten as it changes; the parent polls it
+// for its progress line. A display only: nothing is judged from it.
+static fs::path progress_file(const fs::path& result_file) { return result_file.parent_path() / "progress"; }
+
+static void write_progress(const fs::path& file, const std::string& text) {
+  std::ofstream(file, std::ios::trunc) << text;
+}
+
+static std::string read_progress(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
 // The worst finding the worker streamed before it died or hung; PASSED when none.
 static std::pair<Verdict, std::string> worst_streamed_finding(const fs::path& result_file) {
   std::pair<Verdict, std::string> worst{Verdict::PASSED, ""};
@@ -128,6 +143,7 @@ int worker_main(const fs::path& request_file, const fs::path& result_file) {
     const Json sent = Json::parse(in);
     WorkerRequest req = request_from_json(sent);
     req.config.on_finding = [f = findings_file(result_file)](Verdict v, const std::string& m) { stream_finding(f, v, m); };
+    req.config.on_progress = [f = progress_file(result_file)](const std::string& p) { write_progress(f, p); };
     res.task = req.task.id;
     select_exactly(sent.value("variants", ""));
     Implementation impl;
@@ -166,7 +182,8 @@ int worker_main(const fs::path& request_file, const fs::path& result_file) {
   _exit(out ? 0 : 3);
 }
 
-EvalResult run_in_worker(const WorkerRequest& req, double timeout_s) {
+EvalResult run_in_worker(const WorkerRequest& req, double timeout_s,
+                         const std::function<void(const std::string&)>& on_progress) {
   // One folder per evaluation: a process may run several at once (fk agent evaluates in parallel).
   static std::atomic<int> serial{0};
   const fs::path dir = fs::temp_directory_path() / concat("fk-worker-", getpid(), "-", serial++, "-", req.task.id);
@@ -196,6 +213,12 @@ EvalResult run_in_worker(const WorkerRequest& req, double timeout_s) {
   // backend gets an address-space limit (the machine's memory).
   if (req.config.backend == DeviceType::cpu)
     so.memory_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  std::string last_progress;
+  if (on_progress)
+    po.on_tick = [&] {
+      const std::string p = read_progress(progress_file(result));
+      if (!p.empty() && p != last_progress) on_progress(last_progress = p);
+    };
   const ProcessResult pr = run_process({self_executable(), "kernels", "worker", "--request", request.string(),
                                         "--result", result.string()},
                                        po);

@@ -3,6 +3,8 @@
 // becomes a verdict, and the harness goes on with the next candidate.
 #pragma once
 #include <filesystem>
+#include <functional>
+#include <string>
 
 #include "harness/judge/evaluate.h"
 
@@ -15,7 +17,10 @@ struct WorkerRequest {
 };
 
 // Parent side: runs the request in a fresh worker process, limited to timeout_s.
-EvalResult run_in_worker(const WorkerRequest& req, double timeout_s);
+// on_progress (may be empty) hears the worker's current workload and phase as it changes
+// ("workload i/n (label): phase", EvalConfig::on_progress), polled while the worker runs.
+EvalResult run_in_worker(const WorkerRequest& req, double timeout_s,
+                         const std::function<void(const std::string&)>& on_progress = {});
 
 // Child side: reads the request file, evaluates, writes the result file. Returns the
 // process exit code.

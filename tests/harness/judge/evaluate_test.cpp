@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -108,7 +109,8 @@ fk_status sampled_content_cache(const void* raw, void* stream) {
   return FK_OK;
 }
 
-EvalResult run(fk_op_fn candidate, const std::string& name, std::vector<Json> check_workloads = {}) {
+EvalResult run(fk_op_fn candidate, const std::string& name, std::vector<Json> check_workloads = {},
+               std::function<void(const std::string&)> on_progress = {}) {
   g_calls = 0;
   g_by_pointer.clear();
   g_by_sample.clear();
@@ -127,6 +129,7 @@ EvalResult run(fk_op_fn candidate, const std::string& name, std::vector<Json> ch
   cfg.min_timed_calls = 8;
   cfg.max_timed_calls = 12;
   cfg.min_timed_ms = 0;
+  cfg.on_progress = std::move(on_progress);
   return evaluate(task, Implementation{candidate, nullptr}, cfg);
 }
 
@@ -138,6 +141,20 @@ TEST(Evaluate, TheBaselinePassesEveryRoundTheTimedCallsAndTheEdgeRounds) {
   ASSERT_EQ(r.workloads.size(), 1u);
   EXPECT_TRUE(r.workloads[0].correct);
   EXPECT_GE(r.workloads[0].candidate.samples, 8);
+}
+
+// Each workload tells its phases as they start, numbered among all of the task's workloads.
+TEST(Evaluate, ProgressNamesEachWorkloadsPhasesInOrder) {
+  std::vector<std::string> said;
+  const EvalResult r = run(honest, "progress", {Json{{"tokens", 3}, {"hidden", 64}}},
+                           [&](const std::string& p) { said.push_back(p); });
+  ASSERT_EQ(r.verdict, Verdict::PASSED) << r.message;
+  const std::vector<std::string> want = {
+      "workload 1/2 (small): preparing inputs",      "workload 1/2 (small): checking",
+      "workload 1/2 (small): timing",                "workload 1/2 (small): checking edge inputs",
+      "workload 2/2 (check only): preparing inputs", "workload 2/2 (check only): checking",
+      "workload 2/2 (check only): checking edge inputs"};
+  EXPECT_EQ(said, want);
 }
 
 TEST(Evaluate, AnRmsNormWithoutEpsilonFailsAnEdgeRound) {

@@ -21,6 +21,17 @@ TEST(Subprocess, TimesOutAndKillsTheGroup) {
   EXPECT_LT(r.seconds, 5.0);
 }
 
+// on_tick runs about every 100 ms while the child runs (a parent's progress line polls there).
+TEST(Subprocess, TicksWhileTheChildRuns) {
+  ProcessOptions o;
+  int ticks = 0;
+  o.on_tick = [&] { ++ticks; };
+  auto r = run_process({"sh", "-c", "sleep 0.5"}, o);
+  EXPECT_TRUE(r.exited());
+  EXPECT_GE(ticks, 2);
+  EXPECT_LE(ticks, 8);
+}
+
 TEST(Subprocess, ReportsTheSignalOfACrash) {
   auto r = run_process({"sh", "-c", "kill -SEGV $$"});
   EXPECT_FALSE(r.exited());
