@@ -11,6 +11,7 @@
 #include <flashinfer/attention/hopper/prefill_sm90.cuh>
 #include <flashinfer/attention/hopper/variants.cuh>
 
+#include "fk/status.h"
 #include "ops/attention/contiguous_kv_policy.h"
 #include "ops/attention/cuda/attention_kernels.h"
 #include "ops/attention/cuda/paged_tma_prefill.cuh"
@@ -108,6 +109,14 @@ cudaError_t launch_contiguous(const Sm90PrefillLaunch& l, const Sm90ContiguousKv
 // launch's dtype, mask and variant: 12 instantiations.
 template <class Launcher>
 cudaError_t dispatch(const Sm90PrefillLaunch& l, Launcher&& launcher) {
+#ifdef FK_KERNEL_SUBSET
+  // A compile-check build (FK_KERNEL_SUBSET): bf16, no window or soft-cap, both masks.
+  FK_CHECK(l.dtype == KvDType::bf16 && l.variant == Variant::plain,
+           "Hopper prefill: this build compiles only the bf16 kernels without a window or soft-cap "
+           "(FK_KERNEL_SUBSET, for machines without a GPU); configure with -DFK_KERNEL_SUBSET=OFF to run this call");
+  return l.causal ? launcher.template operator()<cutlass::bfloat16_t, true, false, flashinfer::StandardAttention>()
+                  : launcher.template operator()<cutlass::bfloat16_t, false, false, flashinfer::StandardAttention>();
+#else
   auto variant = [&]<class DType, bool kCausal>() -> cudaError_t {
     switch (l.variant) {
       case Variant::plain:
@@ -124,6 +133,7 @@ cudaError_t dispatch(const Sm90PrefillLaunch& l, Launcher&& launcher) {
   };
   return l.dtype == KvDType::bf16 ? mask.template operator()<cutlass::bfloat16_t>()
                                   : mask.template operator()<cutlass::half_t>();
+#endif
 }
 
 template <uint32_t kHeadDim>
