@@ -69,14 +69,12 @@ void Qwen3VLImageEncoder::prepare(engine::RequestImages& im, const std::vector<i
   FK_CHECK(std::find(prompt.begin(), prompt.end(), video_token_id_) == prompt.end(),
            "qwen3_vl: video inputs are not supported (the prompt holds video token ", video_token_id_, ")");
   std::vector<PatchGrid> grids;
-  int64_t patches = 0;
   for (const auto& g : im.grids) {
     grids.push_back({g[0], g[1], g[2]});
     FK_CHECK(g[0] >= 1 && g[1] >= 1 && g[2] >= 1, "qwen3_vl: image ", grids.size() - 1, " has grid (", g[0], ", ",
              g[1], ", ", g[2], "); every side must be positive");
-    patches += g[0] * g[1] * g[2];
   }
-  check_qwen3_vl_grids(config_, grids);
+  const int64_t patches = check_qwen3_vl_grids(config_, grids);
   const TensorView pv = im.pixel_values.view();
   FK_CHECK(grids.empty() || (pv.device.is_cpu() && pv.dtype == DType::f32 && pv.rank == 2 && pv.is_contiguous()),
            "qwen3_vl: pixel_values must be a contiguous host f32 [patches, ", config_.patch_dim(), "], got ",
