@@ -45,7 +45,7 @@ EngineConfig config(const std::string& model, DeviceType backend, int64_t budget
   c.num_pages = 256;
   c.max_num_batched_tokens = budget;
   c.max_num_seqs = 16;  // prefill_logits returns at most max_num_seqs rows: the whole tiny prompt
-  c.max_model_len = 1024;
+  c.max_model_len = 512;  // the tiny config's max_position_embeddings
   c.weight_seed = 11;
   return c;
 }

@@ -27,14 +27,16 @@ TEST(EngineGptOssGpu, ChunkedPrefillAndDecodeEqualOneWholePrefill) {
   Engine oracle(tiny(512, kCuda));
   for (int64_t budget : {512, 16, 7}) {
     Engine e(tiny(budget, kCuda));
+    int misses = 0;  // of 36 outputs
     for (size_t i = 0; i < prompts.size(); ++i)
-      expect_teacher_forced(oracle, e.generate({prompts[i]}, greedy(12, 0))[0],
-                            concat("budget ", budget, " prompt ", i, " seed ", seed));
+      misses += teacher_forced_misses(oracle, e.generate({prompts[i]}, greedy(12, 0))[0],
+                                      concat("budget ", budget, " prompt ", i, " seed ", seed));
+    EXPECT_LE(misses, kRouterNearTiesPer60Outputs) << "budget " << budget << ", seed " << seed;
   }
 }
 
-// Decode steps from CUDA graphs (5 requests in a graph of 8): every request's tokens are
-// still the teacher-forced argmax.
+// Decode steps from CUDA graphs (5 requests in a graph of 8): the requests' tokens are
+// still the teacher-forced argmax, but for router near-ties (gpt_oss_test_util.h).
 TEST(EngineGptOssGpu, DecodeGraphsGiveTheTeacherForcedTokens) {
   FK_REQUIRE_GPU();
   const uint64_t seed = fk::test::seed_for("EngineGptOssGpu.Graphs");
@@ -45,7 +47,9 @@ TEST(EngineGptOssGpu, DecodeGraphsGiveTheTeacherForcedTokens) {
   Engine e(with_graphs);
   const auto got = e.generate(prompts, greedy(12, 0));
   EXPECT_GT(e.stats().graph_replays, 0) << "no decode step ran from a graph";
-  for (size_t i = 0; i < prompts.size(); ++i) expect_teacher_forced(oracle, got[i], concat("prompt ", i, " seed ", seed));
+  int misses = 0;  // of 60 outputs
+  for (size_t i = 0; i < prompts.size(); ++i) misses += teacher_forced_misses(oracle, got[i], concat("prompt ", i, " seed ", seed));
+  EXPECT_LE(misses, kRouterNearTiesPer60Outputs) << "seed " << seed;
 }
 
 // The CUDA engine's teacher-forced logits are the CPU engine's within bf16 rounding. A
