@@ -234,9 +234,9 @@ OpDef make_def() {
 
 FK_REGISTER_OP(make_def);
 FK_REGISTER_IMPL("varlen_attention", cpu, varlen_attention_cpu);
-FK_REGISTER_VARIANT(A::kName, "sm90_ragged",
-                    "head dim 128 on FlashInfer's Hopper ragged prefill kernel (K and V copied head-major; "
-                    "the offsets read to the host), instead of the 64-row mma.sync kernel");
+FK_REGISTER_VARIANT(A::kName, "no_sm90_ragged",
+                    "head dim 128 on the 64-row mma.sync kernel instead of FlashInfer's Hopper ragged prefill "
+                    "kernel (which copies K and V head-major and reads the offsets to the host)");
 
 }  // namespace
 }  // namespace fk::ops

@@ -45,7 +45,8 @@ struct Sm90PrefillLaunch {
   const void* v_cache;
   int64_t num_pages;  // P
   const int32_t* kv_indices;
-  void* out;  // [num_q_tokens, Hq, D], contiguous
+  void* out;  // [num_q_tokens, Hq, D]
+  int64_t out_stride_n, out_stride_h;  // 0, 0: contiguous
   float* lse;  // [num_q_tokens, Hq] or nullptr
   int64_t num_q_tokens;
   int32_t num_qo_heads, num_kv_heads, page_size;

@@ -58,8 +58,8 @@ void fill_common(Params& p, const Sm90PrefillLaunch& l, bool causal, bool window
   p.additional_params.sm_scale = l.sm_scale;
   p.q_stride_n = l.q_stride_n;
   p.q_stride_h = l.q_stride_h;
-  p.o_stride_n = static_cast<int64_t>(l.num_qo_heads) * kHeadDim;  // out is contiguous
-  p.o_stride_h = kHeadDim;
+  p.o_stride_n = l.out_stride_n != 0 ? l.out_stride_n : static_cast<int64_t>(l.num_qo_heads) * kHeadDim;
+  p.o_stride_h = l.out_stride_h != 0 ? l.out_stride_h : kHeadDim;
   p.nnz_qo = l.num_q_tokens;
   p.num_qo_heads = l.num_qo_heads;
   p.num_kv_heads = l.num_kv_heads;

@@ -72,13 +72,12 @@ struct HostSchedule {
 
 bool views_fit(const VarlenAttentionArgs& a) {
   const int64_t hq = a.q.shape[1];
-  const bool out_contiguous =
-      a.out.strides[2] == 1 && a.out.strides[1] == kHeadDim && a.out.strides[0] == hq * kHeadDim;
+  // Rows and heads of every view (the output included: FLUX's single block writes the
+  // attention into the first columns of its [attention | MLP] buffer) start 16-byte aligned.
   bool rows_fit = true;
-  for (const TensorView* t : {&a.q, &a.k, &a.v})
+  for (const TensorView* t : {&a.q, &a.k, &a.v, &a.out})
     rows_fit = rows_fit && t->strides[2] == 1 && t->strides[0] % 8 == 0 && t->strides[1] % 8 == 0;
-  return a.q.shape[2] == kHeadDim && (a.q.dtype == DType::bf16 || a.q.dtype == DType::f16) && out_contiguous &&
-         rows_fit && cuda::all_aligned16(a.q.data, a.k.data, a.v.data, a.out.data) && hq % a.k.shape[1] == 0;
+  return a.q.shape[2] == kHeadDim && (a.q.dtype == DType::bf16 || a.q.dtype == DType::f16) && rows_fit && cuda::all_aligned16(a.q.data, a.k.data, a.v.data, a.out.data) && hq % a.k.shape[1] == 0;
 }
 
 // Whether every sequence's queries see a key under the mask (the mma kernel writes zeros
@@ -95,6 +94,9 @@ bool every_query_sees_a_key(const std::vector<int32_t>& cu_q, const std::vector<
 
 bool varlen_attention_sm90(const VarlenAttentionArgs& a, cudaStream_t stream) {
   if (!views_fit(a)) return false;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  FK_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) return false;
   const int64_t batch = a.cu_seqlens_q.shape[0] - 1, tq = a.q.shape[0], tk = a.k.shape[0];
   const int64_t hq = a.q.shape[1], hk = a.k.shape[1];
   if ((tq + kQueryTile - 1) / kQueryTile + batch - 1 > kMaxWorksPerHead) return false;
@@ -155,6 +157,8 @@ bool varlen_attention_sm90(const VarlenAttentionArgs& a, cudaStream_t stream) {
   l.q_stride_n = a.q.strides[0];
   l.q_stride_h = a.q.strides[1];
   l.out = a.out.data;
+  l.out_stride_n = a.out.strides[0];
+  l.out_stride_h = a.out.strides[1];
   l.lse = nullptr;
   l.num_q_tokens = tq;
   l.num_qo_heads = static_cast<int32_t>(hq);

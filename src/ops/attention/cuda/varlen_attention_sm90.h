@@ -1,7 +1,7 @@
-// varlen_attention on Hopper for head dim 128 (the variant sm90_ragged): FlashInfer's
-// FA3-style ragged prefill kernel, the instantiation the paged prefill's contiguous-KV path
-// already compiles, over K and V copied head-major. The 64-row mma.sync kernel of
-// varlen_attention.cu keeps every other call.
+// varlen_attention on Hopper for head dim 128 (the default; the variant no_sm90_ragged turns
+// it off): FlashInfer's FA3-style ragged prefill kernel, the instantiation the paged
+// prefill's contiguous-KV path already compiles, over K and V copied head-major. The 64-row
+// mma.sync kernel of varlen_attention.cu keeps every other call.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -10,11 +10,11 @@
 namespace fk::ops::attn {
 
 // Runs the call and returns true, or returns false having written nothing when the path
-// does not take it: a head dim other than 128, an output that is not contiguous, views not
-// 16-byte aligned, a sequence with queries and no keys, causal queries that see no key
-// (more queries than keys), or more query tiles than FlashInfer's per-head schedule holds.
-// Reads the sequence offsets to the host (a synchronisation of `stream`), which the
-// schedule needs; the call therefore cannot be captured in a CUDA graph.
+// does not take it: a head dim other than 128, views whose rows or heads are not 16-byte
+// aligned, a sequence with queries and no keys, causal queries that see no key
+// (more queries than keys), more query tiles than FlashInfer's per-head schedule holds, or
+// a stream being captured into a CUDA graph: the schedule needs the sequence offsets on the
+// host, read with a synchronisation of `stream`.
 bool varlen_attention_sm90(const VarlenAttentionArgs& a, cudaStream_t stream);
 
 }  // namespace fk::ops::attn
