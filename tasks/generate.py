@@ -62,7 +62,7 @@ def load_captures():
     return captures
 
 
-def heaviest(entry, limit):
+def heaviest(entry, limit, min_share=MIN_SHARE):
     """(shape entry, share of the op's time) of the fewest shapes covering COVERAGE of the
     op's time in one capture, most time first, at most `limit`. The first shape under
     MIN_SHARE is the last kept: past it the op's time is spread over many near-equal
@@ -76,7 +76,7 @@ def heaviest(entry, limit):
         share = w["seconds"] / total
         kept.append((w, share))
         covered += share
-        if share < MIN_SHARE:
+        if share < min_share:
             break
     return kept
 
@@ -89,14 +89,14 @@ def task_shape(op, shape):
     return shape
 
 
-def captured_workloads(op, captures):
+def captured_workloads(op, captures, per_capture=PER_CAPTURE, min_share=MIN_SHARE):
     """The task's timed workloads from `captures` ({model: {workload: ops}}, those calling
     `op`), keeping fewer shapes per capture until the task has at most MAX_TIMED."""
-    for limit in range(PER_CAPTURE, 0, -1):
+    for limit in range(per_capture, 0, -1):
         workloads = []
         for model, runs in captures.items():
             for workload, ops in runs.items():
-                for w, share in heaviest(ops[op], limit):
+                for w, share in heaviest(ops[op], limit, min_share):
                     add(workloads, task_shape(op, w["shape"]), w["calls"],
                         f"{model} {workload}: {100 * share:.3g}% of op time")
         if len(workloads) <= MAX_TIMED:
@@ -550,11 +550,27 @@ DIFFUSION_TASKS = {
 }
 
 
-# ---- detection (YOLOv10n; its convolutions' tasks come from tasks/vision/make_tasks.py) --------
-# The C2f block is the L3 task; the head's box decode the L1 one. Until `fk capture` records
-# a detector's forward, each takes its op definition's bench workloads (YOLOv10n at 640^2).
+# ---- detection (YOLOv10n) ----------------------------------------------------------------------
+# The C2f block is the L3 task; the head's box decode, the convolutions and the neck's
+# pooling, upsampling and concatenations the L1 ones. A forward calls conv2d on dozens of
+# layer shapes, few of them over MIN_SHARE of its time: its task keeps up to 12 per
+# capture, whatever their share, toward COVERAGE.
 DETECTION = ["yolov10n"]
 DETECTION_TASKS = {
+    "conv2d": dict(op="conv2d", models=DETECTION, per_capture=12, min_share=0.0,
+                   check=[{"batch": 2, "height": 9, "width": 7, "in_channels": 12, "out_channels": 20, "kernel": 3,
+                           "stride": 2},
+                          {"batch": 1, "height": 8, "width": 8, "in_channels": 24, "out_channels": 24, "kernel": 7,
+                           "groups": 24, "dtype": "bf16"},
+                          {"batch": 1, "height": 5, "width": 6, "in_channels": 40, "out_channels": 9, "kernel": 1,
+                           "activation": "none", "bias": False}]),
+    "max_pool2d": dict(op="max_pool2d", models=DETECTION,
+                       check=[{"batch": 2, "height": 7, "width": 6, "channels": 10, "kernel": 5, "stride": 1,
+                               "padding": 2}]),
+    "upsample_nearest2d": dict(op="upsample_nearest2d", models=DETECTION,
+                               check=[{"batch": 2, "height": 3, "width": 5, "channels": 12, "scale": 2}]),
+    "concat_channels": dict(op="concat_channels", models=DETECTION,
+                            check=[{"batch": 2, "height": 3, "width": 4, "channels": [5, 8, 3]}]),
     "yolov10_c2f": dict(op="yolov10_c2f", models=DETECTION,
                         check=[{"batch": 2, "height": 5, "width": 4, "in_channels": 8, "out_channels": 8,
                                 "shortcut": True},
@@ -586,7 +602,8 @@ def task_workloads(task_id, spec, captures, catalog=None):
         how = (f"the fk capture runs in tasks/captures/ ({runs}): from each run, the shapes holding most of "
                "the op's time, with the calls it counted; each label gives the shape's share of the op's "
                "time in its run")
-        return captured_workloads(op, taken), list(taken), how
+        workloads = captured_workloads(op, taken, spec.get("per_capture", PER_CAPTURE), spec.get("min_share", MIN_SHARE))
+        return workloads, list(taken), how
     if "gen" not in spec:
         bench = (catalog or {}).get(op, {}).get("bench_workloads") or []
         if not bench:

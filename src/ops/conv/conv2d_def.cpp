@@ -138,8 +138,8 @@ Json workload_from_call(const void* args) {
   return w;
 }
 
-// Distinct layer shapes of YOLOv10n at 640x640 (tasks/vision/make_tasks.py has the whole
-// layer table): {height = width, C, K, kernel, stride, groups, SiLU, layers, residual}.
+// Distinct layer shapes of YOLOv10n at 640x640 (tasks/captures/yolov10n has every call of a
+// forward): {height = width, C, K, kernel, stride, groups, SiLU, layers, residual}.
 struct YoloLayer {
   int64_t hw, c, k, kernel, stride, groups;
   bool silu;
