@@ -1,6 +1,6 @@
 #include "fk/cuda/cublas_check.h"
 
-#include <cublasLt.h>
+#include "core/cuda/cublas_api.h"
 
 namespace fk::cuda {
 
@@ -16,7 +16,8 @@ fk_status cublas_status_code(cublasStatus_t status) {
 void throw_cublas_error(cublasStatus_t status, const char* call, std::source_location loc) {
   // The cuBLASLt names cover every cublasStatus_t and need no cuBLAS handle.
   throw_error(cublas_status_code(status),
-              concat(call, " failed: ", cublasLtGetStatusName(status), ": ", cublasLtGetStatusString(status)), loc);
+              concat(call, " failed: ", cublas_api().cublasLtGetStatusName(status), ": ",
+                     cublas_api().cublasLtGetStatusString(status)), loc);
 }
 
 }  // namespace fk::cuda

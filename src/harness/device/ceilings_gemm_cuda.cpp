@@ -3,12 +3,12 @@
 // Layout ("TN", column-major as cuBLAS sees it): A is stored K x M and used transposed,
 // B is K x N, D is M x N. fp8 on Hopper requires exactly this layout; bf16 runs at full
 // rate in it too, so both ceilings use one code path.
-#include <cublasLt.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <memory>
 
+#include "core/cuda/cublas_api.h"
 #include "harness/device/ceilings_cuda.h"
 #include "harness/time/stats.h"
 #include "fk/cuda/check.h"
@@ -24,33 +24,33 @@ constexpr size_t kWorkspaceBytes = size_t{32} << 20;  // what cuBLAS recommends 
 
 struct LtHandle {
   cublasLtHandle_t h = nullptr;
-  LtHandle() { FK_CUBLAS_CHECK(cublasLtCreate(&h)); }
-  ~LtHandle() { cublasLtDestroy(h); }
+  LtHandle() { FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtCreate(&h)); }
+  ~LtHandle() { cuda::cublas_api().cublasLtDestroy(h); }
 };
 struct MatmulDesc {
   cublasLtMatmulDesc_t d = nullptr;
-  MatmulDesc() { FK_CUBLAS_CHECK(cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, CUDA_R_32F)); }
-  ~MatmulDesc() { cublasLtMatmulDescDestroy(d); }
+  MatmulDesc() { FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, CUDA_R_32F)); }
+  ~MatmulDesc() { cuda::cublas_api().cublasLtMatmulDescDestroy(d); }
   template <class T>
   void set(cublasLtMatmulDescAttributes_t attr, const T& v) {
-    FK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof(T)));
+    FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof(T)));
   }
 };
 struct Layout {
   cublasLtMatrixLayout_t l = nullptr;
   Layout(cudaDataType_t t, uint64_t rows, uint64_t cols, int64_t ld) {
-    FK_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, t, rows, cols, ld));
+    FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatrixLayoutCreate(&l, t, rows, cols, ld));
   }
-  ~Layout() { cublasLtMatrixLayoutDestroy(l); }
+  ~Layout() { cuda::cublas_api().cublasLtMatrixLayoutDestroy(l); }
 };
 struct Preference {
   cublasLtMatmulPreference_t p = nullptr;
   Preference() {
-    FK_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&p));
+    FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmulPreferenceCreate(&p));
     const uint64_t ws = kWorkspaceBytes;
-    FK_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
   }
-  ~Preference() { cublasLtMatmulPreferenceDestroy(p); }
+  ~Preference() { cuda::cublas_api().cublasLtMatmulPreferenceDestroy(p); }
 };
 
 struct Candidate {
@@ -85,12 +85,12 @@ ModeResult time_mode(LtHandle& lt, GemmKind kind, bool fast_accum, int n, int ru
   Preference pref;
   std::vector<cublasLtMatmulHeuristicResult_t> heur(static_cast<size_t>(std::max(candidates, 1)));
   int returned = 0;
-  FK_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt.h, desc.d, la.l, lb.l, lc.l, ld.l, pref.p,
+  FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmulAlgoGetHeuristic(lt.h, desc.d, la.l, lb.l, lc.l, ld.l, pref.p,
                                                  static_cast<int>(heur.size()), heur.data(), &returned));
   FK_CHECK(returned > 0, "cuBLASLt offers no algorithm for this GEMM");
   const float alpha = 1.f, beta = 0.f;
   auto launch = [&](const cublasLtMatmulAlgo_t* algo) {
-    FK_CUBLAS_CHECK(cublasLtMatmul(lt.h, desc.d, &alpha, a.data(), la.l, b.data(), lb.l, &beta, d.data(), lc.l,
+    FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmul(lt.h, desc.d, &alpha, a.data(), la.l, b.data(), lb.l, &beta, d.data(), lc.l,
                                    d.data(), ld.l, algo, workspace.data(), kWorkspaceBytes, stream));
   };
   const double flops = 2.0 * n * static_cast<double>(n) * n;

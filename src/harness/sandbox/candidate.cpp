@@ -3,9 +3,11 @@
 #include <dlfcn.h>
 #include <elf.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
+#include "core/cublas_exposure.h"
 #include "fk/status.h"
 
 namespace fk::bench {
@@ -15,6 +17,9 @@ namespace fs = std::filesystem;
 std::unique_ptr<LoadedCandidate> LoadedCandidate::load(const fs::path& library, const std::string& op) {
   std::unique_ptr<LoadedCandidate> c(new LoadedCandidate());
   c->library_ = library;
+  const std::vector<std::string> imports = imported_symbols(library);
+  if (std::any_of(imports.begin(), imports.end(), [](const std::string& s) { return s.rfind("cublas", 0) == 0; }))
+    cuda::expose_cublas_to_later_libraries();
   // RTLD_LOCAL: a candidate's symbols never leak into the process or into other candidates.
   c->handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!c->handle_) FK_FAIL(FK_ERR_INVALID_ARGUMENT, "cannot load candidate ", library.string(), ": ", dlerror());

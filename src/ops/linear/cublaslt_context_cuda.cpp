@@ -4,9 +4,10 @@
 #include <mutex>
 #include <utility>
 
+#include "core/cuda/cublas_api.h"
 #include "fk/cuda/check.h"
+#include "fk/cuda/cublas_check.h"
 #include "fk/runtime.h"
-#include "ops/linear/cublas_status.h"
 
 namespace fk::ops::cublaslt {
 namespace {
@@ -52,7 +53,7 @@ cublasLtHandle_t handle(int device) {
   // call_once leaves the flag unset when creation throws, so a later call retries.
   std::call_once(d.once, [&] {
     DeviceGuard guard(device);
-    FK_CUBLASLT_CHECK(cublasLtCreate(&d.handle));
+    FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtCreate(&d.handle));
   });
   return d.handle;
 }

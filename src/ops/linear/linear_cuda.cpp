@@ -13,7 +13,6 @@
 // Should cuBLASLt have no algorithm with the bias epilogue for a problem (some releases
 // reject it for operands with a single row or column), the plan runs the matmul without
 // it and adds the bias in a second small kernel.
-#include <cublasLt.h>
 #include <cuda_runtime.h>
 
 #include <cstdlib>
@@ -24,11 +23,12 @@
 #include <vector>
 
 #include "fk/cuda/check.h"
+#include "fk/cuda/cublas_check.h"
 #include "fk/cuda/sm_count.h"
 #include "fk/op_registry.h"
+#include "core/cuda/cublas_api.h"
 #include "core/cuda/pdl_scope.h"
 #include "ops/common/pdl_variant.h"
-#include "ops/linear/cublas_status.h"
 #include "ops/linear/cublaslt_context.h"
 #include "ops/linear/linear_algo_cache.h"
 #include "ops/linear/linear_bias.h"
@@ -61,7 +61,7 @@ struct Problem {
 
 template <class T>
 void set_attr(cublasLtMatmulDescOpaque_t& d, cublasLtMatmulDescAttributes_t attr, const T& value) {
-  FK_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(&d, attr, &value, sizeof(value)));
+  FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmulDescSetAttribute(&d, attr, &value, sizeof(value)));
 }
 
 // What the cache holds per problem.
@@ -71,7 +71,7 @@ struct LinearPlan {
 };
 
 void init_problem(Problem& p, const LinearArgs& a, const LinearGemmKey& key, bool bias_epilogue) {
-  FK_CUBLASLT_CHECK(cublasLtMatmulDescInit(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  FK_CUBLAS_CHECK(cuda::matmul_desc_init(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   set_attr(p.op, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(CUBLAS_OP_T));
   set_attr(p.op, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(CUBLAS_OP_N));
   if (bias_epilogue) {
@@ -86,9 +86,9 @@ void init_problem(Problem& p, const LinearArgs& a, const LinearGemmKey& key, boo
   }
   const cudaDataType_t in_t = cuda_type(a.input.dtype), out_t = cuda_type(a.out.dtype);
   const auto M = static_cast<uint64_t>(key.m), N = static_cast<uint64_t>(key.n), K = static_cast<uint64_t>(key.k);
-  FK_CUBLASLT_CHECK(cublasLtMatrixLayoutInit(&p.a, in_t, K, N, key.ld_weight));
-  FK_CUBLASLT_CHECK(cublasLtMatrixLayoutInit(&p.b, in_t, K, M, key.ld_input));
-  FK_CUBLASLT_CHECK(cublasLtMatrixLayoutInit(&p.c, out_t, N, M, key.ld_out));
+  FK_CUBLAS_CHECK(cuda::matrix_layout_init(&p.a, in_t, K, N, key.ld_weight));
+  FK_CUBLAS_CHECK(cuda::matrix_layout_init(&p.b, in_t, K, M, key.ld_input));
+  FK_CUBLAS_CHECK(cuda::matrix_layout_init(&p.c, out_t, N, M, key.ld_out));
 }
 
 std::string describe_problem(const LinearGemmKey& k, const LinearArgs& a) {
@@ -102,9 +102,9 @@ std::string describe_problem(const LinearGemmKey& k, const LinearArgs& a) {
 std::vector<cublasLtMatmulAlgo_t> query_algos(cublasLtHandle_t handle, Problem& p, const LinearGemmKey& key,
                                               int count) {
   cublasLtMatmulPreferenceOpaque_t pref;
-  FK_CUBLASLT_CHECK(cublasLtMatmulPreferenceInit(&pref));
+  FK_CUBLAS_CHECK(cuda::matmul_preference_init(&pref));
   auto set_pref = [&](cublasLtMatmulPreferenceAttributes_t attr, auto value) {
-    FK_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(&pref, attr, &value, sizeof(value)));
+    FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmulPreferenceSetAttribute(&pref, attr, &value, sizeof(value)));
   };
   set_pref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, static_cast<uint64_t>(cublaslt::kWorkspaceBytes));
   // The default preference assumes 256-byte aligned buffers; say what these pointers give.
@@ -122,9 +122,9 @@ std::vector<cublasLtMatmulAlgo_t> query_algos(cublasLtHandle_t handle, Problem& 
   std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(count));
   int found = 0;
   const cublasStatus_t s =
-      cublasLtMatmulAlgoGetHeuristic(handle, &p.op, &p.a, &p.b, &p.c, &p.c, &pref, count, results.data(), &found);
+      cuda::cublas_api().cublasLtMatmulAlgoGetHeuristic(handle, &p.op, &p.a, &p.b, &p.c, &p.c, &pref, count, results.data(), &found);
   if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_INVALID_VALUE) return {};
-  if (s != CUBLAS_STATUS_SUCCESS) cublaslt::throw_status(s, "cublasLtMatmulAlgoGetHeuristic");
+  if (s != CUBLAS_STATUS_SUCCESS) cuda::throw_cublas_error(s, "cublasLtMatmulAlgoGetHeuristic");
   std::vector<cublasLtMatmulAlgo_t> algos;
   for (int i = 0; i < found; ++i)
     if (results[static_cast<size_t>(i)].state == CUBLAS_STATUS_SUCCESS) algos.push_back(results[static_cast<size_t>(i)].algo);
@@ -154,7 +154,7 @@ struct RunContext {
 
 cublasStatus_t matmul(const RunContext& ctx, Problem& p, const LinearArgs& a, const cublasLtMatmulAlgo_t& algo) {
   const float alpha = 1.f, beta = 0.f;
-  return cublasLtMatmul(ctx.handle, &p.op, &alpha, a.weight.data, &p.a, a.input.data, &p.b, &beta, a.out.data, &p.c,
+  return cuda::cublas_api().cublasLtMatmul(ctx.handle, &p.op, &alpha, a.weight.data, &p.a, a.input.data, &p.b, &beta, a.out.data, &p.c,
                         a.out.data, &p.c, &algo, ctx.workspace, cublaslt::kWorkspaceBytes, ctx.stream);
 }
 
@@ -204,7 +204,7 @@ TuningRecord* tuning_record(int device) {
     cudaDeviceProp prop{};
     FK_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
     const std::string stem = tuning_file_stem(concat("linear-", prop.name, "-sm", prop.multiProcessorCount,
-                                                     "-cublaslt", cublasLtGetVersion()));
+                                                     "-cublaslt", cuda::cublas_api().cublasLtGetVersion()));
     r = std::make_unique<TuningRecord>(*dir / (stem + ".jsonl"));
   }
   return r.get();
@@ -332,7 +332,7 @@ void run_linear(const LinearArgs& a, cudaStream_t stream) {
       plan_cache(paths.autotune).get_or_make(key, [&] { return make_plan(ctx, a, key, paths.autotune); });
   Problem p;
   init_problem(p, a, key, plan.bias_in_epilogue);
-  FK_CUBLASLT_CHECK(matmul(ctx, p, a, plan.algo));
+  FK_CUBLAS_CHECK(matmul(ctx, p, a, plan.algo));
   if (key.bias && !plan.bias_in_epilogue)
     add_bias_rows(a.out.data, key.ld_out, a.bias.data, key.m, key.n, a.out.dtype, stream);
 }

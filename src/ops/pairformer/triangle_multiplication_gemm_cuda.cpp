@@ -3,12 +3,12 @@
 // handle per device, created on first use; its workspace is the linear op's per-stream
 // cuBLASLt workspace (calls on one stream run in order, so they may share it), which also
 // keeps cuBLAS from allocating while a CUDA graph is captured once the stream has run once.
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <map>
 #include <mutex>
 
+#include "core/cuda/cublas_api.h"
 #include "fk/cuda/check.h"
 #include "fk/cuda/cublas_check.h"
 #include "ops/linear/cublaslt_context.h"
@@ -48,14 +48,14 @@ void nt_gemm_cuda(const NtGemm& g, void* stream) {
   Handles& h = handles();
   std::lock_guard lk(h.mu);
   cublasHandle_t& handle = h.by_device[device];
-  if (handle == nullptr) FK_CUBLAS_CHECK(cublasCreate(&handle));
-  FK_CUBLAS_CHECK(cublasSetStream(handle, s));
-  FK_CUBLAS_CHECK(cublasSetWorkspace(handle, cublaslt::workspace(device, s), cublaslt::kWorkspaceBytes));
+  if (handle == nullptr) FK_CUBLAS_CHECK(cuda::cublas_api().cublasCreate(&handle));
+  FK_CUBLAS_CHECK(cuda::cublas_api().cublasSetStream(handle, s));
+  FK_CUBLAS_CHECK(cuda::cublas_api().cublasSetWorkspace(handle, cublaslt::workspace(device, s), cublaslt::kWorkspaceBytes));
   const cudaDataType_t t = cuda_type(g.dtype);
   const float alpha = 1.f, beta = 0.f;
   // Row-major out = lhs rhs^T is column-major out^T = rhs lhs^T: the column-major view of a
   // row-major rhs is rhs^T (hence op T), of lhs is lhs^T (op N).
-  FK_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+  FK_CUBLAS_CHECK(cuda::cublas_api().cublasGemmStridedBatchedEx(
       handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(g.n), static_cast<int>(g.m), static_cast<int>(g.k), &alpha,
       g.rhs, t, static_cast<int>(g.rhs_ld), g.rhs_batch, g.lhs, t, static_cast<int>(g.lhs_ld), g.lhs_batch, &beta, g.out,
       t, static_cast<int>(g.out_ld), g.out_batch, static_cast<int>(g.batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
