@@ -2,9 +2,9 @@
 // does not cover: longer sequences over many 64-row tiles (bidirectional, causal and
 // cross-length causal, GQA, each tile width) against the f64 oracle; q, k and v as slices
 // of one fused qkv GEMM output (the encoder's layout) against the CPU implementation; the
-// head dims and strides it refuses; the Hopper ragged path (head dim 128's default) against
-// the oracle, strided views included; and the production (bench) shapes timed on both
-// paths, with TFLOP/s.
+// head dims and strides it refuses; the Hopper ragged path (head dims 72-128, the default)
+// against the oracle, strided views included; and the production (bench) shapes timed on
+// both paths, with TFLOP/s.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -106,7 +106,7 @@ void expect_fused_slices_match_cpu(int64_t d) {
 TEST(VarlenAttentionGpu, FusedQkvSlicesMatchTheCpuImplementation) {
   FK_REQUIRE_GPU();
   MmaKernelOnly mma;
-  for (const int64_t d : {64, 128}) expect_fused_slices_match_cpu(d);
+  for (const int64_t d : {64, 72, 128}) expect_fused_slices_match_cpu(d);
 }
 
 TEST(VarlenAttentionGpu, RefusesHeadDimsAndStridesItCannotLoad) {
@@ -133,15 +133,18 @@ TEST(VarlenAttentionGpu, RefusesHeadDimsAndStridesItCannotLoad) {
   EXPECT_NE(std::string(last_error_message()).find("strides that are multiples of 8"), std::string::npos) << last_error_message();
 }
 
-// The Hopper ragged path (head dim 128) against the f64 oracle: every test workload (those
+// The Hopper ragged path (head dims 72-128) against the f64 oracle: every test workload (those
 // it does not take fall back to the mma kernel: the same results), and long sequences of
 // 128-wide heads: bidirectional, GQA, f16, causal, cross-length causal with fewer queries
-// than keys, a batch where a sequence's queries see no key (the mma kernel's zeros), and
-// q, k, v and the output as views into wider matrices.
+// than keys, a batch where a sequence's queries see no key (the mma kernel's zeros); heads
+// of 72, 96 and 120 (zero-padded to 128); q, k, v and the output as views into wider
+// matrices.
 TEST(VarlenAttentionGpu, Sm90RaggedPathAgainstOracle) {
   FK_REQUIRE_GPU();
   std::vector<Json> cases = def().test_workloads;
-  for (Json w : {wl({700, 1, 129}, 4, 4, 128, "f16"), wl({300, 64}, 8, 2, 128), wl({4608}, 2, 2, 128)}) cases.push_back(w);
+  for (Json w : {wl({700, 1, 129}, 4, 4, 128, "f16"), wl({300, 64}, 8, 2, 128), wl({4608}, 2, 2, 128),
+                 wl({700, 1, 129}, 4, 4, 72), wl({300, 64}, 8, 2, 96, "f16"), wl({1000}, 2, 2, 120)})
+    cases.push_back(w);
   Json causal = wl({400, 3, 190}, 4, 2, 128);
   causal["causal"] = true;
   cases.push_back(causal);
@@ -158,18 +161,18 @@ TEST(VarlenAttentionGpu, Sm90RaggedPathAgainstOracle) {
     const auto r = bench::check_op(def(), w, seed, DeviceType::cuda);
     EXPECT_TRUE(r.passed) << w.dump() << " seed " << seed << ": " << r.message;
   }
-  expect_fused_slices_match_cpu(128);  // strided q, k, v and output
+  for (const int64_t d : {72, 128}) expect_fused_slices_match_cpu(d);  // strided q, k, v and output
 }
 
 // The production shapes: time per call and TFLOP/s of the cost model (informational), on the
-// mma kernel and, for head dim 128, on the Hopper ragged path.
+// mma kernel and, for head dims 72-128, on the Hopper ragged path.
 TEST(VarlenAttentionGpu, BenchShapesTimed) {
   FK_REQUIRE_GPU();
   std::vector<Json> shapes = def().bench_workloads;
   shapes.push_back(wl({4608}, 24, 24, 128));  // FLUX.1-dev's joint attention at 1024 x 1024
   for (const bool ragged : {false, true})
     for (const Json& w : shapes) {
-      if (ragged && w.at("head_dim").get<int64_t>() != 128) continue;
+      if (ragged && w.at("head_dim").get<int64_t>() < 72) continue;
       std::unique_ptr<MmaKernelOnly> variant;
       if (!ragged) variant = std::make_unique<MmaKernelOnly>();
       const OpCase host = def().make_case(w, test::seed_for("varlen_attention_bench"));

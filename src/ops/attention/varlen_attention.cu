@@ -234,8 +234,8 @@ fk_status varlen_attention_cuda(const void* args, void* stream) {
         FK_FAIL(FK_ERR_UNSUPPORTED, op, ": the CUDA baseline needs token and head strides that are multiples of 8 ",
                 "elements and 16-byte aligned tensors, got ", describe(*t));
     FK_CHECK(batch <= 65535 && heads <= 65535, op, ": at most 65535 sequences and heads, got ", batch, " and ", heads);
-    // Head dim 128 goes to FlashInfer's Hopper ragged kernel where it takes the call (2.9x the
-    // mma kernel on FLUX.1's joint attention); the mma kernel keeps the rest.
+    // Head dims 72-128 go to FlashInfer's Hopper ragged kernel where it takes the call (2.9x
+    // the mma kernel on FLUX.1's joint attention); the mma kernel keeps the rest.
     static const VariantFlag no_sm90_ragged(op, "no_sm90_ragged");
     if (!no_sm90_ragged.on() && attn::varlen_attention_sm90(a, static_cast<cudaStream_t>(stream))) return;
     cuda::dispatch_float_dtype(a.q.dtype, op, [&](auto tag) {

@@ -235,8 +235,9 @@ OpDef make_def() {
 FK_REGISTER_OP(make_def);
 FK_REGISTER_IMPL("varlen_attention", cpu, varlen_attention_cpu);
 FK_REGISTER_VARIANT(A::kName, "no_sm90_ragged",
-                    "head dim 128 on the 64-row mma.sync kernel instead of FlashInfer's Hopper ragged prefill "
-                    "kernel (which copies K and V head-major and reads the offsets to the host)");
+                    "head dims 72-128 on the 64-row mma.sync kernel instead of FlashInfer's Hopper ragged "
+                    "prefill kernel (which copies K and V head-major, pads heads to 128 and reads the offsets "
+                    "to the host)");
 
 }  // namespace
 }  // namespace fk::ops

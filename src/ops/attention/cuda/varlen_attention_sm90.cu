@@ -29,18 +29,20 @@
 namespace fk::ops::attn {
 namespace {
 
-constexpr int kHeadDim = 128;
+constexpr int kHeadDim = 128;  // the instantiation's; narrower heads are zero-padded to it
+constexpr int kMinPaddedHeadDim = 72;  // below, padding costs more than the kernel gains
 constexpr int kQueryTile = 128;          // PrefillSM90Plan's query tile at head dim 128
 constexpr int kMaxWorksPerHead = 4096;   // beyond: FlashInfer's per-head schedule, not instantiated
 constexpr int kCopyThreads = 256;
 
-// K and V rows of [rows, heads, D] views (last dim contiguous) into [heads, rows, D] planes,
-// 16 bytes a thread.
+constexpr int kVecs = kHeadDim / 8;  // 16-byte vectors per padded head row
+
+// K and V rows of [rows, heads, d] views (last dim contiguous, d = 8 * vecs) into
+// [heads, rows, 128] planes, zeros past d; 16 bytes a thread.
 __global__ void __launch_bounds__(kCopyThreads)
     to_head_major(const uint4* __restrict__ k, const uint4* __restrict__ v, int64_t k_row, int64_t k_head,
                   int64_t v_row, int64_t v_head, uint4* __restrict__ k_out, uint4* __restrict__ v_out, int64_t rows,
-                  int heads) {
-  constexpr int kVecs = kHeadDim / 8;  // 16-byte vectors per head row
+                  int heads, int vecs) {
   const int64_t total = rows * heads * kVecs;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -49,9 +51,30 @@ __global__ void __launch_bounds__(kCopyThreads)
     const int h = static_cast<int>(rh % heads);
     const int64_t r = rh / heads;
     const int64_t out = (h * rows + r) * kVecs + c;
-    k_out[out] = k[r * k_row + h * k_head + c];
-    v_out[out] = v[r * v_row + h * v_head + c];
+    const bool inside = c < vecs;
+    k_out[out] = inside ? k[r * k_row + h * k_head + c] : uint4{};
+    v_out[out] = inside ? v[r * v_row + h * v_head + c] : uint4{};
   }
+}
+
+// Rows of a [rows, heads, d] view into a packed [rows, heads, 128] buffer, zeros past d
+// (`pad`), or back: the first d of each padded row into the view (`!pad`).
+__global__ void __launch_bounds__(kCopyThreads)
+    pad_heads(uint4* __restrict__ view, int64_t row, int64_t head, uint4* __restrict__ padded, int64_t rows, int heads,
+              int vecs, bool pad) {
+  const int64_t total = rows * heads * kVecs;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int c = static_cast<int>(i % kVecs);
+    const int64_t rh = i / kVecs;
+    const int64_t at = (rh / heads) * row + (rh % heads) * head + c;
+    if (pad) padded[i] = c < vecs ? view[at] : uint4{};
+    else if (c < vecs) view[at] = padded[i];
+  }
+}
+
+int copy_blocks(int64_t rows, int64_t heads) {
+  return static_cast<int>(std::min<int64_t>((rows * heads * kVecs + kCopyThreads - 1) / kCopyThreads, 132 * 16));
 }
 
 // The host side of the schedule's upload: a page-locked buffer per thread, rewritten only
@@ -77,7 +100,9 @@ bool views_fit(const VarlenAttentionArgs& a) {
   bool rows_fit = true;
   for (const TensorView* t : {&a.q, &a.k, &a.v, &a.out})
     rows_fit = rows_fit && t->strides[2] == 1 && t->strides[0] % 8 == 0 && t->strides[1] % 8 == 0;
-  return a.q.shape[2] == kHeadDim && (a.q.dtype == DType::bf16 || a.q.dtype == DType::f16) && rows_fit && cuda::all_aligned16(a.q.data, a.k.data, a.v.data, a.out.data) && hq % a.k.shape[1] == 0;
+  const int64_t d = a.q.shape[2];
+  return d >= kMinPaddedHeadDim && d <= kHeadDim && d % 8 == 0 && (a.q.dtype == DType::bf16 || a.q.dtype == DType::f16) &&
+         rows_fit && cuda::all_aligned16(a.q.data, a.k.data, a.v.data, a.out.data) && hq % a.k.shape[1] == 0;
 }
 
 // Whether every sequence's queries see a key under the mask (the mma kernel writes zeros
@@ -131,8 +156,10 @@ bool varlen_attention_sm90(const VarlenAttentionArgs& a, cudaStream_t stream) {
   FK_CHECK(!info.same_schedule_for_all_heads, VarlenAttentionArgs::kName, ": ", tq,
            " query tokens took FlashInfer's per-head schedule, which is not built");
 
-  // K and V head-major, each plane 256-byte aligned (TMA needs 16).
-  const int64_t plane = hk * tk * kHeadDim * static_cast<int64_t>(dtype_size(a.q.dtype));
+  // K and V head-major, each plane 256-byte aligned (TMA needs 16), heads zero-padded to 128.
+  const int64_t elem = static_cast<int64_t>(dtype_size(a.q.dtype));
+  const int vecs = static_cast<int>(a.q.shape[2] / 8);
+  const int64_t plane = hk * tk * kHeadDim * elem;
   const int64_t plane_padded = (plane + 255) / 256 * 256;
   const Tensor planes = Tensor::empty({2 * plane_padded + 256}, DType::u8, a.q.device, stream);
   char* base = static_cast<char*>(planes.data());
@@ -140,12 +167,22 @@ bool varlen_attention_sm90(const VarlenAttentionArgs& a, cudaStream_t stream) {
   void* k_planes = base;
   void* v_planes = base + plane_padded;
   if (tk > 0) {
-    const int64_t vecs = tk * hk * (kHeadDim / 8);
-    const int blocks = static_cast<int>(std::min<int64_t>((vecs + kCopyThreads - 1) / kCopyThreads, 132 * 16));
-    to_head_major<<<blocks, kCopyThreads, 0, stream>>>(
+    to_head_major<<<copy_blocks(tk, hk), kCopyThreads, 0, stream>>>(
         static_cast<const uint4*>(a.k.data), static_cast<const uint4*>(a.v.data), a.k.strides[0] / 8,
         a.k.strides[1] / 8, a.v.strides[0] / 8, a.v.strides[1] / 8, static_cast<uint4*>(k_planes),
-        static_cast<uint4*>(v_planes), tk, static_cast<int>(hk));
+        static_cast<uint4*>(v_planes), tk, static_cast<int>(hk), vecs);
+    FK_CUDA_CHECK_LAUNCH();
+  }
+  // Narrower heads: q padded into [tq, hq, 128] and the output written there, then cut to d
+  // (zero columns add nothing to q.k, and their output columns are dropped).
+  const bool padded = vecs != kVecs;
+  Tensor q_padded, out_padded;
+  if (padded) {
+    q_padded = Tensor::empty({tq, hq, kHeadDim}, a.q.dtype, a.q.device, stream);
+    out_padded = Tensor::empty({tq, hq, kHeadDim}, a.q.dtype, a.q.device, stream);
+    pad_heads<<<copy_blocks(tq, hq), kCopyThreads, 0, stream>>>(
+        static_cast<uint4*>(const_cast<void*>(a.q.data)), a.q.strides[0] / 8, a.q.strides[1] / 8,
+        static_cast<uint4*>(q_padded.data()), tq, static_cast<int>(hq), vecs, /*pad=*/true);
     FK_CUDA_CHECK_LAUNCH();
   }
 
@@ -153,12 +190,12 @@ bool varlen_attention_sm90(const VarlenAttentionArgs& a, cudaStream_t stream) {
   l.dtype = a.q.dtype == DType::bf16 ? KvDType::bf16 : KvDType::f16;
   l.variant = Variant::plain;
   l.causal = a.causal != 0;
-  l.q = a.q.data;
-  l.q_stride_n = a.q.strides[0];
-  l.q_stride_h = a.q.strides[1];
-  l.out = a.out.data;
-  l.out_stride_n = a.out.strides[0];
-  l.out_stride_h = a.out.strides[1];
+  l.q = padded ? q_padded.data() : a.q.data;
+  l.q_stride_n = padded ? hq * kHeadDim : a.q.strides[0];
+  l.q_stride_h = padded ? kHeadDim : a.q.strides[1];
+  l.out = padded ? out_padded.data() : a.out.data;
+  l.out_stride_n = padded ? 0 : a.out.strides[0];  // 0: contiguous
+  l.out_stride_h = padded ? 0 : a.out.strides[1];
   l.lse = nullptr;
   l.num_q_tokens = tq;
   l.num_qo_heads = static_cast<int32_t>(hq);
@@ -177,6 +214,12 @@ bool varlen_attention_sm90(const VarlenAttentionArgs& a, cudaStream_t stream) {
             e.what());
   }
   if (status != cudaSuccess) fk::cuda::throw_cuda_error(status, "Hopper ragged prefill kernel");
+  if (padded) {
+    pad_heads<<<copy_blocks(tq, hq), kCopyThreads, 0, stream>>>(
+        static_cast<uint4*>(a.out.data), a.out.strides[0] / 8, a.out.strides[1] / 8,
+        static_cast<uint4*>(out_padded.data()), tq, static_cast<int>(hq), vecs, /*pad=*/false);
+    FK_CUDA_CHECK_LAUNCH();
+  }
   return true;
 }
 
