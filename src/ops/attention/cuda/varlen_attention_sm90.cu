@@ -37,24 +37,28 @@ constexpr int kCopyThreads = 256;
 
 constexpr int kVecs = kHeadDim / 8;  // 16-byte vectors per padded head row
 
+// Calls visit(row, head, vector) for every 16-byte vector of a [rows, heads, 128] grid, a
+// vector a thread, grid-striding.
+template <class Visit>
+__device__ void for_each_vector(int64_t rows, int heads, Visit visit) {
+  const int64_t total = rows * heads * kVecs;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    visit(i / kVecs / heads, static_cast<int>(i / kVecs % heads), static_cast<int>(i % kVecs));
+}
+
 // K and V rows of [rows, heads, d] views (last dim contiguous, d = 8 * vecs) into
-// [heads, rows, 128] planes, zeros past d; 16 bytes a thread.
+// [heads, rows, 128] planes, zeros past d.
 __global__ void __launch_bounds__(kCopyThreads)
     to_head_major(const uint4* __restrict__ k, const uint4* __restrict__ v, int64_t k_row, int64_t k_head,
                   int64_t v_row, int64_t v_head, uint4* __restrict__ k_out, uint4* __restrict__ v_out, int64_t rows,
                   int heads, int vecs) {
-  const int64_t total = rows * heads * kVecs;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int c = static_cast<int>(i % kVecs);
-    const int64_t rh = i / kVecs;
-    const int h = static_cast<int>(rh % heads);
-    const int64_t r = rh / heads;
+  for_each_vector(rows, heads, [&](int64_t r, int h, int c) {
     const int64_t out = (h * rows + r) * kVecs + c;
     const bool inside = c < vecs;
     k_out[out] = inside ? k[r * k_row + h * k_head + c] : uint4{};
     v_out[out] = inside ? v[r * v_row + h * v_head + c] : uint4{};
-  }
+  });
 }
 
 // Rows of a [rows, heads, d] view into a packed [rows, heads, 128] buffer, zeros past d
@@ -62,15 +66,11 @@ __global__ void __launch_bounds__(kCopyThreads)
 __global__ void __launch_bounds__(kCopyThreads)
     pad_heads(uint4* __restrict__ view, int64_t row, int64_t head, uint4* __restrict__ padded, int64_t rows, int heads,
               int vecs, bool pad) {
-  const int64_t total = rows * heads * kVecs;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int c = static_cast<int>(i % kVecs);
-    const int64_t rh = i / kVecs;
-    const int64_t at = (rh / heads) * row + (rh % heads) * head + c;
-    if (pad) padded[i] = c < vecs ? view[at] : uint4{};
-    else if (c < vecs) view[at] = padded[i];
-  }
+  for_each_vector(rows, heads, [&](int64_t r, int h, int c) {
+    const int64_t at = r * row + h * head + c, packed = (r * heads + h) * kVecs + c;
+    if (pad) padded[packed] = c < vecs ? view[at] : uint4{};
+    else if (c < vecs) view[at] = padded[packed];
+  });
 }
 
 int copy_blocks(int64_t rows, int64_t heads) {
