@@ -15,6 +15,7 @@
 #include "fk/cuda/pdl.cuh"
 
 #include "fk/ops/attention.h"
+#include "fk/status.h"
 #include "ops/attention/cuda/attention_kernels.h"
 
 namespace fk::ops::attn::decode {
@@ -131,6 +132,27 @@ cudaError_t run_variant(const DecodeLaunch& l, cudaStream_t stream) {
   return cudaErrorInvalidValue;
 }
 
+#ifdef FK_KERNEL_SUBSET
+// A compile-check build (FK_KERNEL_SUBSET, no GPU runs it) instantiates bf16 without a
+// window or soft-cap only.
+inline void require_subset(KvDType dtype, Variant variant) {
+  FK_CHECK(dtype == KvDType::bf16 && variant == Variant::plain,
+           "paged decode: this build compiles only the bf16 kernels without a window or soft-cap "
+           "(FK_KERNEL_SUBSET, for machines without a GPU); configure with -DFK_KERNEL_SUBSET=OFF to run this call");
+}
+
+template <uint32_t kHeadDim>
+cudaError_t plan_any(const DecodePlanRequest& r, cudaStream_t stream) {
+  require_subset(r.dtype, r.variant);
+  return plan<kHeadDim, nv_bfloat16, AttentionOf<Variant::plain>>(r, stream);
+}
+
+template <uint32_t kHeadDim>
+cudaError_t run_any(const DecodeLaunch& l, cudaStream_t stream) {
+  require_subset(l.dtype, l.variant);
+  return run<kHeadDim, nv_bfloat16, AttentionOf<Variant::plain>>(l, stream);
+}
+#else
 template <uint32_t kHeadDim>
 cudaError_t plan_any(const DecodePlanRequest& r, cudaStream_t stream) {
   return r.dtype == KvDType::bf16 ? plan_variant<kHeadDim, nv_bfloat16>(r, stream)
@@ -142,5 +164,6 @@ cudaError_t run_any(const DecodeLaunch& l, cudaStream_t stream) {
   return l.dtype == KvDType::bf16 ? run_variant<kHeadDim, nv_bfloat16>(l, stream)
                                   : run_variant<kHeadDim, half>(l, stream);
 }
+#endif
 
 }  // namespace fk::ops::attn::decode
