@@ -5,7 +5,6 @@
 
 #include <string>
 
-
 #include "core/cublas_exposure.h"
 #include "fk/status.h"
 
@@ -42,7 +41,8 @@ void* open_library(const char* name, int mode) {
 template <class Fn>
 void resolve(void* library, const char* library_name, const char* symbol, Fn& out) {
   out = reinterpret_cast<Fn>(dlsym(library, symbol));
-  if (out == nullptr) FK_FAIL(FK_ERR_CUDA, library_name, " has no ", symbol, ": not the cuBLAS the engine was built with");
+  if (out == nullptr)
+    FK_FAIL(FK_ERR_CUDA, library_name, " has no ", symbol, ": not the cuBLAS the engine was built with");
 }
 
 CublasApi load() {

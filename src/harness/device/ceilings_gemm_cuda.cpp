@@ -48,7 +48,8 @@ struct Preference {
   Preference() {
     FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmulPreferenceCreate(&p));
     const uint64_t ws = kWorkspaceBytes;
-    FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmulPreferenceSetAttribute(
+        p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
   }
   ~Preference() { cuda::cublas_api().cublasLtMatmulPreferenceDestroy(p); }
 };
@@ -85,13 +86,14 @@ ModeResult time_mode(LtHandle& lt, GemmKind kind, bool fast_accum, int n, int ru
   Preference pref;
   std::vector<cublasLtMatmulHeuristicResult_t> heur(static_cast<size_t>(std::max(candidates, 1)));
   int returned = 0;
-  FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmulAlgoGetHeuristic(lt.h, desc.d, la.l, lb.l, lc.l, ld.l, pref.p,
-                                                 static_cast<int>(heur.size()), heur.data(), &returned));
+  FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmulAlgoGetHeuristic(
+      lt.h, desc.d, la.l, lb.l, lc.l, ld.l, pref.p, static_cast<int>(heur.size()), heur.data(), &returned));
   FK_CHECK(returned > 0, "cuBLASLt offers no algorithm for this GEMM");
   const float alpha = 1.f, beta = 0.f;
   auto launch = [&](const cublasLtMatmulAlgo_t* algo) {
-    FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmul(lt.h, desc.d, &alpha, a.data(), la.l, b.data(), lb.l, &beta, d.data(), lc.l,
-                                   d.data(), ld.l, algo, workspace.data(), kWorkspaceBytes, stream));
+    FK_CUBLAS_CHECK(cuda::cublas_api().cublasLtMatmul(lt.h, desc.d, &alpha, a.data(), la.l, b.data(), lb.l, &beta,
+                                                      d.data(), lc.l, d.data(), ld.l, algo, workspace.data(),
+                                                      kWorkspaceBytes, stream));
   };
   const double flops = 2.0 * n * static_cast<double>(n) * n;
   ModeResult r;

@@ -122,7 +122,8 @@ std::vector<cublasLtMatmulAlgo_t> query_algos(cublasLtHandle_t handle, Problem& 
   std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(count));
   int found = 0;
   const cublasStatus_t s =
-      cuda::cublas_api().cublasLtMatmulAlgoGetHeuristic(handle, &p.op, &p.a, &p.b, &p.c, &p.c, &pref, count, results.data(), &found);
+      cuda::cublas_api().cublasLtMatmulAlgoGetHeuristic(handle, &p.op, &p.a, &p.b, &p.c, &p.c, &pref, count,
+                                                        results.data(), &found);
   if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_INVALID_VALUE) return {};
   if (s != CUBLAS_STATUS_SUCCESS) cuda::throw_cublas_error(s, "cublasLtMatmulAlgoGetHeuristic");
   std::vector<cublasLtMatmulAlgo_t> algos;
@@ -154,8 +155,9 @@ struct RunContext {
 
 cublasStatus_t matmul(const RunContext& ctx, Problem& p, const LinearArgs& a, const cublasLtMatmulAlgo_t& algo) {
   const float alpha = 1.f, beta = 0.f;
-  return cuda::cublas_api().cublasLtMatmul(ctx.handle, &p.op, &alpha, a.weight.data, &p.a, a.input.data, &p.b, &beta, a.out.data, &p.c,
-                        a.out.data, &p.c, &algo, ctx.workspace, cublaslt::kWorkspaceBytes, ctx.stream);
+  return cuda::cublas_api().cublasLtMatmul(ctx.handle, &p.op, &alpha, a.weight.data, &p.a, a.input.data, &p.b, &beta,
+                                           a.out.data, &p.c, a.out.data, &p.c, &algo, ctx.workspace,
+                                           cublaslt::kWorkspaceBytes, ctx.stream);
 }
 
 // The index of the fastest of `algos` on this call's own operands (it writes `out`, which the call

@@ -101,8 +101,9 @@ bool views_fit(const VarlenAttentionArgs& a) {
   for (const TensorView* t : {&a.q, &a.k, &a.v, &a.out})
     rows_fit = rows_fit && t->strides[2] == 1 && t->strides[0] % 8 == 0 && t->strides[1] % 8 == 0;
   const int64_t d = a.q.shape[2];
-  return d >= kMinPaddedHeadDim && d <= kHeadDim && d % 8 == 0 && (a.q.dtype == DType::bf16 || a.q.dtype == DType::f16) &&
-         rows_fit && cuda::all_aligned16(a.q.data, a.k.data, a.v.data, a.out.data) && hq % a.k.shape[1] == 0;
+  const bool head_dim_fits = d >= kMinPaddedHeadDim && d <= kHeadDim && d % 8 == 0;
+  return head_dim_fits && (a.q.dtype == DType::bf16 || a.q.dtype == DType::f16) && rows_fit &&
+         cuda::all_aligned16(a.q.data, a.k.data, a.v.data, a.out.data) && hq % a.k.shape[1] == 0;
 }
 
 // Whether every sequence's queries see a key under the mask (the mma kernel writes zeros
