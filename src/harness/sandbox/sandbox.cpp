@@ -423,20 +423,29 @@ SandboxPlan plan_sandbox(const SandboxOptions& opts, const SandboxSupport& suppo
     plan.devices.clear();
     return plan;
   }
-  for (const fs::path& v : opts.visible) {
-    std::error_code ec;
-    const fs::path p = fs::weakly_canonical(v, ec);
-    if (ec || !fs::exists(p) || !inside(p, temp) || inside(p, work)) continue;  // visible anyway, or gone
-    // Once each: a path named twice (the executable, and the library it runs from when that
-    // is the executable itself) would be bound over itself, which fails.
+  // Once each: a path named twice (the executable, and the library it runs from when that
+  // is the executable itself) would be bound over itself, which fails.
+  const auto add_node = [&](const fs::path& p, std::string link_target) {
     const auto named_before = [&](const SandboxPlan::Node& m) { return m.path == p.string(); };
-    if (std::any_of(plan.visible.begin(), plan.visible.end(), named_before)) continue;
-    SandboxPlan::Node n{p.string(), "", fs::is_directory(p), {}};
+    if (std::any_of(plan.visible.begin(), plan.visible.end(), named_before)) return;
+    SandboxPlan::Node n{p.string(), std::move(link_target), false, {}};
+    n.is_dir = n.link_target.empty() && fs::is_directory(p);
     fs::path parent = temp;
     const fs::path rel = p.parent_path().lexically_relative(temp);
     for (const fs::path& part : rel)
       if (part != ".") n.parents.push_back((parent /= part).string());
     plan.visible.push_back(n);
+  };
+  for (const fs::path& v : opts.visible) {
+    std::error_code ec;
+    const fs::path p = fs::weakly_canonical(v, ec);
+    if (ec || !fs::exists(p) || !inside(p, temp) || inside(p, work)) continue;  // visible anyway, or gone
+    // A symlink the loader opens by name (libfoo.so.1 -> libfoo.so.1.2) is recreated beside
+    // its target, which is bound.
+    const fs::path named = fs::weakly_canonical(v.parent_path(), ec) / v.filename();
+    if (!ec && named != p && fs::is_symlink(named) && inside(named, temp) && !inside(named, work))
+      add_node(named, fs::read_symlink(named, ec).string());
+    add_node(p, "");
   }
   return plan;
 }

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -148,6 +149,16 @@ std::vector<std::filesystem::path> running_code_paths() {
   std::vector<std::filesystem::path> paths = {self_executable()};
   if (Dl_info info{}; dladdr(reinterpret_cast<void*>(&running_code_paths), &info) && info.dli_fname)
     paths.emplace_back(info.dli_fname);  // the executable itself when fk is linked statically
+  // Every shared object loaded now: the libraries found through the executable's RUNPATH
+  // (an offline pack's .deps/lib under /tmp) would be hidden from the worker otherwise, and
+  // it would die in the loader before reaching main.
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] == '/')
+          static_cast<std::vector<std::filesystem::path>*>(out)->emplace_back(info->dlpi_name);
+        return 0;
+      },
+      &paths);
   if (const char* ld = std::getenv("LD_LIBRARY_PATH")) {
     std::stringstream dirs(ld);
     for (std::string d; std::getline(dirs, d, ':');)

@@ -44,7 +44,8 @@ std::string self_executable();
 
 // What this process runs from, for a sandbox to keep visible when it lies in the temporary
 // folder the sandbox replaces (a build under /tmp): the executable, the fk library when that
-// is a shared one (a test executable's), and the LD_LIBRARY_PATH folders.
+// is a shared one (a test executable's), every shared object loaded (its dependencies found
+// through RUNPATH), and the LD_LIBRARY_PATH folders.
 std::vector<std::filesystem::path> running_code_paths();
 
 }  // namespace fk::bench

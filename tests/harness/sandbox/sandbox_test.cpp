@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -162,6 +163,34 @@ TEST(Sandbox, KeepsVisiblePathsInTheReplacedTemporaryFolder) {
   ASSERT_TRUE(r.exited()) << r.describe() << r.output << r.sandbox_error;
   EXPECT_NE(r.output.find("library"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("no-other"), std::string::npos) << r.output;
+}
+
+// A shared library is opened by the name its soname link has (libfoo.so.1 -> libfoo.so.1.2):
+// the link stays readable by that name, not only its target.
+TEST(Sandbox, KeepsAVisibleSymlinkReadableByItsName) {
+  REQUIRE_NAMESPACES();
+  WorkDir w("visible-link");
+  WorkDir lib("lib");
+  std::ofstream(lib.path / "libdep.so.1.2") << "dependency";
+  fs::create_symlink("libdep.so.1.2", lib.path / "libdep.so.1");
+  SandboxOptions so = no_filter();
+  so.visible = {lib.path / "libdep.so.1"};
+  const ProcessResult r = sandboxed(w, concat("cat ", (lib.path / "libdep.so.1").string()), so);
+  ASSERT_TRUE(r.exited()) << r.describe() << r.output << r.sandbox_error;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("dependency"), std::string::npos) << r.output;
+}
+
+// The worker runs the harness's own executable: every shared object it loaded (those found
+// through RUNPATH included) must stay visible, or the loader fails before main.
+TEST(Sandbox, RunningCodePathsNameTheLoadedSharedObjects) {
+  const std::vector<fs::path> paths = running_code_paths();
+  const auto named = [&](const std::string& stem) {
+    return std::any_of(paths.begin(), paths.end(),
+                       [&](const fs::path& p) { return p.filename().string().rfind(stem, 0) == 0; });
+  };
+  EXPECT_TRUE(named("libc.so")) << "the C library is loaded in every process";
+  EXPECT_TRUE(named("libstdc++.so")) << "the C++ runtime is loaded by every fk executable";
 }
 
 // A process that leaves the worker's session and writes a marker `delay` seconds after it
