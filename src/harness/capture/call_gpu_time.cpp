@@ -27,6 +27,7 @@ void CallGpuTimer::call_ended(Sink sink) {
 void CallGpuTimer::flush() {
   if (!available_ || ends_.empty()) return;
   for (const bench::KernelRecord& k : bench::kernel_trace_collect()) {
+    if (k.kind != bench::TraceKind::kernel) continue;  // the op's kernels are its time
     if (k.start_ns < start_ns_) continue;  // ran before the first observed call of this batch
     // The first call whose end stamp is at or after the kernel's start.
     const auto it = std::partition_point(ends_.begin(), ends_.end(),

@@ -39,7 +39,8 @@ std::string short_kernel_name(const std::string& mangled) {
 KernelProfile profile_kernels(const std::vector<KernelRecord>& records, uint64_t from_ns, uint64_t to_ns) {
   std::vector<const KernelRecord*> in;
   for (const KernelRecord& r : records)
-    if (r.start_ns >= from_ns && r.start_ns < to_ns && r.end_ns >= r.start_ns) in.push_back(&r);
+    if (r.kind == TraceKind::kernel && r.start_ns >= from_ns && r.start_ns < to_ns && r.end_ns >= r.start_ns)
+      in.push_back(&r);
   std::stable_sort(in.begin(), in.end(), [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
   KernelProfile p;
   std::map<std::string, KernelProfileRow> by_name;

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <iterator>
 #include <mutex>
 
 #include "harness/time/kernel_trace.h"
@@ -74,6 +75,7 @@ const Cupti& cupti() {
 std::mutex g_mu;
 std::vector<KernelRecord> g_records;
 bool g_enabled = false;
+bool g_copies = false;  // memcpy and memset records too
 
 constexpr size_t kBufferBytes = 8 << 20;
 
@@ -83,13 +85,26 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *max_records = 0;
 }
 
+const char* copy_direction(uint8_t copy_kind) {
+  static const char* const names[] = {"", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+  return copy_kind < std::size(names) && copy_kind > 0 ? names[copy_kind] : "?";
+}
+
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   CUpti_Activity* rec = nullptr;
   std::lock_guard lk(g_mu);
   while (cupti().next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
-    if (rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && rec->kind != CUPTI_ACTIVITY_KIND_KERNEL) continue;
-    const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
-    g_records.push_back({k->name ? k->name : "?", k->streamId, k->start, k->end});
+    if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+      g_records.push_back({k->name ? k->name : "?", k->streamId, k->start, k->end, TraceKind::kernel});
+    } else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+      g_records.push_back({concat("memcpy ", copy_direction(m->copyKind), " ", m->bytes, " bytes"), m->streamId,
+                           m->start, m->end, TraceKind::memcpy});
+    } else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
+      g_records.push_back({concat("memset ", m->bytes, " bytes"), m->streamId, m->start, m->end, TraceKind::memset});
+    }
   }
   std::free(buffer);
 }
@@ -105,12 +120,18 @@ bool kernel_trace_available() {
   }
 }
 
-void kernel_trace_start() {
+void kernel_trace_start(bool copies_too) {
   std::lock_guard lk(g_mu);
-  if (g_enabled) return;
-  FK_CUPTI_CHECK(cupti().register_callbacks(buffer_requested, buffer_completed));
-  FK_CUPTI_CHECK(cupti().enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-  g_enabled = true;
+  if (!g_enabled) {
+    FK_CUPTI_CHECK(cupti().register_callbacks(buffer_requested, buffer_completed));
+    FK_CUPTI_CHECK(cupti().enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    g_enabled = true;
+  }
+  if (copies_too && !g_copies) {
+    FK_CUPTI_CHECK(cupti().enable(CUPTI_ACTIVITY_KIND_MEMCPY));
+    FK_CUPTI_CHECK(cupti().enable(CUPTI_ACTIVITY_KIND_MEMSET));
+    g_copies = true;
+  }
 }
 
 std::vector<KernelRecord> kernel_trace_collect() {
@@ -125,7 +146,11 @@ void kernel_trace_stop() {
   std::lock_guard lk(g_mu);
   if (!g_enabled) return;
   cupti().disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  g_enabled = false;
+  if (g_copies) {
+    cupti().disable(CUPTI_ACTIVITY_KIND_MEMCPY);
+    cupti().disable(CUPTI_ACTIVITY_KIND_MEMSET);
+  }
+  g_enabled = g_copies = false;
 }
 
 uint32_t kernel_trace_stream_id(void* stream) {

@@ -69,5 +69,49 @@ TEST(KernelProfileGpu, NamesCountsAndExclusiveTimesOfTracedKernels) {
   EXPECT_EQ(p.launches, 4);
 }
 
+// With copies_too the trace also holds copies and memsets, on the stream they ran on; the
+// profile still counts kernels only.
+TEST(KernelProfileGpu, TraceHoldsCopiesAndMemsetsWithTheirStreams) {
+  FK_REQUIRE_GPU();
+  if (!kernel_trace_available()) GTEST_SKIP() << "no CUPTI";
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  void *a = nullptr, *b = nullptr;
+  constexpr size_t kBytes = size_t{1} << 20;
+  ASSERT_EQ(cudaMalloc(&a, kBytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&b, kBytes), cudaSuccess);
+  kernel_trace_start(/*copies_too=*/true);
+  kernel_trace_collect();  // drop what ran before
+  const uint64_t from = kernel_trace_timestamp_ns();
+  ASSERT_EQ(cudaMemsetAsync(a, 1, kBytes, s), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(b, a, kBytes, cudaMemcpyDeviceToDevice, s), cudaSuccess);
+  profile_spin_a<<<1, 32, 0, s>>>(1000);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  const uint64_t to = kernel_trace_timestamp_ns();
+  const uint32_t sid = kernel_trace_stream_id(s);
+  const std::vector<KernelRecord> records = kernel_trace_collect();
+  kernel_trace_stop();
+  cudaFree(a);
+  cudaFree(b);
+  ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+
+  int copies = 0, memsets = 0;
+  for (const KernelRecord& r : records) {
+    if (r.start_ns < from || r.start_ns > to) continue;
+    EXPECT_EQ(r.stream_id, sid) << r.name;
+    if (r.kind == TraceKind::memcpy) {
+      ++copies;
+      EXPECT_EQ(r.name, "memcpy DtoD 1048576 bytes");
+    }
+    if (r.kind == TraceKind::memset) {
+      ++memsets;
+      EXPECT_EQ(r.name, "memset 1048576 bytes");
+    }
+  }
+  EXPECT_EQ(copies, 1);
+  EXPECT_EQ(memsets, 1);
+  EXPECT_EQ(profile_kernels(records, from, to + 1).launches, 1);
+}
+
 }  // namespace
 }  // namespace fk::bench
