@@ -5,11 +5,13 @@
 #include <cmath>
 #include <cstring>
 #include <future>
+#include <map>
 #include <optional>
 #include <thread>
 
 #include "harness/check/bytes_equal.h"
 #include "harness/time/call_timer.h"
+#include "harness/time/cpu_time.h"
 #include "harness/device/ceilings.h"
 #include "harness/check/gpu_oracle.h"
 #include "harness/time/guardrails.h"
@@ -40,6 +42,12 @@ struct HarnessFailure {
 };
 
 bool written(ArgRole r) { return r == ArgRole::out || r == ArgRole::inout; }
+
+// CPU time other threads may use, in cores on average, while the CPU baseline is timed: an
+// honest candidate leaves none running (a thread pool's idle workers sleep); a quarter of
+// a core allows for the odd wake-up without letting a spinning thread through, even on a
+// machine of one core, where it would get half.
+constexpr double kMaxCoresBesideBaseline = 0.25;
 
 void sync(DeviceType backend) {
   if (backend == DeviceType::cuda) rt::device_synchronize(0);
@@ -641,6 +649,11 @@ class WorkloadEvaluator {
       kernel_trace_collect();  // drop what ran before the timing phase
       own_stream = kernel_trace_stream_id(stream);
     }
+    // On the CPU the timing thread is the only one of the harness's that works during the
+    // timed calls: CPU time of other threads while the baseline is timed is the candidate's
+    // (a thread left spinning, or hogging memory bandwidth, between its calls).
+    const bool watch_threads = cfg_.backend == DeviceType::cpu;
+    double beside_baseline_cpu_s = 0, baseline_wall_s = 0;
     for (int i = 0;; ++i) {
       const bool warm = i < cfg_.warmup_calls;
       auto& s = sets_[static_cast<size_t>(i) % S];
@@ -653,7 +666,13 @@ class WorkloadEvaluator {
         poison_outputs(def_, c, stream, /*workspace_too=*/false);
         const Implementation& impl = cand_turn ? cand_ : base_;
         const uint64_t window_start = trace ? kernel_trace_timestamp_ns() : 0;
+        const std::map<int, double> others0 =
+            watch_threads && !cand_turn ? other_threads_cpu_seconds() : std::map<int, double>{};
         const double us = timer_.time_us([&] { call(impl, c, stream, cand_turn ? "candidate" : "baseline"); });
+        if (watch_threads && !cand_turn && !warm) {
+          beside_baseline_cpu_s += cpu_seconds_between(others0, other_threads_cpu_seconds());
+          baseline_wall_s += us * 1e-6;
+        }
         if (trace) {  // whatever the call left on other streams ends inside its window
           sync(cfg_.backend);
           windows.push_back({window_start, kernel_trace_timestamp_ns(), cand_turn});
@@ -675,6 +694,10 @@ class WorkloadEvaluator {
       if (n >= cfg_.max_timed_calls) break;
       if (n >= cfg_.min_timed_calls && total_b >= cfg_.min_timed_ms && total_c >= cfg_.min_timed_ms) break;
     }
+    if (watch_threads && baseline_wall_s > 0 && beside_baseline_cpu_s > kMaxCoresBesideBaseline * baseline_wall_s)
+      throw Failure{Verdict::REWARD_HACK,
+                    concat("other threads kept ", beside_baseline_cpu_s / baseline_wall_s,
+                           " cores busy on average while the baseline was timed: work beside the baseline slows it")};
     if (trace) {
       sync(cfg_.backend);
       for (const auto& k : kernel_trace_collect()) {
