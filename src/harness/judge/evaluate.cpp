@@ -15,6 +15,7 @@
 #include "harness/device/ceilings.h"
 #include "harness/check/gpu_oracle.h"
 #include "harness/time/guardrails.h"
+#include "harness/time/kernel_ownership.h"
 #include "harness/time/kernel_trace.h"
 #include "harness/check/op_check.h"
 #include "harness/check/outside_tolerance.h"
@@ -638,11 +639,7 @@ class WorkloadEvaluator {
     // would not see it, during the baseline's it would slow the baseline down.
     const bool trace = cfg_.backend == DeviceType::cuda && kernel_trace_available();
     uint32_t own_stream = 0;
-    struct Window {
-      uint64_t from_ns, to_ns;  // trace clock, from before the call to a device sync after it
-      bool candidate;
-    };
-    std::vector<Window> windows;
+    std::vector<CallWindow> windows;
     if (trace) {
       kernel_trace_start(/*copies_too=*/true);
       sync(cfg_.backend);
@@ -700,7 +697,8 @@ class WorkloadEvaluator {
                            " cores busy on average while the baseline was timed: work beside the baseline slows it")};
     if (trace) {
       sync(cfg_.backend);
-      for (const auto& k : kernel_trace_collect()) {
+      const std::vector<KernelRecord> records = kernel_trace_collect();
+      for (const auto& k : records) {
         if (k.stream_id == own_stream) continue;
         if (k.kind == TraceKind::kernel)
           throw Failure{Verdict::REWARD_HACK, concat("kernel ", k.name, " ran on stream ", k.stream_id,
@@ -708,7 +706,7 @@ class WorkloadEvaluator {
                                                       "): work the timer would not see")};
         // The harness's own copies between calls may use other streams; the timed calls
         // are the windows, and nothing of the harness's runs on another stream in them.
-        const auto in_call = [&](const Window& w) { return k.start_ns >= w.from_ns && k.start_ns <= w.to_ns; };
+        const auto in_call = [&](const CallWindow& w) { return k.start_ns >= w.from_ns && k.start_ns <= w.to_ns; };
         const auto w = std::find_if(windows.begin(), windows.end(), in_call);
         if (w == windows.end()) continue;
         throw Failure{Verdict::REWARD_HACK,
@@ -717,6 +715,15 @@ class WorkloadEvaluator {
                                             own_stream, "): work the timer would not see")
                                    : concat("a ", k.name, " ran on stream ", k.stream_id,
                                             " while the baseline was timed: work beside the baseline slows it")};
+      }
+      if (!cand_.own_functions.empty()) {
+        w.foreign_kernels = kernels_not_its_own(records, windows, cand_.own_functions);
+        if (!w.foreign_kernels.empty() && !task_.forbid.empty())
+          throw Failure{Verdict::REWARD_HACK,
+                        concat("kernel ", w.foreign_kernels.front(),
+                               " ran in the candidate's call but its library does not define it (a library's or the "
+                               "engine's), and task ",
+                               task_.id, " forbids libraries")};
       }
     }
     if (cfg_.backend == DeviceType::cuda)

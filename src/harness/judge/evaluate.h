@@ -47,6 +47,9 @@ struct EvalConfig {
 struct Implementation {
   fk_op_fn run = nullptr;
   fk_op_fn plan = nullptr;  // may be null
+  // The functions its library defines, sorted (candidate.h: defined_functions): its own
+  // kernels. Empty where not known (the baseline): then no kernel is reported as foreign.
+  std::vector<std::string> own_functions;
 };
 
 EvalResult evaluate(const Task& task, const Implementation& candidate, const EvalConfig& cfg);

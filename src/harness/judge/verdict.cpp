@@ -73,6 +73,7 @@ Json to_json(const WorkloadResult& w) {
           {"speedup", w.speedup},
           {"sol_baseline", w.sol_baseline},
           {"sol_candidate", w.sol_candidate},
+          {"foreign_kernels", w.foreign_kernels},
           {"seconds", {{"prepare", w.seconds_prepare}, {"check", w.seconds_check}, {"timing", w.seconds_timing}}}};
 }
 
@@ -119,6 +120,7 @@ EvalResult eval_result_from_json(const Json& j) {
     x.speedup = w.value("speedup", 0.0);
     x.sol_baseline = w.value("sol_baseline", 0.0);
     x.sol_candidate = w.value("sol_candidate", 0.0);
+    x.foreign_kernels = w.value("foreign_kernels", std::vector<std::string>{});
     const Json secs = w.value("seconds", Json::object());
     x.seconds_prepare = secs.value("prepare", 0.0);
     x.seconds_check = secs.value("check", 0.0);

@@ -37,6 +37,10 @@ struct WorkloadResult {
   TimingStats baseline, candidate;
   double speedup = 0;             // baseline median / candidate median
   double sol_baseline = 0, sol_candidate = 0;  // fraction of speed of light (0 = unknown)
+  // Kernels that ran in the candidate's timed calls but are not defined in its library (a
+  // library's or the engine's; kernel_ownership.h): reported, and failing where the task
+  // forbids libraries.
+  std::vector<std::string> foreign_kernels;
   // Where the evaluation's time went: inputs and oracle (all rounds, in parallel), the
   // correctness rounds on the device, and the interleaved timing.
   double seconds_prepare = 0, seconds_check = 0, seconds_timing = 0;

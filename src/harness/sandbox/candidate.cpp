@@ -4,6 +4,8 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 #include <cstring>
 #include <fstream>
 
@@ -44,7 +46,11 @@ LoadedCandidate::~LoadedCandidate() {
   // referenced by the runtime until process exit (each evaluation runs in its own worker).
 }
 
-std::vector<std::string> imported_symbols(const fs::path& library) {
+namespace {
+// Calls fn(sym, name) for every named symbol of the library's symbol tables of `type`
+// (SHT_DYNSYM, SHT_SYMTAB).
+template <class Fn>
+void for_each_symbol(const fs::path& library, uint32_t type, Fn&& fn) {
   std::ifstream in(library, std::ios::binary);
   FK_CHECK(in.good(), "cannot read ", library.string());
   std::string data((std::istreambuf_iterator<char>(in)), {});
@@ -57,12 +63,11 @@ std::vector<std::string> imported_symbols(const fs::path& library) {
   FK_CHECK(std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64,
            library.string(), " is not a 64-bit ELF file");
   need(eh.e_shoff, static_cast<size_t>(eh.e_shnum) * sizeof(Elf64_Shdr));
-  std::vector<std::string> out;
   for (int i = 0; i < eh.e_shnum; ++i) {
     Elf64_Shdr sh;
     std::memcpy(&sh, data.data() + eh.e_shoff + i * sizeof(Elf64_Shdr), sizeof(sh));
-    if (sh.sh_type != SHT_DYNSYM) continue;
-    FK_CHECK(sh.sh_link < eh.e_shnum, library.string(), ": bad .dynsym link");
+    if (sh.sh_type != type) continue;
+    FK_CHECK(sh.sh_link < eh.e_shnum, library.string(), ": bad symbol table link");
     Elf64_Shdr str;
     std::memcpy(&str, data.data() + eh.e_shoff + sh.sh_link * sizeof(Elf64_Shdr), sizeof(str));
     need(sh.sh_offset, sh.sh_size);
@@ -70,11 +75,47 @@ std::vector<std::string> imported_symbols(const fs::path& library) {
     for (size_t off = 0; off + sizeof(Elf64_Sym) <= sh.sh_size; off += sizeof(Elf64_Sym)) {
       Elf64_Sym sym;
       std::memcpy(&sym, data.data() + sh.sh_offset + off, sizeof(sym));
-      if (sym.st_shndx != SHN_UNDEF || sym.st_name == 0 || sym.st_name >= str.sh_size) continue;
+      if (sym.st_name == 0 || sym.st_name >= str.sh_size) continue;
       const char* name = data.data() + str.sh_offset + sym.st_name;
-      out.emplace_back(name, strnlen(name, str.sh_size - sym.st_name));
+      fn(sym, std::string(name, strnlen(name, str.sh_size - sym.st_name)));
     }
   }
+}
+}  // namespace
+
+std::vector<std::string> imported_symbols(const fs::path& library) {
+  std::vector<std::string> out;
+  for_each_symbol(library, SHT_DYNSYM, [&](const Elf64_Sym& sym, std::string name) {
+    if (sym.st_shndx == SHN_UNDEF) out.push_back(std::move(name));
+  });
+  return out;
+}
+
+std::string kernel_of_launch_stub(const std::string& symbol) {
+  // _Z[L]<n>__device_stub_<kernel's mangled name><the stub's parameter types>: the first n
+  // characters after the length are the stub's own name.
+  size_t pos = symbol.rfind("_ZL", 0) == 0 ? 3 : symbol.rfind("_Z", 0) == 0 ? 2 : std::string::npos;
+  if (pos == std::string::npos) return "";
+  size_t n = 0;
+  const size_t digits = pos;
+  while (pos < symbol.size() && std::isdigit(static_cast<unsigned char>(symbol[pos])))
+    n = n * 10 + static_cast<size_t>(symbol[pos++] - '0');
+  static constexpr std::string_view kStub = "__device_stub_";
+  if (pos == digits || n <= kStub.size() || pos + n > symbol.size() || symbol.compare(pos, kStub.size(), kStub) != 0)
+    return "";
+  return symbol.substr(pos + kStub.size(), n - kStub.size());
+}
+
+std::vector<std::string> defined_functions(const fs::path& library) {
+  std::vector<std::string> out;
+  for (const uint32_t table : {SHT_SYMTAB, SHT_DYNSYM})
+    for_each_symbol(library, table, [&](const Elf64_Sym& sym, std::string name) {
+      if (sym.st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sym.st_info) != STT_FUNC) return;
+      if (std::string kernel = kernel_of_launch_stub(name); !kernel.empty()) out.push_back(std::move(kernel));
+      out.push_back(std::move(name));
+    });
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

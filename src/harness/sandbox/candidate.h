@@ -34,6 +34,13 @@ class LoadedCandidate {
 // Undefined dynamic symbols the library imports (read from its ELF .dynsym), e.g. to
 // enforce a task's `forbid` list.
 std::vector<std::string> imported_symbols(const std::filesystem::path& library);
+// Functions the library defines (its .symtab and .dynsym, local ones included) and the CUDA
+// kernels whose launch stubs it holds, sorted and unique: the kernels that are its own.
+std::vector<std::string> defined_functions(const std::filesystem::path& library);
+// The kernel (its mangled name, as a kernel trace names it) that nvcc's host-side launch
+// stub `symbol` launches ("_ZL59__device_stub__ZN3adv13rms_norm_rowsIfEEv...ifibj" ->
+// "_ZN3adv13rms_norm_rowsIfEEv..."), or "" when `symbol` is no such stub.
+std::string kernel_of_launch_stub(const std::string& symbol);
 // The first imported symbol that belongs to a forbidden library ("cublas" -> cublas*,
 // "cublasLt" -> cublasLt*, "cudnn" -> cudnn*), or "" if none.
 std::string forbidden_import(const std::vector<std::string>& imports, const std::vector<std::string>& forbid);

@@ -166,7 +166,7 @@ int worker_main(const fs::path& request_file, const fs::path& result_file) {
           res.verdict = Verdict::COMPILE_ERROR;  // links but cannot load: undefined symbols, ABI mismatch
           res.message = e.what();
         }
-        if (cand) impl = {cand->run(), cand->plan()};
+        if (cand) impl = {cand->run(), cand->plan(), defined_functions(req.library)};
       }
     }
     if (impl.run) res = evaluate(req.task, impl, req.config);
