@@ -706,9 +706,8 @@ class WorkloadEvaluator {
                                                       "): work the timer would not see")};
         // The harness's own copies between calls may use other streams; the timed calls
         // are the windows, and nothing of the harness's runs on another stream in them.
-        const auto in_call = [&](const CallWindow& w) { return k.start_ns >= w.from_ns && k.start_ns <= w.to_ns; };
-        const auto window = std::find_if(windows.begin(), windows.end(), in_call);
-        if (window == windows.end()) continue;
+        const CallWindow* window = window_of(k, windows);
+        if (window == nullptr) continue;
         throw Failure{Verdict::REWARD_HACK,
                       window->candidate ? concat("a ", k.name, " ran on stream ", k.stream_id,
                                             " during a timed call, not on the stream the call was given (",

@@ -5,9 +5,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <string_view>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
+#include <string_view>
 
 #include "core/cublas_exposure.h"
 #include "fk/status.h"
@@ -47,10 +48,10 @@ LoadedCandidate::~LoadedCandidate() {
 }
 
 namespace {
-// Calls fn(sym, name) for every named symbol of the library's symbol tables of `type`
-// (SHT_DYNSYM, SHT_SYMTAB).
+// Calls fn(sym, name) for every named symbol of the library's symbol tables of the given
+// types (SHT_DYNSYM, SHT_SYMTAB).
 template <class Fn>
-void for_each_symbol(const fs::path& library, uint32_t type, Fn&& fn) {
+void for_each_symbol(const fs::path& library, std::initializer_list<uint32_t> types, Fn&& fn) {
   std::ifstream in(library, std::ios::binary);
   FK_CHECK(in.good(), "cannot read ", library.string());
   std::string data((std::istreambuf_iterator<char>(in)), {});
@@ -66,7 +67,7 @@ void for_each_symbol(const fs::path& library, uint32_t type, Fn&& fn) {
   for (int i = 0; i < eh.e_shnum; ++i) {
     Elf64_Shdr sh;
     std::memcpy(&sh, data.data() + eh.e_shoff + i * sizeof(Elf64_Shdr), sizeof(sh));
-    if (sh.sh_type != type) continue;
+    if (std::find(types.begin(), types.end(), sh.sh_type) == types.end()) continue;
     FK_CHECK(sh.sh_link < eh.e_shnum, library.string(), ": bad symbol table link");
     Elf64_Shdr str;
     std::memcpy(&str, data.data() + eh.e_shoff + sh.sh_link * sizeof(Elf64_Shdr), sizeof(str));
@@ -85,7 +86,7 @@ void for_each_symbol(const fs::path& library, uint32_t type, Fn&& fn) {
 
 std::vector<std::string> imported_symbols(const fs::path& library) {
   std::vector<std::string> out;
-  for_each_symbol(library, SHT_DYNSYM, [&](const Elf64_Sym& sym, std::string name) {
+  for_each_symbol(library, {SHT_DYNSYM}, [&](const Elf64_Sym& sym, std::string name) {
     if (sym.st_shndx == SHN_UNDEF) out.push_back(std::move(name));
   });
   return out;
@@ -108,12 +109,11 @@ std::string kernel_of_launch_stub(const std::string& symbol) {
 
 std::vector<std::string> defined_functions(const fs::path& library) {
   std::vector<std::string> out;
-  for (const uint32_t table : {SHT_SYMTAB, SHT_DYNSYM})
-    for_each_symbol(library, table, [&](const Elf64_Sym& sym, std::string name) {
-      if (sym.st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sym.st_info) != STT_FUNC) return;
-      if (std::string kernel = kernel_of_launch_stub(name); !kernel.empty()) out.push_back(std::move(kernel));
-      out.push_back(std::move(name));
-    });
+  for_each_symbol(library, {SHT_SYMTAB, SHT_DYNSYM}, [&](const Elf64_Sym& sym, std::string name) {
+    if (sym.st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sym.st_info) != STT_FUNC) return;
+    if (std::string kernel = kernel_of_launch_stub(name); !kernel.empty()) out.push_back(std::move(kernel));
+    out.push_back(std::move(name));
+  });
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;

@@ -1,6 +1,5 @@
 #include "harness/sandbox/subprocess.h"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
 #include <poll.h>
@@ -147,11 +146,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
 
 std::vector<std::filesystem::path> running_code_paths() {
   std::vector<std::filesystem::path> paths = {self_executable()};
-  if (Dl_info info{}; dladdr(reinterpret_cast<void*>(&running_code_paths), &info) && info.dli_fname)
-    paths.emplace_back(info.dli_fname);  // the executable itself when fk is linked statically
-  // Every shared object loaded now: the libraries found through the executable's RUNPATH
-  // (an offline pack's .deps/lib under /tmp) would be hidden from the worker otherwise, and
-  // it would die in the loader before reaching main.
+  // Every shared object loaded now (the fk library when it is a shared one): the libraries
+  // found through the executable's RUNPATH (an offline pack's .deps/lib under /tmp) would be
+  // hidden from the worker otherwise, and it would die in the loader before reaching main.
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* out) {
         if (info->dlpi_name != nullptr && info->dlpi_name[0] == '/')

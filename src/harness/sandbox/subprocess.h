@@ -43,9 +43,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
 std::string self_executable();
 
 // What this process runs from, for a sandbox to keep visible when it lies in the temporary
-// folder the sandbox replaces (a build under /tmp): the executable, the fk library when that
-// is a shared one (a test executable's), every shared object loaded (its dependencies found
-// through RUNPATH), and the LD_LIBRARY_PATH folders.
+// folder the sandbox replaces (a build under /tmp): the executable, every shared object
+// loaded (the fk library of a test executable, the dependencies found through RUNPATH),
+// and the LD_LIBRARY_PATH folders.
 std::vector<std::filesystem::path> running_code_paths();
 
 }  // namespace fk::bench

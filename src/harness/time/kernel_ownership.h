@@ -18,6 +18,9 @@ struct CallWindow {
   bool candidate = false;  // the candidate's call (else the baseline's)
 };
 
+// The window a trace record started in (either side's), or null.
+const CallWindow* window_of(const KernelRecord& record, const std::vector<CallWindow>& windows);
+
 // The kernels that started inside a candidate's window and are not among `own_functions`
 // (sorted: defined_functions() of its library), sorted and unique.
 std::vector<std::string> kernels_not_its_own(const std::vector<KernelRecord>& records,
