@@ -352,7 +352,7 @@ MOE_TASKS = {
 # of the standalone op, which the delta-rule kernels may also do inside). Decode batches take
 # their slots from a pool of 64 more.
 TABLE_MODELS["qwen3-next-80b-a3b"] = dict(layers=36, conv_dim=8192, conv_width=4, k_heads=16, v_heads=32, head_dim=128,
-                                          attn_layers=12, attn_width=16 * 256)
+                                          attn_layers=12, attn_width=16 * 256, hidden=2048)
 
 
 def conv_prefill(m, t, ctx, label):
@@ -395,6 +395,16 @@ def gdn_decode(m, t, ctx, label):
                "dv": m["head_dim"], "spare_slots": 64}, m["layers"]
 
 
+def gdn_layer(m, t, ctx, label):
+    # The whole gated-DeltaNet sub-layer (L3): a fresh prompt, or a decode step of t sequences.
+    shape = {"hidden": m["hidden"], "hk": m["k_heads"], "hv": m["v_heads"], "dk": m["head_dim"], "dv": m["head_dim"],
+             "width": m["conv_width"]}
+    if decode(label):
+        yield dict(shape, decode=True, batch=t, spare_slots=64), m["layers"]
+    else:
+        yield dict(shape, seq_lens=[t], initial="zeros"), m["layers"]
+
+
 # Its one-GPU preset (12 of the 48 layers at full width) is what `fk capture` runs: the
 # shapes are the full model's, the calls per step a quarter of them.
 TABLE_MODELS["qwen3-next-80b-a3b-12l"] = dict(TABLE_MODELS["qwen3-next-80b-a3b"], layers=9, attn_layers=3)
@@ -420,6 +430,11 @@ SSM_TASKS = {
     "gdn_gating": dict(op="gdn_gating", models=SSM, gen=gdn_gates, check=[{"tokens": 5, "heads": 3}, {"tokens": 1, "heads": 64}]),
     "sigmoid_mul": dict(op="sigmoid_mul", models=SSM, gen=attn_output_gate,
                         check=[{"tokens": 3, "hidden": 1000}, {"tokens": 2, "hidden": 13, "dtype": "f16"}]),
+    # The gated-DeltaNet sub-layer (L3): every part above but the attention's gate, as one op.
+    "gdn_layer": dict(op="gdn_layer", models=SSM, gen=gdn_layer,
+                      check=[{"seq_lens": [1, 63, 64, 65, 7], "hidden": 64, "hk": 2, "hv": 4, "dk": 16, "dv": 16},
+                             {"decode": True, "batch": 5, "hidden": 48, "hk": 1, "hv": 3, "dk": 8, "dv": 12,
+                              "dtype": "f16"}]),
 }
 
 

@@ -17,8 +17,7 @@
 #include "fk/ops/moe_swigluoai.h"
 #include "fk/ops/norm.h"
 #include "fk/ops/rope.h"
-#include "fk/ops/gated_delta.h"
-#include "fk/ops/ssm_conv.h"
+#include "fk/ops/gdn_layer.h"
 #include "fk/ops/ssm_gating.h"
 #include "fk/runtime.h"
 #include "fk/rope_cache.h"
@@ -559,27 +558,12 @@ void DecoderModel::separate_norm_layer(const ForwardBatch& b, int64_t l, const K
     FK_FAIL(FK_ERR_INTERNAL, "forward: the layer output must end in the x buffer");
 }
 
-// The delta rule over the pool's "ssm" tensor of this layer: slots a whole slot apart (every
-// linear layer's conv and delta state), which the ops take as their slot stride, indexed by
-// the batch's state slots on the device (nothing read on the host: a decode step can be
-// captured in a CUDA graph; a padding sequence's slot -1 reads zeros and writes nothing).
-void DecoderModel::delta_rule(const ForwardBatch& b, int64_t l, const TensorView& q, const TensorView& k,
-                              const TensorView& v, const TensorView& o, void* stream) {
-  const TensorView pool_state = state_pool_->layer_state(l, 1);
-  const TensorView g = rows(gdn_g_, b.num_tokens), beta = rows(gdn_beta_, b.num_tokens);
-  if (b.decode_only) {
-    ops::FusedRecurrentGatedDeltaRuleArgs a{};
-    static_cast<ops::GatedDeltaRuleArgs&>(a) = {o, pool_state, q, k, v, g, beta, b.qo_indptr, b.state_indices,
-                                                b.has_initial_state, 0.0f, 1};
-    call_op(a, backend_, stream);
-  } else {
-    ops::ChunkGatedDeltaRuleArgs a{};
-    static_cast<ops::GatedDeltaRuleArgs&>(a) = {o, pool_state, q, k, v, g, beta, b.qo_indptr, b.state_indices,
-                                                b.has_initial_state, 0.0f, 1};
-    call_op(a, backend_, stream);
-  }
-}
-
+// The gated DeltaNet sub-layer is one op (gdn_layer: its baseline calls the parts, each
+// replaceable by a candidate). The states are the pool's "conv" and "ssm" tensors of this
+// layer: slots a whole slot apart (every linear layer's conv and delta state), which the
+// parts take as their slot stride, indexed by the batch's state slots on the device (nothing
+// read on the host: a decode step can be captured in a CUDA graph; a padding sequence's slot
+// -1 reads zeros and writes nothing).
 void DecoderModel::linear_attention(const ForwardBatch& b, int64_t l, const TensorView& x, const TensorView& y,
                                     void* stream) {
   FK_CHECK(state_pool_ != nullptr, "forward: model '", spec_.config.model_type,
@@ -587,38 +571,34 @@ void DecoderModel::linear_attention(const ForwardBatch& b, int64_t l, const Tens
   FK_CHECK(b.state_indices.data != nullptr, "forward: model '",
            spec_.config.model_type, "' needs the batch's recurrent state slots (ForwardBatch::state_indices)");
   const LinearAttentionConfig& la = spec_.config.linear_attention;
-  const int64_t T = b.num_tokens, Hk = la.k_heads, Hv = la.v_heads, K = la.k_head_dim, V = la.v_head_dim;
-  const int64_t kd = la.key_dim(), vd = la.value_dim(), cd = la.conv_dim();
+  const int64_t T = b.num_tokens, Hv = la.v_heads, vd = la.value_dim(), cd = la.conv_dim();
   const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
-  // Projections: [q | k | v | b | a] and z.
-  const TensorView proj = rows(lin_proj_, T), z = rows(lin_z_, T);
-  linear(proj, x, w.lin_in, Tensor{}, stream);
-  linear(z, x, w.lin_z, Tensor{}, stream);
-  // Short causal convolution of q | k | v with SiLU, from and into the sequences' conv state.
-  const TensorView mixed = columns(proj, 0, cd), conv = rows(conv_out_, T);
-  const TensorView conv_state = state_pool_->layer_state(l, 0);
-  if (b.decode_only)
-    call_op(ops::CausalConv1dUpdateArgs{conv, mixed, w.conv_w, absent(), conv_state, b.state_indices, 1}, backend_,
-            stream);
-  else
-    call_op(ops::CausalConv1dArgs{conv, mixed, w.conv_w, absent(), conv_state, b.qo_indptr, b.state_indices,
-                                  b.has_initial_state_bool, 1},
-            backend_, stream);
-  // Gates: g = -exp(A_log) softplus(a + dt_bias), beta = sigmoid(b).
-  call_op(ops::GdnGatingArgs{rows(gdn_g_, T), rows(gdn_beta_, T), columns(proj, cd + Hv, Hv), columns(proj, cd, Hv),
-                             w.a_log, w.dt_bias},
-          backend_, stream);
-  // The gated delta rule (q/k L2 norm inside, scale 1/sqrt(K)), then the gated RMSNorm per
-  // value head with z, and the output projection.
-  const TensorView q = as_heads(columns(conv, 0, kd), Hk, K), k = as_heads(columns(conv, kd, kd), Hk, K),
-                   v = as_heads(columns(conv, 2 * kd, vd), Hv, V);
-  const TensorView o = as_heads(rows(core_out_, T), Hv, V);
-  delta_rule(b, l, q, k, v, o, stream);
-  call_op(ops::RmsNormGatedArgs{packed_rows(core_normed_.view(), T * Hv, V), packed_rows(core_out_.view(), T * Hv, V),
-                                packed_rows(lin_z_.view(), T * Hv, V), w.lin_norm, spec_.rms_norm_eps,
-                                ops::NormGateActivation::silu},
-          backend_, stream);
-  linear(y, rows(core_normed_, T), w.lin_out, Tensor{}, stream);
+  ops::GdnLayerArgs a{};
+  a.out = y;
+  a.hidden = x;
+  a.in_proj = w.lin_in;
+  a.z_proj = w.lin_z;
+  a.conv_weight = w.conv_w;
+  a.a_log = w.a_log;
+  a.dt_bias = w.dt_bias;
+  a.norm_weight = w.lin_norm;
+  a.out_proj = w.lin_out;
+  a.conv_state = state_pool_->layer_state(l, 0);
+  a.ssm_state = state_pool_->layer_state(l, 1);
+  a.cu_seqlens = b.qo_indptr;
+  a.state_indices = b.state_indices;
+  a.has_initial_state = b.has_initial_state;
+  a.has_initial_state_bool = b.has_initial_state_bool;
+  a.proj = packed_rows(lin_proj_.view(), T, cd + 2 * Hv);
+  a.z = packed_rows(lin_z_.view(), T, vd);
+  a.mixed = packed_rows(conv_out_.view(), T, cd);
+  a.g = packed_rows(gdn_g_.view(), T, Hv);
+  a.beta = packed_rows(gdn_beta_.view(), T, Hv);
+  a.core = packed_rows(core_out_.view(), T, vd);
+  a.core_normed = packed_rows(core_normed_.view(), T, vd);
+  a.eps = spec_.rms_norm_eps;
+  a.decode = b.decode_only ? 1 : 0;
+  call_op(a, backend_, stream);
 }
 
 void DecoderModel::activation(const TensorView& act, const TensorView& gate_up, void* stream) const {

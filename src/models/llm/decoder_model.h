@@ -98,9 +98,6 @@ class DecoderModel {
   TensorView rows(const Tensor& buffer, int64_t n) const;
   // A gated DeltaNet layer (Qwen3-Next) from its normed input x to its output projection in y.
   void linear_attention(const ForwardBatch& b, int64_t layer, const TensorView& x, const TensorView& y, void* stream);
-  // The delta rule of one layer on the batch's slots (see the .cpp on why through scratch).
-  void delta_rule(const ForwardBatch& b, int64_t layer, const TensorView& q, const TensorView& k,
-                  const TensorView& v, const TensorView& o, void* stream);
   TensorView kv_k(const KvCache& kv, int64_t layer) const { return kv.k(spec_.kv_layer(layer)); }
   TensorView kv_v(const KvCache& kv, int64_t layer) const { return kv.v(spec_.kv_layer(layer)); }
 
