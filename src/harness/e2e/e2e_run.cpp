@@ -53,6 +53,46 @@ std::vector<std::unique_ptr<bench::LoadedCandidate>> install(const RunOptions& o
   return loaded;
 }
 
+// The teacher-forced logits of `seqs` (at positions[i] of each), the sequences packed
+// into as few prefills as fit a step (its token budget, and one logit row per position
+// within max_num_seqs), in order: packed sequences that see each other's state or KV (a
+// varlen kernel ignoring its sequence boundaries) then move the logits, where sequences
+// run one at a time would not show it.
+std::vector<std::vector<float>> teacher_forced_logits(engine::Engine& e, const std::vector<std::vector<int64_t>>& seqs,
+                                                      const std::vector<std::vector<int64_t>>& positions) {
+  const int64_t max_tokens = std::min(e.config().max_num_batched_tokens, e.max_model_len()),
+                max_rows = e.config().max_num_seqs;
+  std::vector<std::vector<float>> out;
+  for (size_t begin = 0; begin < seqs.size();) {
+    size_t end = begin;
+    int64_t tokens = 0, rows = 0;
+    while (end < seqs.size() && (end == begin || (tokens + static_cast<int64_t>(seqs[end].size()) <= max_tokens &&
+                                                  rows + static_cast<int64_t>(positions[end].size()) <= max_rows))) {
+      tokens += static_cast<int64_t>(seqs[end].size());
+      rows += static_cast<int64_t>(positions[end].size());
+      ++end;
+    }
+    const std::vector<std::vector<int64_t>> group(seqs.begin() + static_cast<std::ptrdiff_t>(begin),
+                                                  seqs.begin() + static_cast<std::ptrdiff_t>(end));
+    const std::vector<std::vector<int64_t>> at(positions.begin() + static_cast<std::ptrdiff_t>(begin),
+                                               positions.begin() + static_cast<std::ptrdiff_t>(end));
+    for (auto& l : e.prefill_logits_packed(group, at)) out.push_back(std::move(l));
+    begin = end;
+  }
+  return out;
+}
+
+// n positions of a sequence of `length` tokens, spread evenly from its first to its last:
+// the first tokens are where state or KV leaked from a neighbour in the batch shows most
+// (it decays further in), the last ones where the generated tokens are judged.
+std::vector<int64_t> spread_positions(int64_t length, int64_t n) {
+  n = std::min(n, length);
+  if (n == 1) return {length - 1};
+  std::vector<int64_t> p(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) p[static_cast<size_t>(j)] = j * (length - 1) / (n - 1);
+  return p;
+}
+
 }  // namespace
 
 json run_workload(const RunOptions& o) {
@@ -90,47 +130,61 @@ json run_workload(const RunOptions& o) {
                  {"installed", json::array()}};
   for (const auto& [op, lib] : o.installs) result["installed"].push_back({{"op", op}, {"library", lib.string()}});
 
-  // Teacher forcing over the first requests: the baseline's sequences, the last positions.
+  // Teacher forcing over the first requests: the baseline's sequences at positions spread
+  // over each, packed into prefills as the engine packs prompts (teacher_forced_logits).
   const int64_t K = std::min<int64_t>(o.workload.teacher_forced, static_cast<int64_t>(reqs.size()));
   if (!o.teacher_out.empty()) {
-    std::vector<Tensor> keep;
-    safetensors::NamedViews views;
+    std::vector<std::vector<int64_t>> seqs, positions;
     for (int64_t k = 0; k < K; ++k) {
       std::vector<int64_t> seq = reqs[static_cast<size_t>(k)].prompt;
       seq.insert(seq.end(), outputs[static_cast<size_t>(k)].begin(), outputs[static_cast<size_t>(k)].end());
-      const int64_t P = std::min<int64_t>(o.workload.teacher_positions, static_cast<int64_t>(seq.size()));
-      const std::vector<float> logits = e.prefill_logits(seq, P);
-      Tensor tl = Tensor::empty({P, V}, DType::f32), ts = Tensor::empty({static_cast<int64_t>(seq.size())}, DType::i64);
-      std::copy(logits.begin(), logits.end(), tl.data_as<float>());
-      std::copy(seq.begin(), seq.end(), ts.data_as<int64_t>());
+      positions.push_back(spread_positions(static_cast<int64_t>(seq.size()), o.workload.teacher_positions));
+      seqs.push_back(std::move(seq));
+    }
+    const auto logits = teacher_forced_logits(e, seqs, positions);
+    std::vector<Tensor> keep;
+    safetensors::NamedViews views;
+    for (size_t k = 0; k < seqs.size(); ++k) {
+      const auto P = static_cast<int64_t>(positions[k].size());
+      Tensor tl = Tensor::empty({P, V}, DType::f32), ts = Tensor::empty({static_cast<int64_t>(seqs[k].size())}, DType::i64),
+             tp = Tensor::empty({P}, DType::i64);
+      std::copy(logits[k].begin(), logits[k].end(), tl.data_as<float>());
+      std::copy(seqs[k].begin(), seqs[k].end(), ts.data_as<int64_t>());
+      std::copy(positions[k].begin(), positions[k].end(), tp.data_as<int64_t>());
       views.push_back({"logits." + std::to_string(k), tl});
       views.push_back({"tokens." + std::to_string(k), ts});
-      keep.push_back(tl);
-      keep.push_back(ts);
+      views.push_back({"positions." + std::to_string(k), tp});
+      for (const Tensor& t : {tl, ts, tp}) keep.push_back(t);
     }
     safetensors::save(o.teacher_out, views);
   }
   if (!o.teacher_in.empty()) {
     const auto f = safetensors::File::open(o.teacher_in);
+    std::vector<TensorView> wanted;
+    std::vector<std::vector<int64_t>> seqs, positions;
+    for (int64_t k = 0;; ++k) {
+      const std::string ln = "logits." + std::to_string(k);
+      if (!f.contains(ln)) break;
+      const TensorView toks = f.view("tokens." + std::to_string(k)), at = f.view("positions." + std::to_string(k));
+      wanted.push_back(f.view(ln));
+      seqs.emplace_back(static_cast<const int64_t*>(toks.data), static_cast<const int64_t*>(toks.data) + toks.numel());
+      positions.emplace_back(static_cast<const int64_t*>(at.data), static_cast<const int64_t*>(at.data) + at.numel());
+    }
     LogitDistance worst;
     double sum_abs = 0, sum_kl = 0;
     int64_t rows = 0;
-    for (int64_t k = 0;; ++k) {
-      const std::string ln = "logits." + std::to_string(k), tn = "tokens." + std::to_string(k);
-      if (!f.contains(ln)) break;
-      const TensorView want = f.view(ln), toks = f.view(tn);
-      const std::vector<int64_t> seq(static_cast<const int64_t*>(toks.data),
-                                     static_cast<const int64_t*>(toks.data) + toks.numel());
-      const std::vector<float> got = e.prefill_logits(seq, want.shape[0]);
-      for (int64_t p = 0; p < want.shape[0]; ++p) {
-        const LogitDistance d = logit_distance(static_cast<const float*>(want.data) + p * V, got.data() + p * V, V);
+    const auto got = seqs.empty() ? std::vector<std::vector<float>>{} : teacher_forced_logits(e, seqs, positions);
+    for (size_t k = 0; k < seqs.size(); ++k)
+      for (size_t p = 0; p < positions[k].size(); ++p) {
+        const auto row = static_cast<int64_t>(p);
+        const LogitDistance d =
+            logit_distance(static_cast<const float*>(wanted[k].data) + row * V, got[k].data() + row * V, V);
         worst.max_rel_err = std::max(worst.max_rel_err, d.max_rel_err);
         sum_abs += d.mean_abs_err;
         sum_kl += d.kl;
         worst.kl = std::max(worst.kl, d.kl);
         ++rows;
       }
-    }
     result["teacher_forced"] = {{"positions", rows},
                                 {"max_rel_err", worst.max_rel_err},
                                 {"mean_abs_err", rows ? sum_abs / static_cast<double>(rows) : 0.0},

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <numeric>
 #include <sstream>
 
 #include "models/llm/weights.h"
@@ -393,7 +394,58 @@ std::vector<float> Engine::prefill_logits(const std::vector<int64_t>& tokens, in
   };
   std::vector<float> logits;
   try {
-    logits = runner_->prefill_logits({&r, 0, static_cast<int64_t>(tokens.size()), true}, last_n);
+    FK_CHECK(last_n >= 1 && last_n <= static_cast<int64_t>(tokens.size()), "engine: prefill_logits: last_n ", last_n,
+             " must be in [1, ", tokens.size(), " tokens]");
+    const StepRequest step{&r, 0, static_cast<int64_t>(tokens.size()), true};
+    std::vector<int64_t> last(static_cast<size_t>(last_n));
+    std::iota(last.begin(), last.end(), static_cast<int64_t>(tokens.size()) - last_n);
+    logits = std::move(runner_->prefill_logits({&step, 1}, {&last, 1})[0]);
+  } catch (...) {
+    release();
+    throw;
+  }
+  release();
+  return logits;
+}
+
+std::vector<std::vector<float>> Engine::prefill_logits_packed(const std::vector<std::vector<int64_t>>& sequences,
+                                                              const std::vector<std::vector<int64_t>>& positions) {
+  FK_CHECK(!has_unfinished(), "engine: prefill_logits_packed needs an idle engine (requests are running)");
+  FK_CHECK(!sequences.empty() && sequences.size() == positions.size(), "engine: prefill_logits_packed got ",
+           sequences.size(), " sequences and ", positions.size(), " position lists");
+  int64_t total = 0;
+  for (const auto& s : sequences) {
+    FK_CHECK(!s.empty() && static_cast<int64_t>(s.size()) <= max_model_len_, "engine: prefill_logits_packed takes ",
+             "sequences of 1 to max_model_len ", max_model_len_, " tokens, got ", s.size());
+    total += static_cast<int64_t>(s.size());
+  }
+  FK_CHECK(total <= config_.max_num_batched_tokens, "engine: prefill_logits_packed: ", total,
+           " tokens do not fit one step (max_num_batched_tokens ", config_.max_num_batched_tokens, ")");
+  // Sequence ids of the borrowed state slots: requests' are >= 0.
+  const auto slot_id = [](size_t i) { return -1 - static_cast<runtime::SequenceId>(i); };
+  std::vector<Request> reqs(sequences.size());
+  size_t with_blocks = 0, with_slots = 0;
+  auto release = [&] {
+    for (size_t i = 0; i < with_blocks; ++i) blocks_->free(reqs[i].kv_sequence());
+    for (size_t i = 0; i < with_slots; ++i) state_pool_->free(slot_id(i));
+  };
+  std::vector<std::vector<float>> logits;
+  try {
+    std::vector<StepRequest> steps;
+    for (size_t i = 0; i < sequences.size(); ++i) {
+      Request& r = reqs[i];
+      r.id = concat("teacher-forced-", i);
+      r.prompt_tokens = sequences[i];
+      FK_CHECK(blocks_->allocate(r.kv_sequence(), static_cast<int64_t>(r.prompt_tokens.size())),
+               "engine: the KV cache has no room for ", total, " tokens");
+      ++with_blocks;
+      if (state_pool_) {
+        r.state_slot = state_pool_->allocate(slot_id(i), stream_->get());
+        ++with_slots;
+      }
+      steps.push_back({&r, 0, static_cast<int64_t>(r.prompt_tokens.size()), true});
+    }
+    logits = runner_->prefill_logits(steps, positions);
   } catch (...) {
     release();
     throw;

@@ -125,6 +125,13 @@ class Engine {
   // blocks from the pool and gives them back).
   std::vector<float> prefill_logits(const std::vector<int64_t>& tokens, int64_t last_n,
                                     std::shared_ptr<RequestImages> images = nullptr);
+  // The same for several sequences packed into one prefill, as a step packs prompts (each
+  // a fresh sequence: a kernel that lets them see each other's state or KV shows in their
+  // logits): the logits at each one's `positions[i]` (token indices, increasing),
+  // [positions[i].size(), V]. Their tokens must fit one step (max_num_batched_tokens) and
+  // their logit rows max_num_seqs.
+  std::vector<std::vector<float>> prefill_logits_packed(const std::vector<std::vector<int64_t>>& sequences,
+                                                        const std::vector<std::vector<int64_t>>& positions);
   // The model's vision side (Qwen3-VL), or null for models that read no images.
   ImageEncoder* image_encoder() const { return image_encoder_.get(); }
 

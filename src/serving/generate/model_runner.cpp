@@ -417,15 +417,28 @@ std::vector<int64_t> ModelRunner::collect(const Ticket& t) {
   return out;
 }
 
-std::vector<float> ModelRunner::prefill_logits(const StepRequest& request, int64_t last_n) {
-  FK_CHECK(last_n > 0 && last_n <= request.count && last_n <= config_.max_seqs, "prefill_logits: last_n ", last_n,
-           " must be in [1, min(tokens ", request.count, ", max_seqs ", config_.max_seqs, ")]");
-  pack({&request, 1}, 0);
-  // Replace the sampled row by the last `last_n` rows (their sampling parameters are unused).
+std::vector<std::vector<float>> ModelRunner::prefill_logits(std::span<const StepRequest> requests,
+                                                            std::span<const std::vector<int64_t>> positions) {
+  FK_CHECK(!requests.empty() && requests.size() == positions.size(), "prefill_logits: ", requests.size(),
+           " requests and ", positions.size(), " position lists");
+  int64_t rows = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    FK_CHECK(!positions[i].empty(), "prefill_logits: request ", i, " asks for no position");
+    for (size_t j = 0; j < positions[i].size(); ++j)
+      FK_CHECK(positions[i][j] >= 0 && positions[i][j] < requests[i].count && (j == 0 || positions[i][j] > positions[i][j - 1]),
+               "prefill_logits: the positions of request ", i, " must increase within its ", requests[i].count,
+               " tokens, got ", positions[i][j], " at ", j);
+    rows += static_cast<int64_t>(positions[i].size());
+  }
+  FK_CHECK(rows <= config_.max_seqs, "prefill_logits: ", rows, " logit rows; a step holds at most max_seqs ",
+           config_.max_seqs);
+  pack(requests, 0);
+  // Replace the sampled rows by each request's asked rows (their sampling parameters are
+  // unused).
   HostBatch& h = host_;
-  const int64_t T = static_cast<int64_t>(h.input_ids.size());
   h.logits_indices.clear();
-  for (int64_t r = T - last_n; r < T; ++r) h.logits_indices.push_back(static_cast<int32_t>(r));
+  for (size_t i = 0; i < requests.size(); ++i)
+    for (int64_t p : positions[i]) h.logits_indices.push_back(static_cast<int32_t>(h.qo_indptr[i] + p));
   ForwardBatch batch = upload(/*decode_only=*/false);
   attach_images(batch, next_slot_);
   model_.plan(batch, kv_, /*graph_grid=*/0, stream_);
@@ -433,9 +446,14 @@ std::vector<float> ModelRunner::prefill_logits(const StepRequest& request, int64
   std::vector<uint8_t> bytes(static_cast<size_t>(logits.nbytes()));
   rt::memcpy_async(bytes.data(), Device::cpu(), logits.data, logits.device, bytes.size(), stream_);
   wait();
-  std::vector<float> out(static_cast<size_t>(logits.numel()));
+  const int64_t V = logits.shape[1];
   const size_t es = dtype_size(logits.dtype);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(load_element(bytes.data() + i * es, logits.dtype));
+  std::vector<std::vector<float>> out(requests.size());
+  size_t e = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    out[i].resize(positions[i].size() * static_cast<size_t>(V));
+    for (float& x : out[i]) x = static_cast<float>(load_element(bytes.data() + e++ * es, logits.dtype));
+  }
   return out;
 }
 

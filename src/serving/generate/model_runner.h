@@ -66,10 +66,12 @@ class ModelRunner {
   Ticket launch(std::span<const StepRequest> step);
   std::vector<int64_t> collect(const Ticket& ticket);
 
-  // Teacher forcing: one request's tokens [0, count) computed in one prefill (its KV
-  // blocks must cover them); returns the logits of its last `last_n` positions as floats,
-  // row-major [last_n, V]. No sampling, no graph.
-  std::vector<float> prefill_logits(const StepRequest& request, int64_t last_n);
+  // Teacher forcing: the requests' tokens [0, count) computed in one prefill, packed as a
+  // step packs prompts (their KV blocks and state slots must cover them); returns the logits
+  // at each request's `positions[i]` (token indices, increasing) as floats, row-major
+  // [positions[i].size(), V]. No sampling, no graph.
+  std::vector<std::vector<float>> prefill_logits(std::span<const StepRequest> requests,
+                                                 std::span<const std::vector<int64_t>> positions);
 
   // Captures decode graphs for every configured batch size (after the weights and the
   // cache exist; a no-op on the CPU backend or with cuda_graphs off).

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <random>
 #include <string>
@@ -127,6 +128,47 @@ TEST(EngineQwen3Next, TeacherForcingReturnsItsSlot) {
   // With one slot, a leaked slot would leave none for the next call or request.
   EXPECT_EQ(e.prefill_logits(p, 1), first);
   EXPECT_EQ(e.generate({p}, greedy(3))[0].output_tokens.size(), 3u);
+}
+
+// Teacher forcing of sequences packed into one prefill (fk e2e eval's oracle) gives each
+// sequence's logits as it alone would, at the positions asked; it returns every KV block and
+// state slot it borrowed, and refuses what does not fit one step.
+TEST(EngineQwen3Next, PackedTeacherForcingEqualsEachSequenceAlone) {
+  const auto prompts = random_prompts(test::seed_for("EngineQwen3Next.PackedTeacher"), 3, 5, 40);
+  Engine e(tiny(512, 64, /*max_seqs=*/64));  // room for every logit row of a prompt alone
+  const int64_t V = e.spec().config.vocab_size;
+  std::vector<std::vector<int64_t>> positions;
+  for (const auto& p : prompts) positions.push_back({0, static_cast<int64_t>(p.size()) / 2, static_cast<int64_t>(p.size()) - 1});
+  const auto packed = e.prefill_logits_packed(prompts, positions);
+  ASSERT_EQ(packed.size(), prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const auto alone = e.prefill_logits(prompts[i], static_cast<int64_t>(prompts[i].size()));
+    ASSERT_EQ(packed[i].size(), 3 * static_cast<size_t>(V));
+    for (size_t j = 0; j < positions[i].size(); ++j) {
+      const float* want = alone.data() + positions[i][j] * V;
+      const float* got = packed[i].data() + j * static_cast<size_t>(V);
+      float scale = 0, err = 0;
+      for (int64_t v = 0; v < V; ++v) {
+        scale = std::max(scale, std::fabs(want[v]));
+        err = std::max(err, std::fabs(want[v] - got[v]));
+      }
+      // The same tokens in another batch: the GEMMs' rows sum alike, the logits are bf16.
+      EXPECT_LE(err, 0.02f * scale) << "sequence " << i << " position " << positions[i][j];
+    }
+  }
+  EXPECT_EQ(e.stats().free_pages, Engine(tiny(512, 64, 64)).stats().free_pages) << "a KV block was kept";
+  // With a slot per prompt, a slot kept would leave the three prompts no room to run at once.
+  Engine three(tiny(512, 64, /*max_seqs=*/3));
+  three.prefill_logits_packed(prompts, {{0}, {1}, {2}});
+  EXPECT_EQ(three.generate(prompts, greedy(2)).size(), prompts.size());
+  std::vector<std::vector<int64_t>> too_long(20, std::vector<int64_t>(30, 7));
+  std::vector<std::vector<int64_t>> last(20, std::vector<int64_t>{29});
+  try {
+    e.prefill_logits_packed(too_long, last);
+    ADD_FAILURE() << "600 tokens fit a step of 512";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("do not fit one step"), std::string::npos) << err.what();
+  }
 }
 
 }  // namespace
