@@ -99,7 +99,16 @@ json compare_runs(const json& base, const json& cand) {
   } else if (tf["mean_kl"].get<double>() > kMaxMeanKl) {
     verdict = "INCORRECT";
     reason = concat("mean KL divergence ", tf["mean_kl"].get<double>(), " nats (bound ", kMaxMeanKl, ")");
+  } else if (const json dv = cand.value("divergence", json::object());
+             !dv.empty() && dv.value("max_margin", 0.0) > kMaxDivergenceMargin) {
+    const json& w = dv["worst"];
+    verdict = "INCORRECT";
+    reason = concat("request ", w["request"].get<int64_t>(), " chose token ", w["candidate_token"].get<int64_t>(),
+                    " at output ", w["output"].get<int64_t>(), " where, teacher forced, the baseline's token ",
+                    w["baseline_token"].get<int64_t>(), " leads it by ", w["margin"].get<double>(),
+                    " of the logits' range (bound ", kMaxDivergenceMargin, "): not a near-tie");
   }
+  if (cand.contains("divergence")) out["divergence"] = cand["divergence"];
   out["verdict"] = verdict;
   if (!reason.empty()) out["reason"] = reason;
   return out;

@@ -16,6 +16,10 @@ namespace fk::e2e {
 // float32) and the distributions by far less than 1e-2 nats.
 inline constexpr double kMaxRelLogitErr = 0.05;
 inline constexpr double kMaxMeanKl = 1e-2;
+// A greedy token that leaves the baseline's is a rounding flip only at a near-tie: where,
+// teacher forced on the baseline's tokens, the baseline's token leads the candidate's by
+// less than the logits' own error bound (of the row's largest |logit|).
+inline constexpr double kMaxDivergenceMargin = kMaxRelLogitErr;
 
 // Batch runs (text encoders): the last hidden states (post-LayerNorm, of order one) move by
 // a few units in the last place of a 16-bit dtype under another rounding order; the dense

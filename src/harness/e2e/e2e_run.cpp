@@ -93,6 +93,58 @@ std::vector<int64_t> spread_positions(int64_t length, int64_t n) {
   return p;
 }
 
+// Where a request's greedy tokens leave the baseline's, whether that was a near-tie. The
+// decode steps (their attention, state updates and GEMMs) make the tokens but never the
+// teacher-forced logits, which come from prefills; so each diverging request is teacher
+// forced on the baseline's tokens up to its first difference, and the margin by which the
+// baseline's token leads the candidate's there (relative to the row's largest |logit|, as
+// logit_distance) says whether the candidate's choice was a rounding flip or a wrong step.
+json divergence(engine::Engine& e, const safetensors::File& teacher, const std::vector<WorkloadRequest>& reqs,
+                const std::vector<std::vector<int64_t>>& outputs) {
+  struct Case {
+    size_t request;
+    int64_t output, expected, chosen;
+  };
+  std::vector<Case> cases;
+  std::vector<std::vector<int64_t>> prefixes, last;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    const std::string name = "output." + std::to_string(i);
+    FK_CHECK(teacher.contains(name), "e2e: the teacher file holds no ", name, " (written by an older fk?)");
+    const TensorView b = teacher.view(name);
+    const auto* base = static_cast<const int64_t*>(b.data);
+    const std::vector<int64_t>& mine = outputs[i];
+    const int64_t n = std::min<int64_t>(b.numel(), static_cast<int64_t>(mine.size()));
+    int64_t d = 0;
+    while (d < n && base[d] == mine[static_cast<size_t>(d)]) ++d;
+    if (d == n) continue;  // the same tokens (a length difference is token agreement's to report)
+    std::vector<int64_t> prefix = reqs[i].prompt;
+    prefix.insert(prefix.end(), base, base + d);
+    last.push_back({static_cast<int64_t>(prefix.size()) - 1});
+    prefixes.push_back(std::move(prefix));
+    cases.push_back({i, d, base[d], mine[static_cast<size_t>(d)]});
+  }
+  json out = {{"requests", static_cast<int64_t>(reqs.size())}, {"diverged", static_cast<int64_t>(cases.size())},
+              {"max_margin", 0.0}};
+  if (cases.empty()) return out;
+  const auto rows = teacher_forced_logits(e, prefixes, last);
+  double worst = -1;
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const std::vector<float>& row = rows[k];
+    double scale = 0;
+    for (float x : row) scale = std::max(scale, std::fabs(static_cast<double>(x)));
+    const Case& c = cases[k];
+    const double margin = (static_cast<double>(row[static_cast<size_t>(c.expected)]) - row[static_cast<size_t>(c.chosen)]) /
+                          std::max(scale, 1e-30);
+    if (margin > worst) {
+      worst = margin;
+      out["max_margin"] = margin;
+      out["worst"] = {{"request", c.request}, {"output", c.output}, {"baseline_token", c.expected},
+                      {"candidate_token", c.chosen}, {"margin", margin}};
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 json run_workload(const RunOptions& o) {
@@ -156,6 +208,13 @@ json run_workload(const RunOptions& o) {
       views.push_back({"positions." + std::to_string(k), tp});
       for (const Tensor& t : {tl, ts, tp}) keep.push_back(t);
     }
+    // Every request's greedy tokens, for the candidate's divergence check (divergence()).
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      Tensor t = Tensor::empty({static_cast<int64_t>(outputs[i].size())}, DType::i64);
+      std::copy(outputs[i].begin(), outputs[i].end(), t.data_as<int64_t>());
+      views.push_back({"output." + std::to_string(i), t});
+      keep.push_back(t);
+    }
     safetensors::save(o.teacher_out, views);
   }
   if (!o.teacher_in.empty()) {
@@ -190,6 +249,7 @@ json run_workload(const RunOptions& o) {
                                 {"mean_abs_err", rows ? sum_abs / static_cast<double>(rows) : 0.0},
                                 {"mean_kl", rows ? sum_kl / static_cast<double>(rows) : 0.0},
                                 {"max_kl", worst.kl}};
+    result["divergence"] = divergence(e, f, reqs, outputs);
   }
   return result;
 }

@@ -1,5 +1,6 @@
 // The end-to-end judgement on synthetic runs: token agreement and first divergence, the
-// logit distance (max relative error, mean absolute error, KL), and the verdict bounds; for
+// logit distance (max relative error, mean absolute error, KL), the margin of a divergence,
+// and the verdict bounds; for
 // Batch runs (text encoders), the hidden-state error and dense cosine bounds and the speedup
 // of one batch, folded over repeats.
 #include <gtest/gtest.h>
@@ -45,6 +46,24 @@ TEST(E2eCompare, LogitErrorOrKlBeyondBoundsIsIncorrect) {
   no_positions["teacher_forced"]["positions"] = 0;
   EXPECT_EQ(compare_runs(base, no_positions)["verdict"], "INCORRECT");
   EXPECT_THROW(compare_runs(base, run({{1}, {2}}, 100, 0, 0)), Error);  // different request counts
+}
+
+// A greedy token that left the baseline's where, teacher forced on the baseline's tokens,
+// the baseline's token leads by more than the bound is a wrong step (a decode kernel the
+// prefill-only teacher forcing never runs), not a near-tie flip.
+TEST(E2eCompare, DivergenceBeyondANearTieIsIncorrect) {
+  const json base = run({{1, 2, 3}, {4, 5}}, 100, 0, 0);
+  json cand = run({{1, 2, 3}, {4, 9}}, 150, 0.001, 1e-5);
+  cand["divergence"] = {{"requests", 2}, {"diverged", 1}, {"max_margin", kMaxDivergenceMargin / 2},
+                        {"worst", {{"request", 1}, {"output", 1}, {"baseline_token", 5}, {"candidate_token", 9},
+                                   {"margin", kMaxDivergenceMargin / 2}}}};
+  EXPECT_EQ(compare_runs(base, cand)["verdict"], "PASSED") << "a near-tie flip";
+  cand["divergence"]["max_margin"] = cand["divergence"]["worst"]["margin"] = 0.3;
+  const json c = compare_runs(base, cand);
+  EXPECT_EQ(c["verdict"], "INCORRECT");
+  EXPECT_EQ(c["reason"], "request 1 chose token 9 at output 1 where, teacher forced, the baseline's token 5 leads it "
+                         "by 0.3 of the logits' range (bound 0.05): not a near-tie");
+  EXPECT_EQ(c["divergence"]["diverged"], 1);
 }
 
 TEST(E2eCompare, LogitDistance) {

@@ -2,7 +2,8 @@
 // A plain CPU gated delta rule (token by token, accumulated in double): inside Qwen3-Next's
 // engine it replaces the chunked form of every gated-DeltaNet layer's prefill, reached
 // through gdn_layer's parts, and must agree with the baseline token for token.
-// gdn_leak/ compiles this file with LEAK_STATE_INTO_FRESH_SEQUENCES.
+// gdn_leak/ compiles this file with LEAK_STATE_INTO_FRESH_SEQUENCES; gdn_decode_stale/ as
+// the recurrent (decode) form with DROP_FINAL_STATE.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -47,7 +48,7 @@ std::vector<double> key_row(const fk::TensorView& x, int64_t t, int64_t h, bool 
 }
 
 fk_status run(const void* raw, void*) {
-  const auto& a = *static_cast<const fk::ops::ChunkGatedDeltaRuleArgs*>(raw);
+  const auto& a = *static_cast<const fk::ops::GatedDeltaRuleArgs*>(raw);
   const int64_t N = a.cu_seqlens.shape[0] - 1, Hk = a.q.shape[1], K = a.q.shape[2], Hv = a.v.shape[1],
                 V = a.v.shape[2];
   const bool flags = a.has_initial_state.data != nullptr && a.has_initial_state.shape[0] > 0;
@@ -86,7 +87,9 @@ fk_status run(const void* raw, void*) {
           store(a.o.dtype, const_cast<char*>(at(a.o, t, h, j)), scale * o);
         }
       }
+#ifndef DROP_FINAL_STATE
       for (int64_t i = 0; i < K * V; ++i) slot[i] = static_cast<float>(S[static_cast<size_t>(i)]);
+#endif
     }
   }
   return FK_OK;
@@ -94,4 +97,8 @@ fk_status run(const void* raw, void*) {
 
 }  // namespace
 
+#ifdef EXPORT_AS_RECURRENT
+FK_EXPORT_CANDIDATE(fused_recurrent_gated_delta_rule, run)
+#else
 FK_EXPORT_CANDIDATE(chunk_gated_delta_rule, run)
+#endif
