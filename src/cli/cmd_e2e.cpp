@@ -23,6 +23,7 @@
 #include "harness/e2e/e2e_store.h"
 #include "harness/e2e/model_identity.h"
 #include "fk/op_registry.h"
+#include "fk/runtime.h"
 #include "fk/status.h"
 
 namespace fk::cli {
@@ -129,6 +130,10 @@ fs::path db_path(const std::string& db) { return db.empty() ? bench::ResultStore
 
 int run_eval(const EvalCli& o) {
   const engine::EngineConfig engine_config = o.engine.to_config();  // bad engine options fail here
+  if (engine_config.backend == DeviceType::cuda && !rt::cuda_available()) {
+    std::fprintf(stderr, "fk: --device cuda: no CUDA device available\n");
+    return 77;  // the conventional "skipped" code (ctest SKIP_RETURN_CODE)
+  }
   check_output_folder(o.json_out, "--json");
   check_output_folder(o.html_out, "--html");
   e2e::E2eEvalOptions eo;
