@@ -15,6 +15,7 @@
 #include "fk/ops/ssm_conv.h"
 #include "fk/ops/ssm_gating.h"
 #include "harness/check/op_check.h"
+#include "ops/common/views.h"
 #include "ops/norm_act_support.h"
 #include "support/test_seed.h"
 
@@ -29,25 +30,11 @@ const OpDef& def() { return OpRegistry::global().def(GdnLayerArgs::kName); }
 const Json kPrefill{{"hidden", 64}, {"hk", 2}, {"hv", 4}, {"dk", 16}, {"dv", 16}, {"seq_lens", {5, 70, 2}}};
 const Json kDecode{{"hidden", 64}, {"hk", 2}, {"hv", 4}, {"dk", 16}, {"dv", 16}, {"decode", true}, {"batch", 3}};
 
-TensorView columns(const TensorView& m, int64_t col, int64_t width) {
-  TensorView v = m;
-  v.data = v.element_ptr(col);
-  v.shape[1] = width;
-  return v;
-}
+using ops::views::columns;
 TensorView heads(const TensorView& m, int64_t col, int64_t width, int64_t d) {
-  TensorView v = columns(m, col, width);
-  v.rank = 3;
-  v.shape[1] = width / d, v.shape[2] = d;
-  v.strides[1] = d, v.strides[2] = 1;
-  return v;
+  return ops::views::heads(columns(m, col, width), width / d, d);
 }
-TensorView head_rows(const TensorView& m, int64_t d) {
-  TensorView v = m;
-  v.shape[0] = m.shape[0] * (m.shape[1] / d), v.shape[1] = d;
-  v.strides[0] = d;
-  return v;
-}
+TensorView head_rows(const TensorView& m, int64_t d) { return ops::views::head_rows(m, m.shape[1] / d, d); }
 
 // The layer by hand from its parts, on the case's own tensors (weights, states, scratch).
 void run_by_hand(const GdnLayerArgs& a) {

@@ -15,6 +15,7 @@
 #include "ops/common/layer_cost.h"
 #include "ops/common/packed_validate.h"
 #include "ops/common/validate.h"
+#include "ops/common/views.h"
 #include "ops/dit/flux_double_block_composed.h"
 #include "ops/linear/linear_reference.h"
 
@@ -90,12 +91,7 @@ Shape validate(const A& a, DeviceType backend) {
 }
 
 // Rows [first, first + n) and columns [c0, c0 + nc) of a 2-D view (any row-major view).
-TensorView block(const TensorView& m, int64_t first, int64_t n, int64_t c0, int64_t nc) {
-  TensorView v = m;
-  v.data = static_cast<char*>(m.data) + (first * m.strides[0] + c0) * static_cast<int64_t>(dtype_size(m.dtype));
-  v.shape[0] = n, v.shape[1] = nc;
-  return v;
-}
+using views::block;
 TensorView rows(const TensorView& m, int64_t first, int64_t n) { return block(m, first, n, 0, m.shape[1]); }
 TensorView span(const TensorView& v1, int64_t first, int64_t n) {  // of a 1-D view
   TensorView v = v1;
@@ -104,11 +100,7 @@ TensorView span(const TensorView& v1, int64_t first, int64_t n) {  // of a 1-D v
   return v;
 }
 TensorView heads_of(const TensorView& m, int64_t col, const Shape& s) {
-  TensorView v = block(m, 0, s.tokens, col, s.hidden);
-  v.rank = 3;
-  v.shape[1] = s.heads, v.shape[2] = s.head_dim;
-  v.strides[1] = s.head_dim, v.strides[2] = 1;
-  return v;
+  return views::heads(block(m, 0, s.tokens, col, s.hidden), s.heads, s.head_dim);
 }
 
 // A stream's rows of sample b: (first row, count).

@@ -14,6 +14,7 @@
 #include "ops/common/layer_cost.h"
 #include "ops/common/packed_validate.h"
 #include "ops/common/validate.h"
+#include "ops/common/views.h"
 #include "ops/dit/flux_single_block_composed.h"
 #include "ops/linear/linear_reference.h"
 
@@ -73,18 +74,9 @@ Shape validate(const A& a, DeviceType backend) {
 }
 
 // Rows [first, first + n) and columns [c0, c0 + nc) of a 2-D view.
-TensorView block(const TensorView& m, int64_t first, int64_t n, int64_t c0, int64_t nc) {
-  TensorView v = m;
-  v.data = static_cast<char*>(m.data) + (first * m.strides[0] + c0) * static_cast<int64_t>(dtype_size(m.dtype));
-  v.shape[0] = n, v.shape[1] = nc;
-  return v;
-}
+using views::block;
 TensorView heads_of(const TensorView& m, int64_t col, const Shape& s) {
-  TensorView v = block(m, 0, s.tokens, col, s.hidden);
-  v.rank = 3;
-  v.shape[1] = s.heads, v.shape[2] = s.head_dim;
-  v.strides[1] = s.head_dim, v.strides[2] = 1;
-  return v;
+  return views::heads(block(m, 0, s.tokens, col, s.hidden), s.heads, s.head_dim);
 }
 
 QkNormRopeArgs rope(const A& a, const Shape& s) {

@@ -16,6 +16,7 @@
 #include "ops/common/layer_cost.h"
 #include "ops/common/packed_validate.h"
 #include "ops/common/validate.h"
+#include "ops/common/views.h"
 #include "ops/layer/encoder_layer_composed.h"
 #include "ops/linear/linear_reference.h"
 #include "ops/norm/norm_reference.h"
@@ -80,12 +81,7 @@ Shape validate(const A& a, DeviceType backend) {
 
 // [T, heads, D] views of the qkv workspace's q, k or v columns, and of attn_out.
 TensorView heads_of(const TensorView& m, int64_t col, const Shape& s) {
-  TensorView v = m;
-  v.data = static_cast<char*>(m.data) + col * static_cast<int64_t>(dtype_size(m.dtype));
-  v.rank = 3;
-  v.shape[0] = s.tokens, v.shape[1] = s.heads, v.shape[2] = s.head_dim;
-  v.strides[0] = m.strides[0], v.strides[1] = s.head_dim, v.strides[2] = 1;
-  return v;
+  return views::heads(views::block(m, 0, s.tokens, col, s.hidden), s.heads, s.head_dim);
 }
 
 VarlenAttentionArgs attention(const A& a, const Shape& s, const TensorView& out) {

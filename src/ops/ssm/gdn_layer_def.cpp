@@ -23,6 +23,7 @@
 #include "ops/common/layer_cost.h"
 #include "ops/common/packed_validate.h"
 #include "ops/common/validate.h"
+#include "ops/common/views.h"
 #include "ops/ssm/causal_conv1d_case.h"
 #include "ops/ssm/gdn_layer_composed.h"
 
@@ -108,29 +109,11 @@ Dims validate(const A& a, DeviceType backend) {
   return d;
 }
 
-// Views of the scratch matrices: a column range, [T, heads, size] heads, [T * heads, size] rows.
-TensorView columns(TensorView v, int64_t begin, int64_t n) {
-  v.data = v.element_ptr(begin * v.strides[1]);
-  v.shape[1] = n;
-  return v;
-}
-TensorView heads(const TensorView& v, int64_t heads, int64_t size) {
-  TensorView h = v;
-  h.rank = 3;
-  h.shape[1] = heads, h.shape[2] = size;
-  h.strides[1] = size, h.strides[2] = 1;
-  return h;
-}
-TensorView head_rows(TensorView v, int64_t heads, int64_t size) {
-  v.shape[0] *= heads, v.shape[1] = size;
-  v.strides[0] = size;
-  return v;
-}
-
 // The parts in the engine's order, each through `call` (the registry for the composed
 // baselines; the CPU baselines for the oracle).
 template <class Call>
 void run_parts(const A& a, const Dims& d, Call&& call) {
+  using views::columns, views::heads, views::head_rows;
   const TensorView none{};
   call(LinearArgs{a.proj, a.hidden, a.in_proj, none, none, none});
   call(LinearArgs{a.z, a.hidden, a.z_proj, none, none, none});

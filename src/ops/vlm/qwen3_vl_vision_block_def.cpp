@@ -18,6 +18,7 @@
 #include "ops/common/layer_cost.h"
 #include "ops/common/packed_validate.h"
 #include "ops/common/validate.h"
+#include "ops/common/views.h"
 #include "ops/linear/linear_reference.h"
 #include "ops/norm/norm_reference.h"
 #include "ops/vlm/qwen3_vl_vision_block_composed.h"
@@ -89,17 +90,10 @@ Shape validate(const A& a, DeviceType backend) {
 
 // Columns [col, col + s.hidden) of a [T, *] matrix, flat ([T, H]) or per head ([T, heads, D]).
 TensorView columns_of(const TensorView& m, int64_t col, const Shape& s) {
-  TensorView v = m;
-  v.data = static_cast<char*>(m.data) + col * static_cast<int64_t>(dtype_size(m.dtype));
-  v.shape[0] = s.tokens, v.shape[1] = s.hidden;
-  return v;
+  return views::block(m, 0, s.tokens, col, s.hidden);
 }
 TensorView heads_of(const TensorView& m, int64_t col, const Shape& s) {
-  TensorView v = columns_of(m, col, s);
-  v.rank = 3;
-  v.shape[1] = s.heads, v.shape[2] = s.head_dim;
-  v.strides[1] = s.head_dim, v.strides[2] = 1;
-  return v;
+  return views::heads(columns_of(m, col, s), s.heads, s.head_dim);
 }
 
 RotaryEmbeddingArgs rope(const A& a, const Shape& s) {

@@ -15,6 +15,7 @@
 #include "fk/ops/varlen_attention.h"
 #include "fk/ops/vision_block.h"
 #include "harness/check/op_check.h"
+#include "ops/common/views.h"
 #include "ops/norm_act_support.h"
 #include "support/test_seed.h"
 
@@ -35,18 +36,9 @@ OpCase tiny_case(uint64_t seed, const char* dtype) {
 }
 
 // Columns [col, col + width) of a [T, *] tensor, flat or as [T, width / d, d] heads.
-TensorView columns(const Tensor& m, int64_t col, int64_t width) {
-  TensorView v = m.view();
-  v.data = v.element_ptr(col);
-  v.shape[1] = width;
-  return v;
-}
+TensorView columns(const Tensor& m, int64_t col, int64_t width) { return ops::views::columns(m.view(), col, width); }
 TensorView heads(const Tensor& m, int64_t col, int64_t width, int64_t d) {
-  TensorView v = columns(m, col, width);
-  v.rank = 3;
-  v.shape[1] = width / d, v.shape[2] = d;
-  v.strides[1] = d, v.strides[2] = 1;
-  return v;
+  return ops::views::heads(columns(m, col, width), width / d, d);
 }
 
 TEST(Qwen3VLVisionBlock, IsItsPartsOneByOne) {
