@@ -20,6 +20,24 @@ namespace fk::e2e {
 
 using nlohmann::json;
 
+namespace {
+
+// The smallest cosine between the rows of two [rows, cols] matrices (1 for no rows).
+double min_row_cosine(const float* a, const float* b, int64_t rows, int64_t cols) {
+  double min_cos = 1;
+  for (int64_t r = 0; r < rows; ++r) {
+    double dot = 0, na = 0, nb = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      const double x = a[r * cols + j], y = b[r * cols + j];
+      dot += x * y, na += x * x, nb += y * y;
+    }
+    min_cos = std::min(min_cos, dot / std::max(std::sqrt(na * nb), 1e-30));
+  }
+  return min_cos;
+}
+
+}  // namespace
+
 bool is_batch_model(const std::string& model) {
   return models::resolve_model(model).registration->pattern == models::RunPattern::batch;
 }
@@ -78,15 +96,28 @@ json run_batch_workload(const BatchRunOptions& o) {
                  {"installed", json::array()}};
   for (const auto& [op, lib] : o.installs) result["installed"].push_back({{"op", op}, {"library", lib.string()}});
 
-  std::vector<float> hidden, dense;
+  // BGE-M3's heads, where the model has them: the per-token sparse weights and the ColBERT
+  // vectors (every token's but the first).
+  std::vector<float> hidden, dense, sparse, colbert;
   for (const auto& e : out) {
     hidden.insert(hidden.end(), e.last_hidden_state.begin(), e.last_hidden_state.end());
     dense.insert(dense.end(), e.dense.begin(), e.dense.end());
+    sparse.insert(sparse.end(), e.sparse.begin(), e.sparse.end());
+    colbert.insert(colbert.end(), e.colbert.begin(), e.colbert.end());
   }
   const int64_t B = static_cast<int64_t>(out.size());
+  const bool heads = !sparse.empty();
   if (!o.teacher_out.empty()) {
     const Tensor th = host_f32(hidden, {tokens, H}), td = host_f32(dense, {B, H});
-    safetensors::save(o.teacher_out, {{"hidden", th.view()}, {"dense", td.view()}});
+    safetensors::NamedViews views = {{"hidden", th.view()}, {"dense", td.view()}};
+    Tensor ts, tc;
+    if (heads) {
+      ts = host_f32(sparse, {static_cast<int64_t>(sparse.size())});
+      tc = host_f32(colbert, {static_cast<int64_t>(colbert.size()) / H, H});
+      views.push_back({"sparse", ts.view()});
+      views.push_back({"colbert", tc.view()});
+    }
+    safetensors::save(o.teacher_out, views);
   }
   if (!o.teacher_in.empty()) {
     const auto f = safetensors::File::open(o.teacher_in);
@@ -106,20 +137,29 @@ json run_batch_workload(const BatchRunOptions& o) {
       }
       worst = std::max(worst, err / std::max(scale, 1e-30));
     }
-    const auto* ad = static_cast<const float*>(want_d.data);
-    double min_cos = 1;
-    for (int64_t b = 0; b < B; ++b) {
-      double dot = 0, na = 0, nb = 0;
-      for (int64_t j = 0; j < H; ++j) {
-        const double x = ad[b * H + j], y = dense[static_cast<size_t>(b * H + j)];
-        dot += x * y, na += x * x, nb += y * y;
-      }
-      min_cos = std::min(min_cos, dot / std::max(std::sqrt(na * nb), 1e-30));
-    }
+    const double min_cos = min_row_cosine(static_cast<const float*>(want_d.data), dense.data(), B, H);
     result["teacher_forced"] = {{"positions", tokens},
                                 {"max_rel_err", worst},
                                 {"mean_abs_err", sum_abs / static_cast<double>(tokens * H)},
                                 {"min_cosine", min_cos}};
+    FK_CHECK(f.contains("sparse") == heads, "e2e: the baseline run ", heads ? "had no" : "had",
+             " BGE-M3 heads and this one ", heads ? "has" : "has none");
+    if (heads) {
+      // The sparse weights against the largest of them; each ColBERT vector by its cosine.
+      const TensorView want_s = f.view("sparse"), want_c = f.view("colbert");
+      FK_CHECK(want_s.numel() == static_cast<int64_t>(sparse.size()) &&
+                   want_c.numel() == static_cast<int64_t>(colbert.size()),
+               "e2e: the baseline's sparse and ColBERT outputs do not match this run's in size");
+      const auto* as = static_cast<const float*>(want_s.data);
+      double scale = 0, err = 0;
+      for (size_t i = 0; i < sparse.size(); ++i) {
+        scale = std::max(scale, std::fabs(static_cast<double>(as[i])));
+        err = std::max(err, std::fabs(static_cast<double>(as[i]) - sparse[i]));
+      }
+      result["teacher_forced"]["sparse_max_rel_err"] = err / std::max(scale, 1e-30);
+      result["teacher_forced"]["colbert_min_cosine"] =
+          min_row_cosine(static_cast<const float*>(want_c.data), colbert.data(), want_c.shape[0], H);
+    }
   }
   return result;
 }

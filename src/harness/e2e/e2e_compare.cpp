@@ -41,6 +41,14 @@ json compare_batch_runs(const json& base, const json& cand) {
     verdict = "INCORRECT";
     reason = concat("a dense vector's cosine to the baseline's is ", tf["min_cosine"].get<double>(), " (bound ",
                     kMinDenseCosine, ")");
+  } else if (tf.value("sparse_max_rel_err", 0.0) > kMaxRelHiddenErr) {
+    verdict = "INCORRECT";
+    reason = concat("the sparse weights differ by up to ", tf["sparse_max_rel_err"].get<double>(),
+                    " of the largest (bound ", kMaxRelHiddenErr, ")");
+  } else if (tf.value("colbert_min_cosine", 1.0) < kMinDenseCosine) {
+    verdict = "INCORRECT";
+    reason = concat("a ColBERT vector's cosine to the baseline's is ", tf["colbert_min_cosine"].get<double>(),
+                    " (bound ", kMinDenseCosine, ")");
   }
   out["verdict"] = verdict;
   if (!reason.empty()) out["reason"] = reason;

@@ -1,8 +1,8 @@
 // The end-to-end judgement on synthetic runs: token agreement and first divergence, the
 // logit distance (max relative error, mean absolute error, KL), the margin of a divergence,
 // and the verdict bounds; for
-// Batch runs (text encoders), the hidden-state error and dense cosine bounds and the speedup
-// of one batch, folded over repeats.
+// Batch runs (text encoders), the hidden-state error, dense cosine and BGE-M3 head bounds and
+// the speedup of one batch, folded over repeats.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -108,6 +108,22 @@ TEST(E2eCompare, BatchRunsByHiddenStatesAndDenseVectors) {
   none.erase("teacher_forced");
   EXPECT_EQ(compare_runs(base, none)["verdict"], "INCORRECT");
   EXPECT_FALSE(fold_runs({batch_run(1, 0, 1, "a"), batch_run(1, 0, 1, "b")})["reproducible"].get<bool>());
+}
+
+// BGE-M3's heads: the sparse weights and the ColBERT vectors are judged beside the hidden
+// states and the dense vectors (a kernel wrong only for the heads' shapes moves only them).
+TEST(E2eCompare, BatchRunsByTheirSparseWeightsAndColbertVectors) {
+  const json base = batch_run(2.0, 0, 1);
+  json cand = batch_run(1.0, 0.004, 0.99999);
+  cand["teacher_forced"]["sparse_max_rel_err"] = 0.004;
+  cand["teacher_forced"]["colbert_min_cosine"] = 0.99999;
+  EXPECT_EQ(compare_runs(base, cand)["verdict"], "PASSED");
+  json sparse = cand;
+  sparse["teacher_forced"]["sparse_max_rel_err"] = 1.0;
+  EXPECT_EQ(compare_runs(base, sparse)["reason"], "the sparse weights differ by up to 1 of the largest (bound 0.05)");
+  json colbert = cand;
+  colbert["teacher_forced"]["colbert_min_cosine"] = 0.5;
+  EXPECT_EQ(compare_runs(base, colbert)["verdict"], "INCORRECT");
 }
 
 }  // namespace
