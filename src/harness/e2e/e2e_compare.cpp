@@ -107,6 +107,12 @@ json compare_runs(const json& base, const json& cand) {
   } else if (tf["mean_kl"].get<double>() > kMaxMeanKl) {
     verdict = "INCORRECT";
     reason = concat("mean KL divergence ", tf["mean_kl"].get<double>(), " nats (bound ", kMaxMeanKl, ")");
+  } else if (const json df = cand.value("decode_forced", json::object());
+             !df.empty() && (df.value("max_rel_err", 0.0) > kMaxRelLogitErr || df.value("mean_kl", 0.0) > kMaxMeanKl)) {
+    verdict = "INCORRECT";
+    reason = concat("decode steps' teacher-forced logits differ by up to ", df["max_rel_err"].get<double>(),
+                    " of their range (bound ", kMaxRelLogitErr, "), mean KL ", df["mean_kl"].get<double>(),
+                    " nats (bound ", kMaxMeanKl, ")");
   } else if (const json dv = cand.value("divergence", json::object());
              !dv.empty() && dv.value("max_margin", 0.0) > kMaxDivergenceMargin) {
     const json& w = dv["worst"];
@@ -116,6 +122,7 @@ json compare_runs(const json& base, const json& cand) {
                     w["baseline_token"].get<int64_t>(), " leads it by ", w["margin"].get<double>(),
                     " of the logits' range (bound ", kMaxDivergenceMargin, "): not a near-tie");
   }
+  if (cand.contains("decode_forced")) out["decode_forced"] = cand["decode_forced"];
   if (cand.contains("divergence")) out["divergence"] = cand["divergence"];
   out["verdict"] = verdict;
   if (!reason.empty()) out["reason"] = reason;

@@ -82,6 +82,60 @@ std::vector<std::vector<float>> teacher_forced_logits(engine::Engine& e, const s
   return out;
 }
 
+// The decode path's teacher-forced logits of `seqs` (their last last_n[i] positions, one
+// decode step each, the sequences batched), in groups that fit a step.
+std::vector<std::vector<float>> decode_forced_logits(engine::Engine& e, const std::vector<std::vector<int64_t>>& seqs,
+                                                     const std::vector<int64_t>& last_n) {
+  const int64_t max_tokens = e.config().max_num_batched_tokens, max_seqs = e.config().max_num_seqs;
+  std::vector<std::vector<float>> out;
+  for (size_t begin = 0; begin < seqs.size();) {
+    size_t end = begin;
+    int64_t tokens = 0;
+    while (end < seqs.size() && static_cast<int64_t>(end - begin) < max_seqs &&
+           (end == begin || tokens + static_cast<int64_t>(seqs[end].size()) - last_n[end] <= max_tokens)) {
+      tokens += static_cast<int64_t>(seqs[end].size()) - last_n[end];
+      ++end;
+    }
+    const std::vector<std::vector<int64_t>> group(seqs.begin() + static_cast<std::ptrdiff_t>(begin),
+                                                  seqs.begin() + static_cast<std::ptrdiff_t>(end));
+    const std::vector<int64_t> n(last_n.begin() + static_cast<std::ptrdiff_t>(begin),
+                                 last_n.begin() + static_cast<std::ptrdiff_t>(end));
+    for (auto& l : e.decode_logits_packed(group, n)) out.push_back(std::move(l));
+    begin = end;
+  }
+  return out;
+}
+
+// Worst and mean distances of logits `got` from `want`, both [rows, V] row-major.
+struct LogitErrors {
+  LogitDistance worst;
+  double sum_abs = 0, sum_kl = 0;
+  int64_t rows = 0;
+  void add(const float* want, const float* got, int64_t rows_, int64_t V) {
+    for (int64_t p = 0; p < rows_; ++p) {
+      const LogitDistance d = logit_distance(want + p * V, got + p * V, V);
+      worst.max_rel_err = std::max(worst.max_rel_err, d.max_rel_err);
+      worst.kl = std::max(worst.kl, d.kl);
+      sum_abs += d.mean_abs_err;
+      sum_kl += d.kl;
+      ++rows;
+    }
+  }
+  json to_json() const {
+    return {{"positions", rows},
+            {"max_rel_err", worst.max_rel_err},
+            {"mean_abs_err", rows ? sum_abs / static_cast<double>(rows) : 0.0},
+            {"mean_kl", rows ? sum_kl / static_cast<double>(rows) : 0.0},
+            {"max_kl", worst.kl}};
+  }
+};
+
+// The decode-forced positions of a teacher sequence: its generated tokens (at most n), each
+// fed by a decode step; none for a sequence of one token.
+int64_t decode_forced_count(int64_t length, int64_t generated, int64_t n) {
+  return std::max<int64_t>(0, std::min({n, generated, length - 1}));
+}
+
 // n positions of a sequence of `length` tokens, spread evenly from its first to its last:
 // the first tokens are where state or KV leaked from a neighbour in the batch shows most
 // (it decays further in), the last ones where the generated tokens are judged.
@@ -208,6 +262,25 @@ json run_workload(const RunOptions& o) {
       views.push_back({"positions." + std::to_string(k), tp});
       for (const Tensor& t : {tl, ts, tp}) keep.push_back(t);
     }
+    // The decode path's logits over each sequence's generated tokens (decode_forced_logits).
+    std::vector<std::vector<int64_t>> dseqs;
+    std::vector<int64_t> dn;
+    std::vector<size_t> dk;
+    for (size_t k = 0; k < seqs.size(); ++k) {
+      const int64_t n = decode_forced_count(static_cast<int64_t>(seqs[k].size()),
+                                            static_cast<int64_t>(outputs[k].size()), o.workload.teacher_positions);
+      if (n == 0) continue;
+      dseqs.push_back(seqs[k]);
+      dn.push_back(n);
+      dk.push_back(k);
+    }
+    const auto dlogits = dseqs.empty() ? std::vector<std::vector<float>>{} : decode_forced_logits(e, dseqs, dn);
+    for (size_t m = 0; m < dk.size(); ++m) {
+      Tensor t = Tensor::empty({dn[m], V}, DType::f32);
+      std::copy(dlogits[m].begin(), dlogits[m].end(), t.data_as<float>());
+      views.push_back({"decode_logits." + std::to_string(dk[m]), t});
+      keep.push_back(t);
+    }
     // Every request's greedy tokens, for the candidate's divergence check (divergence()).
     for (size_t i = 0; i < outputs.size(); ++i) {
       Tensor t = Tensor::empty({static_cast<int64_t>(outputs[i].size())}, DType::i64);
@@ -229,26 +302,27 @@ json run_workload(const RunOptions& o) {
       seqs.emplace_back(static_cast<const int64_t*>(toks.data), static_cast<const int64_t*>(toks.data) + toks.numel());
       positions.emplace_back(static_cast<const int64_t*>(at.data), static_cast<const int64_t*>(at.data) + at.numel());
     }
-    LogitDistance worst;
-    double sum_abs = 0, sum_kl = 0;
-    int64_t rows = 0;
+    LogitErrors prefill;
     const auto got = seqs.empty() ? std::vector<std::vector<float>>{} : teacher_forced_logits(e, seqs, positions);
     for (size_t k = 0; k < seqs.size(); ++k)
-      for (size_t p = 0; p < positions[k].size(); ++p) {
-        const auto row = static_cast<int64_t>(p);
-        const LogitDistance d =
-            logit_distance(static_cast<const float*>(wanted[k].data) + row * V, got[k].data() + row * V, V);
-        worst.max_rel_err = std::max(worst.max_rel_err, d.max_rel_err);
-        sum_abs += d.mean_abs_err;
-        sum_kl += d.kl;
-        worst.kl = std::max(worst.kl, d.kl);
-        ++rows;
-      }
-    result["teacher_forced"] = {{"positions", rows},
-                                {"max_rel_err", worst.max_rel_err},
-                                {"mean_abs_err", rows ? sum_abs / static_cast<double>(rows) : 0.0},
-                                {"mean_kl", rows ? sum_kl / static_cast<double>(rows) : 0.0},
-                                {"max_kl", worst.kl}};
+      prefill.add(static_cast<const float*>(wanted[k].data), got[k].data(), static_cast<int64_t>(positions[k].size()), V);
+    result["teacher_forced"] = prefill.to_json();
+    // The same sequences through the decode path, against the baseline's decode path.
+    std::vector<std::vector<int64_t>> dseqs;
+    std::vector<int64_t> dn;
+    std::vector<TensorView> dwant;
+    for (size_t k = 0; k < seqs.size(); ++k) {
+      const std::string name = "decode_logits." + std::to_string(k);
+      if (!f.contains(name)) continue;
+      dwant.push_back(f.view(name));
+      dseqs.push_back(seqs[k]);
+      dn.push_back(dwant.back().shape[0]);
+    }
+    LogitErrors decode;
+    const auto dgot = dseqs.empty() ? std::vector<std::vector<float>>{} : decode_forced_logits(e, dseqs, dn);
+    for (size_t m = 0; m < dseqs.size(); ++m)
+      decode.add(static_cast<const float*>(dwant[m].data), dgot[m].data(), dn[m], V);
+    result["decode_forced"] = decode.to_json();
     result["divergence"] = divergence(e, f, reqs, outputs);
   }
   return result;

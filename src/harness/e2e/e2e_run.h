@@ -1,9 +1,10 @@
 // One engine run of an end-to-end evaluation, in its own (worker) process: optionally with
 // candidate kernels installed into the op registry, serve every request of the workload
 // (greedy, ignore-eos), time it, then a teacher-forced pass. The baseline run writes its
-// teacher-forced logits and every request's tokens; the candidate run recomputes the logits
-// over the baseline's exact token sequences and compares, and measures each diverging
-// request's first difference against the baseline's token (the "divergence" margin).
+// teacher-forced logits (prefill and decode path) and every request's tokens; the candidate
+// run recomputes the logits over the baseline's exact token sequences and compares, and
+// measures each diverging request's first difference against the baseline's token (the
+// "divergence" margin).
 #pragma once
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -25,8 +26,8 @@ struct RunOptions {
 };
 
 // The run's result: outputs per request, timing, and (with teacher_in) the logit comparison
-// {max_rel_err, mean_abs_err, mean_kl, positions} and the divergence {requests, diverged,
-// max_margin, worst}.
+// {max_rel_err, mean_abs_err, mean_kl, positions}, the same of the decode path
+// ("decode_forced") and the divergence {requests, diverged, max_margin, worst}.
 nlohmann::json run_workload(const RunOptions& options);
 
 // Max |a - b| over a row relative to the row's largest |a|, mean |a - b|, and KL(softmax(a) ||

@@ -408,50 +408,100 @@ std::vector<float> Engine::prefill_logits(const std::vector<int64_t>& tokens, in
   return logits;
 }
 
+// Teacher-forced sequences as requests of their own for the length of one call: KV blocks
+// for every token and, for a recurrent model, a state slot each (under sequence ids below
+// the requests', which are >= 0), given back however the call ends.
+class Engine::BorrowedSequences {
+ public:
+  BorrowedSequences(Engine& e, const std::vector<std::vector<int64_t>>& sequences, const char* what)
+      : e_(e), reqs_(sequences.size()) {
+    FK_CHECK(!e.has_unfinished(), "engine: ", what, " needs an idle engine (requests are running)");
+    for (size_t i = 0; i < sequences.size(); ++i) {
+      FK_CHECK(!sequences[i].empty() && static_cast<int64_t>(sequences[i].size()) <= e.max_model_len_, "engine: ", what,
+               " takes sequences of 1 to max_model_len ", e.max_model_len_, " tokens, got ", sequences[i].size());
+      Request& r = reqs_[i];
+      r.id = concat("teacher-forced-", i);
+      r.prompt_tokens = sequences[i];
+      FK_CHECK(e.blocks_->allocate(r.kv_sequence(), static_cast<int64_t>(r.prompt_tokens.size())),
+               "engine: the KV cache has no room for the ", what, " sequences");
+      ++with_blocks_;
+      if (e.state_pool_) {
+        r.state_slot = e.state_pool_->allocate(slot_id(i), e.stream_->get());
+        ++with_slots_;
+      }
+    }
+  }
+  ~BorrowedSequences() {
+    for (size_t i = 0; i < with_blocks_; ++i) e_.blocks_->free(reqs_[i].kv_sequence());
+    for (size_t i = 0; i < with_slots_; ++i) e_.state_pool_->free(slot_id(i));
+  }
+  BorrowedSequences(const BorrowedSequences&) = delete;
+  BorrowedSequences& operator=(const BorrowedSequences&) = delete;
+  const Request& operator[](size_t i) const { return reqs_[i]; }
+
+ private:
+  static runtime::SequenceId slot_id(size_t i) { return -1 - static_cast<runtime::SequenceId>(i); }
+  Engine& e_;
+  std::vector<Request> reqs_;
+  size_t with_blocks_ = 0, with_slots_ = 0;
+};
+
 std::vector<std::vector<float>> Engine::prefill_logits_packed(const std::vector<std::vector<int64_t>>& sequences,
                                                               const std::vector<std::vector<int64_t>>& positions) {
-  FK_CHECK(!has_unfinished(), "engine: prefill_logits_packed needs an idle engine (requests are running)");
   FK_CHECK(!sequences.empty() && sequences.size() == positions.size(), "engine: prefill_logits_packed got ",
            sequences.size(), " sequences and ", positions.size(), " position lists");
   int64_t total = 0;
-  for (const auto& s : sequences) {
-    FK_CHECK(!s.empty() && static_cast<int64_t>(s.size()) <= max_model_len_, "engine: prefill_logits_packed takes ",
-             "sequences of 1 to max_model_len ", max_model_len_, " tokens, got ", s.size());
-    total += static_cast<int64_t>(s.size());
-  }
+  for (const auto& s : sequences) total += static_cast<int64_t>(s.size());
   FK_CHECK(total <= config_.max_num_batched_tokens, "engine: prefill_logits_packed: ", total,
            " tokens do not fit one step (max_num_batched_tokens ", config_.max_num_batched_tokens, ")");
-  // Sequence ids of the borrowed state slots: requests' are >= 0.
-  const auto slot_id = [](size_t i) { return -1 - static_cast<runtime::SequenceId>(i); };
-  std::vector<Request> reqs(sequences.size());
-  size_t with_blocks = 0, with_slots = 0;
-  auto release = [&] {
-    for (size_t i = 0; i < with_blocks; ++i) blocks_->free(reqs[i].kv_sequence());
-    for (size_t i = 0; i < with_slots; ++i) state_pool_->free(slot_id(i));
-  };
-  std::vector<std::vector<float>> logits;
-  try {
-    std::vector<StepRequest> steps;
-    for (size_t i = 0; i < sequences.size(); ++i) {
-      Request& r = reqs[i];
-      r.id = concat("teacher-forced-", i);
-      r.prompt_tokens = sequences[i];
-      FK_CHECK(blocks_->allocate(r.kv_sequence(), static_cast<int64_t>(r.prompt_tokens.size())),
-               "engine: the KV cache has no room for ", total, " tokens");
-      ++with_blocks;
-      if (state_pool_) {
-        r.state_slot = state_pool_->allocate(slot_id(i), stream_->get());
-        ++with_slots;
-      }
-      steps.push_back({&r, 0, static_cast<int64_t>(r.prompt_tokens.size()), true});
-    }
-    logits = runner_->prefill_logits(steps, positions);
-  } catch (...) {
-    release();
-    throw;
+  const BorrowedSequences reqs(*this, sequences, "prefill_logits_packed");
+  std::vector<StepRequest> steps;
+  for (size_t i = 0; i < sequences.size(); ++i)
+    steps.push_back({&reqs[i], 0, static_cast<int64_t>(sequences[i].size()), true});
+  return runner_->prefill_logits(steps, positions);
+}
+
+std::vector<std::vector<float>> Engine::decode_logits_packed(const std::vector<std::vector<int64_t>>& sequences,
+                                                             const std::vector<int64_t>& last_n) {
+  FK_CHECK(!sequences.empty() && sequences.size() == last_n.size(), "engine: decode_logits_packed got ",
+           sequences.size(), " sequences and ", last_n.size(), " position counts");
+  int64_t prompt_tokens = 0, steps_needed = 0;
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    const auto L = static_cast<int64_t>(sequences[i].size());
+    FK_CHECK(last_n[i] >= 1 && last_n[i] < L, "engine: decode_logits_packed: last_n ", last_n[i], " of sequence ", i,
+             " must be in [1, its ", L, " tokens - 1] (a prompt token comes first)");
+    prompt_tokens += L - last_n[i];
+    steps_needed = std::max(steps_needed, last_n[i]);
   }
-  release();
-  return logits;
+  FK_CHECK(prompt_tokens <= config_.max_num_batched_tokens, "engine: decode_logits_packed: the prompts' ",
+           prompt_tokens, " tokens do not fit one step (max_num_batched_tokens ", config_.max_num_batched_tokens, ")");
+  FK_CHECK(static_cast<int64_t>(sequences.size()) <= config_.max_num_seqs, "engine: decode_logits_packed: ",
+           sequences.size(), " sequences; a step holds at most max_num_seqs ", config_.max_num_seqs);
+  const BorrowedSequences reqs(*this, sequences, "decode_logits_packed");
+  // The prompts in one prefill, then one decode step per forced token, every sequence that
+  // still has one in the same step.
+  std::vector<StepRequest> prompts;
+  std::vector<std::vector<int64_t>> prompt_last;
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    const int64_t P = static_cast<int64_t>(sequences[i].size()) - last_n[i];
+    prompts.push_back({&reqs[i], 0, P, true});
+    prompt_last.push_back({P - 1});
+  }
+  runner_->prefill_logits(prompts, prompt_last);
+  std::vector<std::vector<float>> out(sequences.size());
+  for (int64_t j = 0; j < steps_needed; ++j) {
+    std::vector<StepRequest> step;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < sequences.size(); ++i)
+      if (j < last_n[i]) {
+        step.push_back({&reqs[i], static_cast<int64_t>(sequences[i].size()) - last_n[i] + j, 1, true});
+        which.push_back(i);
+      }
+    const std::vector<std::vector<int64_t>> row0(step.size(), std::vector<int64_t>{0});
+    auto rows = runner_->prefill_logits(step, row0);
+    for (size_t k = 0; k < which.size(); ++k) out[which[k]].insert(out[which[k]].end(), rows[k].begin(), rows[k].end());
+  }
+  return out;
 }
 
 EngineStats Engine::stats() const {

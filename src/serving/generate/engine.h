@@ -132,6 +132,13 @@ class Engine {
   // their logit rows max_num_seqs.
   std::vector<std::vector<float>> prefill_logits_packed(const std::vector<std::vector<int64_t>>& sequences,
                                                         const std::vector<std::vector<int64_t>>& positions);
+  // Teacher forcing through the decode path: each sequence's tokens but its last `last_n[i]`
+  // as one packed prefill, then those tokens one decode step at a time (the sequences
+  // batched in each step, their state and KV carried from step to step, as the engine
+  // decodes). Returns each step's logits, [last_n[i], V] floats: row j is the logits at
+  // position L - last_n[i] + j, as prefill_logits would give them. Eager (no CUDA graph).
+  std::vector<std::vector<float>> decode_logits_packed(const std::vector<std::vector<int64_t>>& sequences,
+                                                       const std::vector<int64_t>& last_n);
   // The model's vision side (Qwen3-VL), or null for models that read no images.
   ImageEncoder* image_encoder() const { return image_encoder_.get(); }
 
@@ -142,6 +149,7 @@ class Engine {
   double now_s() const;
 
  private:
+  class BorrowedSequences;
   void size_kv_cache(int64_t bytes_per_page);
   // Prepares a request's images (or checks that a text prompt holds no image tokens).
   void check_images(const std::vector<int64_t>& prompt, const std::shared_ptr<RequestImages>& images,

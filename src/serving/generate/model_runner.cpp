@@ -439,7 +439,10 @@ std::vector<std::vector<float>> ModelRunner::prefill_logits(std::span<const Step
   h.logits_indices.clear();
   for (size_t i = 0; i < requests.size(); ++i)
     for (int64_t p : positions[i]) h.logits_indices.push_back(static_cast<int32_t>(h.qo_indptr[i] + p));
-  ForwardBatch batch = upload(/*decode_only=*/false);
+  // One token per request runs the decode path, as launch() runs such a step.
+  const bool decode_only =
+      std::all_of(requests.begin(), requests.end(), [](const StepRequest& s) { return s.count == 1; });
+  ForwardBatch batch = upload(decode_only);
   attach_images(batch, next_slot_);
   model_.plan(batch, kv_, /*graph_grid=*/0, stream_);
   const TensorView logits = model_.forward(batch, kv_, stream_);

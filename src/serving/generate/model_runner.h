@@ -66,9 +66,10 @@ class ModelRunner {
   Ticket launch(std::span<const StepRequest> step);
   std::vector<int64_t> collect(const Ticket& ticket);
 
-  // Teacher forcing: the requests' tokens [0, count) computed in one prefill, packed as a
-  // step packs prompts (their KV blocks and state slots must cover them); returns the logits
-  // at each request's `positions[i]` (token indices, increasing) as floats, row-major
+  // Teacher forcing: the requests' tokens [start, start + count) computed in one step,
+  // packed as a step packs them (a decode step when each has one token; their KV blocks and
+  // state slots must cover them, and hold the tokens before `start`); returns the logits
+  // at each request's `positions[i]` (indices into its `count` tokens, increasing) as floats, row-major
   // [positions[i].size(), V]. No sampling, no graph.
   std::vector<std::vector<float>> prefill_logits(std::span<const StepRequest> requests,
                                                  std::span<const std::vector<int64_t>> positions);

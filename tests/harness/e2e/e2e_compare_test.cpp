@@ -66,6 +66,22 @@ TEST(E2eCompare, DivergenceBeyondANearTieIsIncorrect) {
   EXPECT_EQ(c["divergence"]["diverged"], 1);
 }
 
+// The decode steps' teacher-forced logits (fk e2e eval forces the generated tokens through
+// decode steps) are held to the prefill logits' bounds.
+TEST(E2eCompare, DecodeForcedLogitsBeyondBoundsAreIncorrect) {
+  const json base = run({{1, 2}}, 100, 0, 0);
+  json cand = run({{1, 2}}, 150, 0.001, 1e-5);
+  cand["decode_forced"] = {{"positions", 8}, {"max_rel_err", 0.01}, {"mean_abs_err", 0.0}, {"mean_kl", 1e-4}};
+  EXPECT_EQ(compare_runs(base, cand)["verdict"], "PASSED");
+  cand["decode_forced"]["max_rel_err"] = kMaxRelLogitErr * 2;
+  EXPECT_EQ(compare_runs(base, cand)["verdict"], "INCORRECT");
+  cand["decode_forced"]["max_rel_err"] = 0.01;
+  cand["decode_forced"]["mean_kl"] = kMaxMeanKl * 2;
+  const json c = compare_runs(base, cand);
+  EXPECT_EQ(c["verdict"], "INCORRECT");
+  EXPECT_NE(c["reason"].get<std::string>().find("decode steps' teacher-forced logits"), std::string::npos);
+}
+
 TEST(E2eCompare, LogitDistance) {
   const float a[4] = {1, 2, 3, 4};
   LogitDistance same = logit_distance(a, a, 4);

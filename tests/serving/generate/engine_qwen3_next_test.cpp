@@ -131,8 +131,9 @@ TEST(EngineQwen3Next, TeacherForcingReturnsItsSlot) {
 }
 
 // Teacher forcing of sequences packed into one prefill (fk e2e eval's oracle) gives each
-// sequence's logits as it alone would, at the positions asked; it returns every KV block and
-// state slot it borrowed, and refuses what does not fit one step.
+// sequence's logits as it alone would, at the positions asked, and so does teacher forcing
+// through batched decode steps; both return every KV block and state slot they borrowed,
+// and what does not fit one step is refused.
 TEST(EngineQwen3Next, PackedTeacherForcingEqualsEachSequenceAlone) {
   const auto prompts = random_prompts(test::seed_for("EngineQwen3Next.PackedTeacher"), 3, 5, 40);
   Engine e(tiny(512, 64, /*max_seqs=*/64));  // room for every logit row of a prompt alone
@@ -161,6 +162,21 @@ TEST(EngineQwen3Next, PackedTeacherForcingEqualsEachSequenceAlone) {
   Engine three(tiny(512, 64, /*max_seqs=*/3));
   three.prefill_logits_packed(prompts, {{0}, {1}, {2}});
   EXPECT_EQ(three.generate(prompts, greedy(2)).size(), prompts.size());
+  // Through the decode path (a prefill of all but the last 4 tokens, then a decode step a
+  // token, the three sequences batched): the logits prefill gives at those positions.
+  const auto decoded = e.decode_logits_packed(prompts, {4, 4, 4});
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const auto L = static_cast<int64_t>(prompts[i].size());
+    const auto alone = e.prefill_logits(prompts[i], 4);
+    ASSERT_EQ(decoded[i].size(), alone.size());
+    float scale = 0, err = 0;
+    for (size_t v = 0; v < alone.size(); ++v) {
+      scale = std::max(scale, std::fabs(alone[v]));
+      err = std::max(err, std::fabs(alone[v] - decoded[i][v]));
+    }
+    // The state passes between steps in f32 and the logits are bf16: rounding apart.
+    EXPECT_LE(err, 0.03f * scale) << "sequence " << i << " of " << L << " tokens";
+  }
   std::vector<std::vector<int64_t>> too_long(20, std::vector<int64_t>(30, 7));
   std::vector<std::vector<int64_t>> last(20, std::vector<int64_t>{29});
   try {
