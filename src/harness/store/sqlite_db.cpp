@@ -30,11 +30,25 @@ void SqliteDb::exec(const char* sql) {
   }
 }
 
-void SqliteDb::add_column_if_missing(const std::string& table, const std::string& column, const std::string& type) {
+bool SqliteDb::has_column(const std::string& table, const std::string& column) const {
   SqlStatement columns(*this, "PRAGMA table_info(" + table + ")");
   while (columns.step())
-    if (columns.text(1) == column) return;  // table_info rows: cid, name, type, ...
-  exec(("ALTER TABLE " + table + " ADD COLUMN " + column + " " + type).c_str());
+    if (columns.text(1) == column) return true;  // table_info rows: cid, name, type, ...
+  return false;
+}
+
+void SqliteDb::add_column_if_missing(const std::string& table, const std::string& column, const std::string& type) {
+  if (has_column(table, column)) return;
+  // Processes opening one database at once (evaluations run in parallel) may all find the
+  // column missing: the one that takes the write lock first adds it, the others see it then.
+  exec("BEGIN IMMEDIATE");
+  try {
+    if (!has_column(table, column)) exec(("ALTER TABLE " + table + " ADD COLUMN " + column + " " + type).c_str());
+    exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
 }
 
 int64_t SqliteDb::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }

@@ -21,8 +21,10 @@ class SqliteDb {
   SqliteDb& operator=(const SqliteDb&) = delete;
 
   void exec(const char* sql);  // statements without results (schema)
+  bool has_column(const std::string& table, const std::string& column) const;
   // Adds a column to a table that an older schema made without it (nothing when it is
-  // there): how a store migrates an existing database file.
+  // there): how a store migrates an existing database file, safely beside other processes
+  // opening the same file at the same time.
   void add_column_if_missing(const std::string& table, const std::string& column, const std::string& type);
   int64_t last_insert_id() const;
   const std::filesystem::path& path() const { return path_; }
