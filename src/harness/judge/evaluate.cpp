@@ -44,10 +44,10 @@ struct HarnessFailure {
 
 bool written(ArgRole r) { return r == ArgRole::out || r == ArgRole::inout; }
 
-// CPU time other threads may use, in cores on average, while the CPU baseline is timed: an
-// honest candidate leaves none running (a thread pool's idle workers sleep); a quarter of
-// a core allows for the odd wake-up without letting a spinning thread through, even on a
-// machine of one core, where it would get half.
+// CPU time other threads may use, in cores on average, between the candidate's timed calls
+// (the baseline's calls among them): an honest candidate leaves none running (a thread
+// pool's idle workers sleep); a quarter of a core allows for the odd wake-up without
+// letting a spinning thread through, even on a machine of one core, where it would get half.
 constexpr double kMaxCoresBesideBaseline = 0.25;
 
 void sync(DeviceType backend) {
@@ -647,10 +647,15 @@ class WorkloadEvaluator {
       own_stream = kernel_trace_stream_id(stream);
     }
     // On the CPU the timing thread is the only one of the harness's that works during the
-    // timed calls: CPU time of other threads while the baseline is timed is the candidate's
-    // (a thread left spinning, or hogging memory bandwidth, between its calls).
+    // timing phase: CPU time of other threads from the end of one candidate call to the
+    // start of the next is the candidate's (a thread left spinning, or evicting the caches,
+    // between its calls). The whole stretch counts, not only the baseline's calls: a thread
+    // that thrashes the caches just before a baseline call slows it as much, and on a busy
+    // machine it may be descheduled during the call itself.
     const bool watch_threads = cfg_.backend == DeviceType::cpu;
-    double beside_baseline_cpu_s = 0, baseline_wall_s = 0;
+    double beside_cpu_s = 0, beside_wall_s = 0;
+    std::map<int, double> after_candidate;  // other threads' clocks when the last candidate call ended
+    Clock::time_point after_candidate_wall{};
     for (int i = 0;; ++i) {
       const bool warm = i < cfg_.warmup_calls;
       auto& s = sets_[static_cast<size_t>(i) % S];
@@ -663,12 +668,14 @@ class WorkloadEvaluator {
         poison_outputs(def_, c, stream, /*workspace_too=*/false);
         const Implementation& impl = cand_turn ? cand_ : base_;
         const uint64_t window_start = trace ? kernel_trace_timestamp_ns() : 0;
-        const std::map<int, double> others0 =
-            watch_threads && !cand_turn ? other_threads_cpu_seconds() : std::map<int, double>{};
+        if (watch_threads && cand_turn && !warm && after_candidate_wall != Clock::time_point{}) {
+          beside_cpu_s += cpu_seconds_between(after_candidate, other_threads_cpu_seconds());
+          beside_wall_s += seconds_since(after_candidate_wall);
+        }
         const double us = timer_.time_us([&] { call(impl, c, stream, cand_turn ? "candidate" : "baseline"); });
-        if (watch_threads && !cand_turn && !warm) {
-          beside_baseline_cpu_s += cpu_seconds_between(others0, other_threads_cpu_seconds());
-          baseline_wall_s += us * 1e-6;
+        if (watch_threads && cand_turn) {
+          after_candidate = other_threads_cpu_seconds();
+          after_candidate_wall = Clock::now();
         }
         if (trace) {  // whatever the call left on other streams ends inside its window
           sync(cfg_.backend);
@@ -691,10 +698,11 @@ class WorkloadEvaluator {
       if (n >= cfg_.max_timed_calls) break;
       if (n >= cfg_.min_timed_calls && total_b >= cfg_.min_timed_ms && total_c >= cfg_.min_timed_ms) break;
     }
-    if (watch_threads && baseline_wall_s > 0 && beside_baseline_cpu_s > kMaxCoresBesideBaseline * baseline_wall_s)
+    if (watch_threads && beside_wall_s > 0 && beside_cpu_s > kMaxCoresBesideBaseline * beside_wall_s)
       throw Failure{Verdict::REWARD_HACK,
-                    concat("other threads kept ", beside_baseline_cpu_s / baseline_wall_s,
-                           " cores busy on average while the baseline was timed: work beside the baseline slows it")};
+                    concat("other threads kept ", beside_cpu_s / beside_wall_s,
+                           " cores busy on average between the candidate's timed calls, the baseline's among them: "
+                           "work beside the baseline slows it")};
     if (trace) {
       sync(cfg_.backend);
       const std::vector<KernelRecord> records = kernel_trace_collect();
