@@ -150,18 +150,23 @@ TABLE_MODELS.update({
     "qwen3-8b": dict(hidden=4096, layers=36, qkv=6144, inter=12288, qk_norm=True),
     "mistral-7b-v0.3": dict(hidden=4096, layers=32, qkv=6144, inter=14336),
 })
+# gpt-oss-120b's one-GPU preset (8 of its 36 layers at full width): 64 query / 8 KV heads of
+# 64, layers alternating a 128-token window and full attention, 128 experts top-4, YaRN x32.
+TABLE_MODELS["gpt-oss-120b-8l"] = dict(hidden=2880, layers=8, q=64, kv=8, d=64, experts=128, topk=4, inter=2880,
+                                       window=127)
 # The fused experts' 8-bit deployment: Qwen3-30B-A3B with block-scaled fp8 expert weights.
 TABLE_MODELS["qwen3-30b-a3b-fp8"] = dict(TABLE_MODELS["qwen3-30b-a3b"], fp8=True)
 
 
 def table_workloads(gen, models):
     """The task's workloads from `gen`(model config, tokens, context, scenario label), which
-    yields (shape, calls per step) pairs."""
+    yields (shape, calls per step) pairs, or (shape, calls per step, what sets it apart) where
+    one scenario makes several."""
     workloads = []
     for name in models:
         for label, tokens, steps, ctx in SCENARIOS:
-            for shape, per_step in gen(TABLE_MODELS[name], tokens, ctx, label):
-                add(workloads, shape, steps * per_step, f"{name} {label}")
+            for shape, per_step, *kind in gen(TABLE_MODELS[name], tokens, ctx, label):
+                add(workloads, shape, steps * per_step, " ".join([name, label, *kind]))
     return workloads
 
 
@@ -310,6 +315,15 @@ def gated_add(m, t, ctx, label):
     yield {"tokens": t, "hidden": m["hidden"]}, m["layers"]
 
 
+def gpt_oss_layer(m, t, ctx, label):
+    # Half the layers slide over the last 128 tokens, half attend to the whole context.
+    shape = {"hidden": m["hidden"], "heads": m["q"], "kv_heads": m["kv"], "head_dim": m["d"],
+             "experts": m["experts"], "topk": m["topk"], "inter": m["inter"], "yarn_factor": 32.0}
+    qo, kv = ([1] * t, [ctx] * t) if decode(label) else ([t], [ctx])
+    yield dict(shape, qo_lens=qo, kv_lens=kv, window_left=m["window"]), m["layers"] // 2, "(sliding layers)"
+    yield dict(shape, qo_lens=qo, kv_lens=kv), m["layers"] // 2, "(full layers)"
+
+
 MOE_TASKS = {
     "moe_topk_softmax": dict(op="moe_topk_softmax", models=MOE, gen=topk_softmax,
                              check=[{"tokens": 7, "experts": 60, "topk": 4}, {"tokens": 5, "experts": 8, "topk": 2,
@@ -339,6 +353,12 @@ MOE_TASKS = {
                                    check=[{"tokens": 5, "heads": 4, "head_dim": 64}]),
     "fused_experts_swigluoai": dict(op="fused_experts_swigluoai", models=["gpt-oss-120b-8l"],
                                     check=[{"tokens": 3, "topk": 2, "experts": 6, "hidden": 256, "inter": 160}]),
+    # The whole gpt-oss layer (L3): attention with sinks (sliding or full), router, experts.
+    "gpt_oss_layer": dict(op="gpt_oss_layer", models=["gpt-oss-120b-8l"], gen=gpt_oss_layer,
+                          check=[{"hidden": 64, "heads": 4, "kv_heads": 2, "experts": 8, "topk": 2, "inter": 32,
+                                  "qo_lens": [1, 6, 1], "kv_lens": [9, 6, 30], "window_left": 7},
+                                 {"hidden": 96, "heads": 3, "kv_heads": 1, "experts": 5, "topk": 4, "inter": 40,
+                                  "qo_lens": [1, 1], "kv_lens": [20, 3], "dtype": "f16", "first_layer": True}]),
     "fused_experts_fp8": dict(op="fused_experts", models=["qwen3-30b-a3b-fp8"], gen=fused_experts,
                               check=[{"tokens": 5, "topk": 2, "experts": 6, "hidden": 256, "inter": 160,
                                       "weight_dtype": "f8e4m3fn"}]),

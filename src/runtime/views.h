@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "fk/status.h"
+#include "fk/tensor.h"
 #include "fk/tensor_view.h"
 
 namespace fk::engine {
@@ -82,5 +83,7 @@ inline TensorView packed_rows(const TensorView& buffer, int64_t rows, int64_t co
 
 // "No tensor" for optional op arguments.
 inline TensorView absent() { return TensorView{}; }
+// A weight the model may not have, as an optional op argument.
+inline TensorView opt(const Tensor& t) { return t.defined() ? t.view() : absent(); }
 
 }  // namespace fk::engine

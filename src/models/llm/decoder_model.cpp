@@ -25,12 +25,6 @@
 
 namespace fk::engine {
 
-namespace {
-
-TensorView opt(const Tensor& t) { return t.defined() ? t.view() : absent(); }
-
-}  // namespace
-
 DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, int64_t max_tokens, int64_t max_seqs,
                            int64_t max_logits, int64_t max_position, void* stream)
     : spec_(std::move(spec)), weights_(std::move(weights)), device_(device), dtype_(weights_.embed.dtype()),
@@ -85,12 +79,7 @@ DecoderModel::DecoderModel(ModelSpec spec, ModelWeights weights, Device device, 
   residual_ = buffer(max_tokens, H);
   fuse_norm_linear_ = spec_.norm == NormKind::rms && !spec_.sandwich_norm;
   if (fuse_norm_linear_) residual_alt_ = buffer(max_tokens, H);
-  layer_op_ = fuse_norm_linear_ && spec_.activation == MlpActivation::silu && !spec_.qk_norm_across_heads;
-  for (int64_t l = 0; layer_op_ && l < spec_.num_layers(); ++l) {
-    const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
-    layer_op_ = !spec_.is_moe_layer(l) && spec_.layers[static_cast<size_t>(l)].logits_soft_cap == 0 &&
-                !w.o_bias.defined() && !w.gate_up_bias.defined() && !w.down_bias.defined();
-  }
+  layer_op_ = choose_layer_op();
   a_ = buffer(max_tokens, H);
   b_ = buffer(max_tokens, H);
   qkv_ = buffer(max_tokens, spec_.qkv_rows());
@@ -335,61 +324,8 @@ TensorView DecoderModel::query_view(int64_t tokens) const {
 
 bool DecoderModel::runs_layer_op(const ForwardBatch& b) const {
   // The layer op rotates by 1-D positions and takes no image features.
-  return layer_op_ && (b.decode_only || b.num_decode_seqs == 0) && b.mrope_positions.data == nullptr &&
+  return layer_op_ != LayerOp::none && (b.decode_only || b.num_decode_seqs == 0) && b.mrope_positions.data == nullptr &&
          b.image_features == nullptr;
-}
-
-ops::DecoderLayerArgs DecoderModel::layer_args(const ForwardBatch& b, int64_t l, const KvCache& kv,
-                                               const TensorView& residual, const TensorView& residual_mid) const {
-  const ModelConfig& c = spec_.config;
-  const int64_t T = b.num_tokens, I = c.intermediate_size;
-  const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
-  const LayerAttention& la = spec_.layers[static_cast<size_t>(l)];
-  const AttentionPlan& p = plans_[static_cast<size_t>(layer_plan_[static_cast<size_t>(l)])];
-  ops::DecoderLayerArgs a{};
-  a.hidden = rows(a_, T);
-  a.residual = residual;
-  a.input_norm = w.input_norm;
-  a.qkv_weight = w.qkv;
-  a.qkv_bias = opt(w.qkv_bias);
-  a.q_norm = spec_.qk_norm ? w.q_norm.view() : absent();
-  a.k_norm = spec_.qk_norm ? w.k_norm.view() : absent();
-  a.o_weight = w.o_proj;
-  a.post_attention_norm = w.pre_mlp_norm;
-  a.gate_up_weight = w.gate_up;
-  a.down_weight = w.down;
-  a.positions = b.positions;
-  a.cos_sin_cache = rope_caches_[static_cast<size_t>(la.rope_index)];
-  a.k_cache = kv_k(kv, l);
-  a.v_cache = kv_v(kv, l);
-  a.slot_mapping = b.slot_mapping;
-  a.qo_indptr = b.qo_indptr;
-  a.kv_indptr = b.kv_indptr;
-  a.kv_indices = b.kv_indices;
-  a.kv_last_page_len = b.kv_last_page_len;
-  a.qo_indptr_host = b.qo_indptr_host;
-  a.kv_indptr_host = b.kv_indptr_host;
-  a.kv_last_page_len_host = b.kv_last_page_len_host;
-  a.normed = rows(b_, T);
-  a.residual_mid = residual_mid;
-  a.qkv = rows(qkv_, T);
-  a.attn_out = rows(attn_out_, T);
-  a.gate_up = packed_rows(gate_up_.view(), T, 2 * I);
-  a.act = packed_rows(act_.view(), T, I);
-  a.float_workspace = p.float_workspace;
-  a.int_workspace = p.int_workspace;
-  a.host_int_workspace = p.host_int_workspace;
-  a.plan_info = p.plan_info;
-  a.num_heads = static_cast<int32_t>(c.num_attention_heads);
-  a.num_kv_heads = static_cast<int32_t>(c.num_key_value_heads);
-  a.head_dim = static_cast<int32_t>(c.head_dim);
-  a.rope_style = ops::RopeStyle::neox;
-  a.eps = spec_.rms_norm_eps;
-  a.sm_scale = spec_.sm_scale;
-  a.window_left = la.window_left;
-  a.first_layer = l == 0 ? 1 : 0;
-  a.cuda_graph = graph_grid_;
-  return a;
 }
 
 void DecoderModel::plan(const ForwardBatch& b, const KvCache& kv, int32_t graph_grid, void* stream) {
@@ -406,9 +342,8 @@ void DecoderModel::plan(const ForwardBatch& b, const KvCache& kv, int32_t graph_
   for (size_t i = 0; i < plans_.size(); ++i) {
     const auto first = std::find(layer_plan_.begin(), layer_plan_.end(), static_cast<int>(i)) - layer_plan_.begin();
     if (runs_layer_op(b)) {
-      const ops::DecoderLayerArgs a =
-          layer_args(b, first, kv, rows(residual_, b.num_tokens), rows(residual_alt_, b.num_tokens));
-      OpRegistry::global().plan(ops::DecoderLayerArgs::kName, backend_, &a, stream);
+      layer_op(b, first, kv, rows(residual_, b.num_tokens), rows(residual_alt_, b.num_tokens), /*plan_only=*/true,
+               stream);
     } else {
       attention(b, first, query_view(b.num_tokens), kv, out, /*plan_only=*/true, stream);
     }
@@ -633,7 +568,7 @@ TensorView DecoderModel::forward(const ForwardBatch& b, const KvCache& kv, void*
   TensorView residual_next = fuse_norm_linear_ ? rows(residual_alt_, T) : TensorView{};
   for (int64_t l = 0; l < spec_.num_layers(); ++l) {
     if (whole_layers)
-      call_op(layer_args(b, l, kv, residual, residual_next), backend_, stream);
+      layer_op(b, l, kv, residual, residual_next, /*plan_only=*/false, stream);
     else if (fuse_norm_linear_)
       fused_norm_layer(b, l, kv, residual, residual_next, stream);
     else

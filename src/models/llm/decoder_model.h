@@ -14,6 +14,7 @@
 #include "runtime/state/recurrent_slot_pool.h"
 #include "models/llm/model_spec.h"
 #include "models/llm/weights.h"
+#include "fk/ops/gpt_oss_layer.h"
 #include "fk/ops/layer.h"
 #include "fk/tensor.h"
 
@@ -81,13 +82,18 @@ class DecoderModel {
   // the residual updated in place, the layer's output left in a_.
   void separate_norm_layer(const ForwardBatch& b, int64_t layer, const KvCache& kv, TensorView& residual,
                            void* stream);
-  // Whether this step runs each layer as one decoder_layer op (layer_op_, and a step whose
-  // attention is one op: not a mixed step split into its decode and prefill parts), and
-  // that op's arguments for layer `layer` on the stream (hidden in a_, the residual in
-  // `residual`, updated in place; residual_mid its scratch).
+  // Whether this step runs each layer as one layer op (layer_op_, and a step whose
+  // attention is one op: not a mixed step split into its decode and prefill parts); that
+  // op's run (or plan) for layer `layer` on the stream (hidden in a_, the residual in
+  // `residual`, updated in place; residual_mid its scratch), and its arguments
+  // (decoder_model_layer_ops.cpp).
   bool runs_layer_op(const ForwardBatch& b) const;
+  void layer_op(const ForwardBatch& b, int64_t layer, const KvCache& kv, const TensorView& residual,
+                const TensorView& residual_mid, bool plan_only, void* stream) const;
   ops::DecoderLayerArgs layer_args(const ForwardBatch& b, int64_t layer, const KvCache& kv,
                                    const TensorView& residual, const TensorView& residual_mid) const;
+  ops::GptOssLayerArgs gpt_oss_layer_args(const ForwardBatch& b, int64_t layer, const KvCache& kv,
+                                          const TensorView& residual, const TensorView& residual_mid) const;
   // The MLP's activation (act = act_fn(gate) * up) for the model's activation function.
   void activation(const TensorView& act, const TensorView& gate_up, void* stream) const;
   // The attention block from the QKV projection on: rope (with q/k norms), cache write,
@@ -117,11 +123,14 @@ class DecoderModel {
   // layer; their residual stream then ping-pongs between residual_ and this buffer.
   bool fuse_norm_linear_ = false;
   Tensor residual_alt_;
-  // Every layer is one the decoder_layer op covers (fk/ops/layer.h: plain RMSNorm without
-  // sandwich norms, per-head q/k norms or none, a bias on qkv only, a dense SiLU MLP, no
-  // logit soft-cap): forward calls that op once per layer, so a candidate for it replaces
-  // whole layers. Models with other layers anywhere keep the ops of each layer.
-  bool layer_op_ = false;
+  // The op that covers every layer, if one does: decoder_layer (fk/ops/layer.h: plain
+  // RMSNorm without sandwich norms, per-head q/k norms or none, a bias on qkv only, a dense
+  // SiLU MLP, no logit soft-cap) or gpt_oss_layer (fk/ops/gpt_oss_layer.h). forward calls
+  // it once per layer, so a candidate for it replaces whole layers. Models with other
+  // layers anywhere keep the ops of each layer.
+  enum class LayerOp { none, decoder, gpt_oss };
+  LayerOp choose_layer_op() const;
+  LayerOp layer_op_ = LayerOp::none;
   // MoE layers: router logits [T, E], routing [T, k] (f32 weights, i32 ids), the experts'
   // workspace; OLMoE: the normalised q and k [T, q_size], [T, kv_size]. A shared expert
   // (Qwen2-MoE) runs its gate_up and activation in gate_up_ and act_ (sized for both it and

@@ -13,6 +13,21 @@ namespace fk::ops {
 // held to the same unit).
 inline double half_rounding_unit(DType dt) { return dt == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11); }
 
+// Root mean square of up to 4096 evenly spread elements of a packed host tensor (weights of
+// production size would take seconds element by element): the size the tolerances scale by.
+inline double sampled_rms(const TensorView& v) {
+  const int64_t n = v.numel();
+  if (v.data == nullptr || n == 0) return 0;
+  const int64_t step = n / 4096 > 1 ? n / 4096 : 1;
+  double sum_sq = 0;
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; i += step, ++count) {
+    const double x = load_element(v.element_ptr(i), v.dtype);
+    sum_sq += x * x;
+  }
+  return std::sqrt(sum_sq / static_cast<double>(count));
+}
+
 // A transformer layer (QKV, output projection, a two-matrix MLP of `intermediate`) over the
 // packed sequences of `cu_seqlens_host`: the weights (of `weight`'s dtype) read once, the
 // hidden states read and written, 2 flops per weight per token and 4 * l^2 * H for the

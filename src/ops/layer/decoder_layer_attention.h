@@ -8,14 +8,15 @@
 namespace fk::ops {
 
 // Calls f(args) with the BatchDecodePagedAttentionArgs or BatchPrefillPagedAttentionArgs of
-// the layer, reading q from `v.q` and writing `v.attn_out`, over caches k_cache / v_cache
-// (the layer's own, or the CPU reference's model-dtype copies of them).
-template <class F>
-void with_layer_attention(const DecoderLayerArgs& a, const DecoderLayerShape& s, const DecoderLayerViews& v,
+// a layer (any layer op's arguments with the paged batch fields of DecoderLayerArgs),
+// reading q from `v.q` and writing `v.attn_out` (and `v.lse` where present), over caches
+// k_cache / v_cache (the layer's own, or the CPU reference's model-dtype copies of them).
+template <class LayerArgs, class F>
+void with_layer_attention(const LayerArgs& a, const DecoderLayerShape& s, const DecoderLayerViews& v,
                           const TensorView& k_cache, const TensorView& v_cache, F&& f) {
   auto common = [&](auto& x) {
     x.out = v.attn_out;
-    x.lse = TensorView{};
+    x.lse = v.lse;
     x.q = v.q;
     x.k_cache = k_cache;
     x.v_cache = v_cache;

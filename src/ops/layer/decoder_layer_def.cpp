@@ -166,21 +166,6 @@ OpCase make_layer_case(const std::vector<TensorArg>& layout, const Json& w, uint
   return c;
 }
 
-// Root mean square of up to 4096 evenly spread elements of a host tensor (weights of
-// production size would take seconds element by element).
-double sampled_rms(const TensorView& v) {
-  const int64_t n = v.numel();
-  if (n == 0) return 0;
-  const int64_t step = std::max<int64_t>(1, n / 4096), cols = v.shape[v.rank - 1];
-  double sum_sq = 0;
-  int64_t count = 0;
-  for (int64_t i = 0; i < n; i += step, ++count) {
-    const double x = v.rank == 1 ? get(v, i) : get(v, i / cols, i % cols);
-    sum_sq += x * x;
-  }
-  return std::sqrt(sum_sq / static_cast<double>(count));
-}
-
 // Against the oracle, whose activations between the parts are f64, an implementation
 // differs by its own roundings: each intermediate it stores in the dtype (the normalised
 // rows, q, k, v, the attention output, o, gate_up, act: the baseline rounds them all, as

@@ -16,14 +16,11 @@
 #include "fk/op_registry.h"
 #include "fk/ops/linear.h"
 #include "ops/activation/activation_reference.h"
-#include "ops/kv_cache/kv_cache_reference.h"
-#include "ops/layer/decoder_layer_attention.h"
+#include "ops/layer/layer_reference_parts.h"
 #include "ops/layer/decoder_layer_reference.h"
 #include "ops/layer/decoder_layer_validate.h"
 #include "ops/linear/linear_reference.h"
 #include "ops/norm/norm_reference.h"
-#include "ops/rope/rope_reference.h"
-#include "ops/rope/rope_validate.h"
 
 namespace fk::ops {
 
@@ -59,10 +56,8 @@ Activations activations(const DecoderLayerArgs& a, bool oracle) {
   return x;
 }
 
-// A cache in the model dtype for the attention reference, which reads caches of q's dtype:
-// the cache itself, or (the oracle's f64 cache) a copy. The copy is exact: every value of
-// the oracle's cache is a model-dtype value (the case's inputs, and keys and values the
-// layer rounded to the dtype in qkv).
+}  // namespace
+
 Tensor model_dtype_copy(const TensorView& cache, DType model) {
   Tensor copy = Tensor::empty({cache.shape[0], cache.shape[1], cache.shape[2], cache.shape[3]}, model);
   const TensorView c = copy.view();
@@ -73,43 +68,10 @@ Tensor model_dtype_copy(const TensorView& cache, DType model) {
   return copy;
 }
 
-// The attention op's CPU baseline is its reference (attention_reference.cpp); it writes
-// f64 outputs for the oracle.
-void attention_reference(const DecoderLayerArgs& a, const DecoderLayerShape& s, const DecoderLayerViews& v) {
-  Tensor k_copy, v_copy;
-  TensorView k_cache = a.k_cache, v_cache = a.v_cache;
-  if (k_cache.dtype != s.model) {
-    k_copy = model_dtype_copy(a.k_cache, s.model);
-    v_copy = model_dtype_copy(a.v_cache, s.model);
-    k_cache = k_copy.view();
-    v_cache = v_copy.view();
-  }
-  with_layer_attention(a, s, v, k_cache, v_cache, [](const auto& args) {
-    using Args = std::decay_t<decltype(args)>;
-    const fk_op_fn ref = OpRegistry::global().baseline(Args::kName, DeviceType::cpu);
-    FK_CHECK(ref != nullptr, kOp, ": ", Args::kName, " has no CPU reference");
-    const fk_status st = ref(&args, nullptr);
-    if (st != FK_OK) FK_FAIL(st, last_error_message());
-  });
-}
-
-// Bad positions and slots are reported before anything is written.
-void check_before_writing(const DecoderLayerArgs& a, const DecoderLayerShape& s) {
-  const int64_t max_pos = a.cos_sin_cache.rank == 2 ? a.cos_sin_cache.shape[0] : 0;
-  for (int64_t t = 0; t < s.tokens; ++t) {
-    const int64_t p = get_index(a.positions, t);
-    FK_CHECK(p >= 0 && p < max_pos, kOp, ": positions[", t, "] = ", p, " is outside the cos/sin cache [0, ", max_pos,
-             ")");
-  }
-  check_cache_slots(kOp, a.slot_mapping, a.k_cache.shape[0], a.k_cache.shape[1]);
-}
-
-}  // namespace
-
 void decoder_layer_reference(const DecoderLayerArgs& a) {
   const DecoderLayerShape s = validate_decoder_layer(a, DeviceType::cpu);
   if (s.tokens == 0) return;
-  check_before_writing(a, s);
+  check_layer_before_writing(kOp, a, s);
   const bool oracle = a.hidden.dtype == DType::f64;
   const Activations x = activations(a, oracle);
   DecoderLayerViews v = decoder_layer_views(a, s);
@@ -129,25 +91,10 @@ void decoder_layer_reference(const DecoderLayerArgs& a) {
   linear_reference(LinearArgs{a.qkv, x.normed, a.qkv_weight, a.qkv_bias, none, none});
 
   // Rope (after the per-head q/k norms) and the cache write (rope_and_cache).
-  RopeReferenceCall rope;
-  rope.op = kOp;
-  rope.shape = validate_rope_common(kOp, a.positions, v.q, v.k, a.cos_sin_cache, a.head_dim, a.rope_style,
-                                    RopeImpl::reference);
-  rope.positions = a.positions;
-  rope.query = v.q;
-  rope.key = v.k;
-  rope.cos_sin_cache = a.cos_sin_cache;
-  rope.style = a.rope_style;
-  if (arg_present(a.q_norm)) {
-    rope.q_weight = &a.q_norm;
-    rope.k_weight = &a.k_norm;
-    rope.eps = a.eps;
-  }
-  rope_reference(rope);
-  const auto copy = [](double y) { return y; };
-  write_cache_reference(v.k, v.v, a.k_cache, a.v_cache, a.slot_mapping, copy, copy);
+  layer_rope_and_cache_reference(kOp, a, v, arg_present(a.q_norm) ? &a.q_norm : nullptr,
+                                 arg_present(a.q_norm) ? &a.k_norm : nullptr);
 
-  attention_reference(a, s, v);
+  layer_attention_reference(kOp, a, s, v);
 
   // The output projection (into hidden; on the first layer, whose stream is in hidden,
   // into residual_mid, or the oracle's f64 copy of it), then residual = o + s, its norm and

@@ -2,30 +2,39 @@
 
 namespace fk::ops {
 
+void expect_layer_matrix(const char* op, const char* arg, const TensorView& v, int64_t rows, int64_t cols,
+                         DType model, DeviceType backend, bool written) {
+  expect_rank(op, arg, v, 2);
+  expect_dim(op, arg, v, 0, rows);
+  expect_dim(op, arg, v, 1, cols);
+  if (written)
+    expect_written_dtype(op, arg, v, model, backend);
+  else
+    expect_dtype(op, arg, v, model);
+  expect_rows_contiguous(op, arg, v);
+  expect_device(op, arg, v, backend);
+}
+
+void expect_layer_vector(const char* op, const char* arg, const TensorView& v, int64_t size, DType dtype,
+                         DeviceType backend) {
+  expect_rank(op, arg, v, 1);
+  expect_dim(op, arg, v, 0, size);
+  expect_dtype(op, arg, v, dtype);
+  expect_contiguous(op, arg, v);
+  expect_device(op, arg, v, backend);
+}
+
 namespace {
 
 constexpr const char* kOp = DecoderLayerArgs::kName;
 
-// A [rows, cols] matrix of the model dtype on `backend` with a contiguous last dimension.
 void expect_matrix(const char* arg, const TensorView& v, int64_t rows, int64_t cols, DType model,
                    DeviceType backend, bool written = false) {
-  expect_rank(kOp, arg, v, 2);
-  expect_dim(kOp, arg, v, 0, rows);
-  expect_dim(kOp, arg, v, 1, cols);
-  if (written)
-    expect_written_dtype(kOp, arg, v, model, backend);
-  else
-    expect_dtype(kOp, arg, v, model);
-  expect_rows_contiguous(kOp, arg, v);
-  expect_device(kOp, arg, v, backend);
+  expect_layer_matrix(kOp, arg, v, rows, cols, model, backend, written);
 }
 
 void expect_vector(const char* arg, const TensorView& v, int64_t size, DType dtype, DeviceType backend) {
-  expect_rank(kOp, arg, v, 1);
-  expect_dim(kOp, arg, v, 0, size);
-  expect_dtype(kOp, arg, v, dtype);
-  expect_contiguous(kOp, arg, v);
-  expect_device(kOp, arg, v, backend);
+  expect_layer_vector(kOp, arg, v, size, dtype, backend);
 }
 
 }  // namespace
@@ -85,22 +94,7 @@ DecoderLayerShape validate_decoder_layer(const DecoderLayerArgs& a, DeviceType b
            describe(a.gate_up_weight));
   expect_matrix("gate_up_weight", a.gate_up_weight, 2 * I, H, s.model, backend);
 
-  expect_rank(kOp, "positions", a.positions, 1);
-  expect_dim(kOp, "positions", a.positions, 0, T);
-  expect_vector("slot_mapping", a.slot_mapping, T, DType::i64, backend);
-  expect_rank(kOp, "k_cache", a.k_cache, 4);
-  FK_CHECK(a.k_cache.shape[2] == s.kv_heads && a.k_cache.shape[3] == s.head_dim, kOp,
-           ": k_cache must be [pages, page_size, num_kv_heads = ", s.kv_heads, ", head_dim = ", s.head_dim, "], got ",
-           describe(a.k_cache));
-  expect_written_dtype(kOp, "k_cache", a.k_cache, s.model, backend);
-  expect_same_shape(kOp, "v_cache", a.v_cache, "k_cache", a.k_cache);
-  expect_written_dtype(kOp, "v_cache", a.v_cache, s.model, backend);
-
-  expect_rank(kOp, "kv_indptr", a.kv_indptr, 1);
-  s.seqs = a.kv_indptr.shape[0] - 1;
-  FK_CHECK(s.seqs >= 0, kOp, ": kv_indptr must have B + 1 >= 1 entries, got ", describe(a.kv_indptr));
-  expect_vector("qo_indptr", a.qo_indptr, s.seqs + 1, DType::i32, backend);
-  expect_vector("qo_indptr_host", a.qo_indptr_host, s.seqs + 1, DType::i32, DeviceType::cpu);
+  validate_layer_paged_fields(kOp, a, s, backend);
 
   expect_matrix("normed", a.normed, T, H, s.model, backend);
   expect_matrix("residual_mid", a.residual_mid, T, H, s.model, backend);
@@ -112,10 +106,10 @@ DecoderLayerShape validate_decoder_layer(const DecoderLayerArgs& a, DeviceType b
   return s;
 }
 
-DecoderLayerViews decoder_layer_views(const DecoderLayerArgs& a, const DecoderLayerShape& s) {
+DecoderLayerViews qkv_views(const TensorView& qkv, const TensorView& attn_out, const DecoderLayerShape& s) {
   auto heads = [&](int64_t column, int64_t n) {
-    TensorView h = a.qkv;
-    h.data = a.qkv.element_ptr(column);
+    TensorView h = qkv;
+    h.data = qkv.element_ptr(column);
     h.rank = 3;
     h.shape[1] = n;
     h.shape[2] = s.head_dim;
@@ -127,7 +121,7 @@ DecoderLayerViews decoder_layer_views(const DecoderLayerArgs& a, const DecoderLa
   v.q = heads(0, s.heads);
   v.k = heads(s.q_size(), s.kv_heads);
   v.v = heads(s.q_size() + s.kv_size(), s.kv_heads);
-  v.attn_out = a.attn_out;
+  v.attn_out = attn_out;
   v.attn_out.rank = 3;
   v.attn_out.shape[1] = s.heads;
   v.attn_out.shape[2] = s.head_dim;
@@ -135,6 +129,10 @@ DecoderLayerViews decoder_layer_views(const DecoderLayerArgs& a, const DecoderLa
   v.attn_out.strides[1] = s.head_dim;
   v.attn_out.strides[2] = 1;
   return v;
+}
+
+DecoderLayerViews decoder_layer_views(const DecoderLayerArgs& a, const DecoderLayerShape& s) {
+  return qkv_views(a.qkv, a.attn_out, s);
 }
 
 }  // namespace fk::ops

@@ -35,7 +35,41 @@ struct DecoderLayerViews {
   TensorView k;         // [T, Hk, D]
   TensorView v;         // [T, Hk, D]
   TensorView attn_out;  // [T, Hq, D]
+  TensorView lse;       // [T, Hq] f32: the attention rows' log-sum-exps, where the layer wants them (sinks)
 };
 DecoderLayerViews decoder_layer_views(const DecoderLayerArgs& a, const DecoderLayerShape& s);
+// The same views of any layer's qkv [T, (Hq + 2 Hk) D] and attention output [T, Hq D].
+DecoderLayerViews qkv_views(const TensorView& qkv, const TensorView& attn_out, const DecoderLayerShape& s);
+
+// The checks of the layer ops (op names the op in messages): a [rows, cols] matrix of the
+// model dtype on `backend` with a contiguous last dimension (`written`: the CPU oracle's f64
+// accepted), and a packed vector.
+void expect_layer_matrix(const char* op, const char* arg, const TensorView& v, int64_t rows, int64_t cols,
+                         DType model, DeviceType backend, bool written = false);
+void expect_layer_vector(const char* op, const char* arg, const TensorView& v, int64_t size, DType dtype,
+                         DeviceType backend);
+
+// What every paged-attention layer checks of its rope, cache and batch fields (positions,
+// slot_mapping, k_cache, v_cache, the indptrs) given s.tokens, kv_heads, head_dim and
+// model; sets s.seqs.
+template <class LayerArgs>
+void validate_layer_paged_fields(const char* op, const LayerArgs& a, DecoderLayerShape& s, DeviceType backend) {
+  const int64_t T = s.tokens;
+  expect_rank(op, "positions", a.positions, 1);
+  expect_dim(op, "positions", a.positions, 0, T);
+  expect_layer_vector(op, "slot_mapping", a.slot_mapping, T, DType::i64, backend);
+  expect_rank(op, "k_cache", a.k_cache, 4);
+  FK_CHECK(a.k_cache.shape[2] == s.kv_heads && a.k_cache.shape[3] == s.head_dim, op,
+           ": k_cache must be [pages, page_size, num_kv_heads = ", s.kv_heads, ", head_dim = ", s.head_dim, "], got ",
+           describe(a.k_cache));
+  expect_written_dtype(op, "k_cache", a.k_cache, s.model, backend);
+  expect_same_shape(op, "v_cache", a.v_cache, "k_cache", a.k_cache);
+  expect_written_dtype(op, "v_cache", a.v_cache, s.model, backend);
+  expect_rank(op, "kv_indptr", a.kv_indptr, 1);
+  s.seqs = a.kv_indptr.shape[0] - 1;
+  FK_CHECK(s.seqs >= 0, op, ": kv_indptr must have B + 1 >= 1 entries, got ", describe(a.kv_indptr));
+  expect_layer_vector(op, "qo_indptr", a.qo_indptr, s.seqs + 1, DType::i32, backend);
+  expect_layer_vector(op, "qo_indptr_host", a.qo_indptr_host, s.seqs + 1, DType::i32, DeviceType::cpu);
+}
 
 }  // namespace fk::ops

@@ -7,14 +7,11 @@
 #include "fk/element.h"
 #include "ops/common/case_builder.h"
 #include "ops/moe/moe_case.h"
-#include "ops/moe/swigluoai_experts_validate.h"
+#include "ops/moe/swigluoai_experts_reference.h"
 
 namespace fk::ops {
-namespace {
 
-using A = FusedExpertsSwigluOaiArgs;
-
-void swigluoai_experts_reference(const A& a, const SwigluOaiShape& s) {
+void swigluoai_experts_reference(const FusedExpertsSwigluOaiArgs& a, const SwigluOaiShape& s) {
   std::vector<double> act(static_cast<size_t>(s.I)), sum(static_cast<size_t>(s.H));
   for (int64_t t = 0; t < s.T; ++t) {
     std::fill(sum.begin(), sum.end(), 0.0);
@@ -42,6 +39,10 @@ void swigluoai_experts_reference(const A& a, const SwigluOaiShape& s) {
     for (int64_t h = 0; h < s.H; ++h) set(a.out, sum[static_cast<size_t>(h)], t, h);
   }
 }
+
+namespace {
+
+using A = FusedExpertsSwigluOaiArgs;
 
 fk_status swigluoai_experts_cpu(const void* args, void*) {
   return op_guard([&] {

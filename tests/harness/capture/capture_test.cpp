@@ -127,5 +127,41 @@ TEST(Capture, MoeCallsBecomeTaskWorkloadsThatInstantiate) {
   }
 }
 
+// gpt-oss: every layer is one gpt_oss_layer call (an L3 task), its parts nested in it.
+TEST(Capture, GptOssLayersAreOneLayerOpEach) {
+  engine::EngineConfig c;
+  c.model = "tiny-gpt-oss";
+  c.backend = DeviceType::cpu;
+  c.num_pages = 128;
+  c.max_num_batched_tokens = 64;
+  const WorkloadSpec w = workload_spec("tiny");
+  const CaptureResult r = capture_workload(c, w);
+  int64_t layer_calls = 0, layer_top_level = 0, embedding_calls = 0;
+  for (const CapturedOp& op : r.ops) {
+    if (op.op == "gpt_oss_layer") layer_calls = op.calls, layer_top_level = op.top_level_seconds > 0;
+    if (op.op == "embedding") embedding_calls = op.calls;
+  }
+  // Mixed steps (a chunked prefill beside decodes) run the layers' ops one by one; every
+  // other step calls the layer op once per layer.
+  const int64_t steps = embedding_calls / 2;
+  EXPECT_GT(layer_calls, 0);
+  EXPECT_LE(layer_calls, steps * 2);
+  EXPECT_EQ(layer_calls % 2, 0);
+  EXPECT_TRUE(layer_top_level);
+  const fs::path dir = fs::temp_directory_path() / "fk-capture-tiny-gpt-oss";
+  fs::remove_all(dir);
+  write_task_files(r, "tiny-gpt-oss", w.name, dir);
+  bool found = false;
+  for (const bench::Task& t : bench::load_tasks(dir)) {
+    if (t.op != "gpt_oss_layer") continue;
+    found = true;
+    EXPECT_EQ(t.level, "L3");
+    for (const bench::TaskWorkload& tw : t.workloads)
+      EXPECT_NO_THROW(OpRegistry::global().def(t.op).make_case(tw.shape, 3)) << tw.shape.dump();
+  }
+  EXPECT_TRUE(found) << "no gpt_oss_layer task";
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace fk::e2e

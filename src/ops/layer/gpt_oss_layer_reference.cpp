@@ -1,0 +1,134 @@
+// gpt_oss_layer's oracle: the references of the ops the layer is made of, in the layer's
+// order (fk/ops/gpt_oss_layer.h), with every intermediate in f64 but the rounded state: the
+// residual stream (the norms read the rounded values) and q, k, v (the cache and the
+// attention read them in the dtype). The routing is the top-k of the f64 logits.
+#include "ops/layer/gpt_oss_layer_reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "fk/element.h"
+#include "fk/ops/linear.h"
+#include "ops/layer/gpt_oss_layer_validate.h"
+#include "ops/layer/layer_reference_parts.h"
+#include "ops/linear/linear_reference.h"
+#include "ops/moe/swigluoai_experts_reference.h"
+#include "ops/norm/norm_reference.h"
+
+namespace fk::ops {
+
+namespace {
+
+constexpr const char* kOp = GptOssLayerArgs::kName;
+
+Tensor f64(int64_t rows, int64_t cols) { return Tensor::empty({rows, cols}, DType::f64); }
+
+void copy_values(const TensorView& dst, const TensorView& src) {
+  for (int64_t t = 0; t < src.shape[0]; ++t)
+    for (int64_t h = 0; h < src.shape[1]; ++h) set(dst, get(src, t, h), t, h);
+}
+
+// out[t, h, :] *= sigmoid(lse[t, h] ln 2 - sinks[h]) (attention_sink_rescale); a row that saw
+// no key (lse = -inf) is zero and stays so.
+void rescale_by_sinks(const TensorView& out, const TensorView& lse, const TensorView& sinks) {
+  for (int64_t t = 0; t < out.shape[0]; ++t)
+    for (int64_t h = 0; h < out.shape[1]; ++h) {
+      const double z = get(lse, t, h) * std::log(2.0) - get(sinks, h);
+      const double scale = std::isfinite(z) ? 1.0 / (1.0 + std::exp(-z)) : 0.0;
+      for (int64_t d = 0; d < out.shape[2]; ++d) set(out, get(out, t, h, d) * scale, t, h, d);
+    }
+}
+
+SwigluOaiShape experts_shape(const GptOssLayerArgs& a, int64_t tokens, int64_t k) {
+  return SwigluOaiShape{tokens, k, a.w13.shape[0], a.w13.shape[2], a.w13.shape[1] / 2};
+}
+
+}  // namespace
+
+GptOssRouterRows gpt_oss_router_rows(const GptOssLayerArgs& a, const TensorView& residual, int64_t t0, int64_t n) {
+  const int64_t H = a.post_attention_norm.shape[0], E = a.router_weight.shape[0];
+  TensorView rows = residual;
+  rows.data = residual.element_ptr(t0 * residual.strides[0]);
+  rows.shape[0] = n;
+  GptOssRouterRows r{f64(n, H), f64(n, E)};
+  rms_norm_reference(r.x, rows, nullptr, a.post_attention_norm, a.eps, NormScale::weight);
+  linear_reference(LinearArgs{r.logits, r.x, a.router_weight, a.router_bias, TensorView{}, TensorView{}});
+  return r;
+}
+
+std::vector<int32_t> top_k_experts(const TensorView& logits, int64_t row, int64_t k) {
+  std::vector<int32_t> ids(static_cast<size_t>(logits.shape[1]));
+  std::iota(ids.begin(), ids.end(), 0);
+  std::stable_sort(ids.begin(), ids.end(),
+                   [&](int32_t x, int32_t y) { return get(logits, row, x) > get(logits, row, y); });
+  ids.resize(static_cast<size_t>(k));
+  return ids;
+}
+
+std::vector<double> gpt_oss_expert_row(const GptOssLayerArgs& a, const TensorView& x, int64_t row, int32_t e) {
+  const int64_t H = x.shape[1];
+  Tensor in = f64(1, H), out = f64(1, H), weight = Tensor::empty({1, 1}, DType::f64),
+         id = Tensor::empty({1, 1}, DType::i32);
+  for (int64_t h = 0; h < H; ++h) set(in.view(), get(x, row, h), 0, h);
+  weight.data_as<double>()[0] = 1.0;
+  id.data_as<int32_t>()[0] = e;
+  const FusedExpertsSwigluOaiArgs args{out,    in,     a.w13, a.w13_bias, a.w2, a.w2_bias, weight, id, TensorView{},
+                                       a.swiglu_alpha, a.swiglu_limit};
+  swigluoai_experts_reference(args, experts_shape(a, 1, 1));
+  return {out.data_as<double>(), out.data_as<double>() + H};
+}
+
+void gpt_oss_layer_reference(const GptOssLayerArgs& a) {
+  const GptOssLayerShape g = validate_gpt_oss_layer(a, DeviceType::cpu);
+  const DecoderLayerShape& s = g.attn;
+  if (s.tokens == 0) return;
+  check_layer_before_writing(kOp, a, s);
+  const int64_t T = s.tokens, H = s.hidden, k = g.top_k;
+  const TensorView none{};
+
+  // The input norm and the QKV projection; the stream s in residual_mid (rounded), or in
+  // hidden itself on the first layer.
+  Tensor normed = f64(T, H), attn_out = f64(T, s.q_size()), lse = f64(T, s.heads), first_o = f64(T, H);
+  const TensorView& stream = a.first_layer ? a.hidden : a.residual_mid;
+  if (a.first_layer) {
+    rms_norm_reference(normed, a.hidden, nullptr, a.input_norm, a.eps, NormScale::weight);
+  } else {
+    copy_values(a.residual_mid, a.residual);
+    rms_norm_reference(normed, a.hidden, &a.residual_mid, a.input_norm, a.eps, NormScale::weight);
+  }
+  linear_reference(LinearArgs{a.qkv, normed, a.qkv_weight, a.qkv_bias, none, none});
+
+  DecoderLayerViews v = qkv_views(a.qkv, attn_out, s);
+  v.lse = lse;
+  layer_rope_and_cache_reference(kOp, a, v, nullptr, nullptr);
+  layer_attention_reference(kOp, a, s, v);
+  rescale_by_sinks(v.attn_out, lse, a.sinks);
+
+  // o (into hidden, or the first layer's own buffer), residual = o + s, the router.
+  const TensorView o = a.first_layer ? first_o.view() : a.hidden;
+  linear_reference(LinearArgs{o, attn_out, a.o_weight, a.o_bias, none, none});
+  copy_values(a.residual, stream);
+  rms_norm_reference(normed, o, &a.residual, a.post_attention_norm, a.eps, NormScale::weight);
+  Tensor logits = f64(T, g.experts);
+  linear_reference(LinearArgs{logits, normed, a.router_weight, a.router_bias, none, none});
+
+  // Top-k of the f64 logits, softmax over the k, the experts.
+  Tensor ids = Tensor::empty({T, k}, DType::i32), weights = f64(T, k);
+  for (int64_t t = 0; t < T; ++t) {
+    const std::vector<int32_t> top = top_k_experts(logits, t, k);
+    const double top_logit = get(logits.view(), t, top[0]);
+    double sum = 0;
+    for (int64_t j = 0; j < k; ++j) sum += std::exp(get(logits.view(), t, top[static_cast<size_t>(j)]) - top_logit);
+    for (int64_t j = 0; j < k; ++j) {
+      ids.data_as<int32_t>()[t * k + j] = top[static_cast<size_t>(j)];
+      set(weights.view(), std::exp(get(logits.view(), t, top[static_cast<size_t>(j)]) - top_logit) / sum, t, j);
+    }
+  }
+  const FusedExpertsSwigluOaiArgs experts{a.hidden, normed, a.w13,   a.w13_bias,     a.w2,
+                                          a.w2_bias, weights, ids, TensorView{}, a.swiglu_alpha,
+                                          a.swiglu_limit};
+  swigluoai_experts_reference(experts, experts_shape(a, T, k));
+}
+
+}  // namespace fk::ops
