@@ -354,7 +354,7 @@ MOE_TASKS = {
     "fused_experts_swigluoai": dict(op="fused_experts_swigluoai", models=["gpt-oss-120b-8l"],
                                     check=[{"tokens": 3, "topk": 2, "experts": 6, "hidden": 256, "inter": 160}]),
     # The whole gpt-oss layer (L3): attention with sinks (sliding or full), router, experts.
-    "gpt_oss_layer": dict(op="gpt_oss_layer", models=["gpt-oss-120b-8l"], gen=gpt_oss_layer,
+    "gpt_oss_layer": dict(op="gpt_oss_layer", models=["gpt-oss-120b-8l"], gen=gpt_oss_layer, table_over_captures=True,
                           check=[{"hidden": 64, "heads": 4, "kv_heads": 2, "experts": 8, "topk": 2, "inter": 32,
                                   "qo_lens": [1, 6, 1], "kv_lens": [9, 6, 30], "window_left": 7},
                                  {"hidden": 96, "heads": 3, "kv_heads": 1, "experts": 5, "topk": 4, "inter": 40,
@@ -628,6 +628,10 @@ def task_workloads(task_id, spec, captures, catalog=None):
         runs = {w: ops for w, ops in captures.get(model, {}).items() if op in ops}
         if runs:
             taken[model] = runs
+    if taken and spec.get("table_over_captures"):
+        how = ("the serving shapes of " + ", ".join(spec["models"]) + " (its captures split the decode steps into "
+               "one shape per context length)")
+        return table_workloads(spec["gen"], spec["models"]), spec["models"], how
     if taken:
         runs = {", ".join(r) for r in taken.values()}
         if len(runs) == 1:  # every model ran the same workloads
