@@ -1,4 +1,4 @@
-// Shared by the CPU decoder_layer candidates: the whole layer written for the test with
+// Shared by the CPU layer candidates (decoder_layer; gpt_oss_layer in ../cpu_oss_layer/): the whole layer written for the test with
 // loops of its own (no engine code): float math, each activation rounded to the model
 // dtype where an engine stores it. Each candidate file shows only what it does differently.
 #pragma once
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fk/dtype_convert.h"
+#include "fk/ops/gpt_oss_layer.h"
 #include "fk/ops/layer.h"
 
 namespace adv_layer {
@@ -129,30 +130,29 @@ inline int64_t cache_offset(const TensorView& cache, int64_t page, int64_t slot,
   return page * cache.strides[0] + slot * cache.strides[1] + head * cache.strides[2];
 }
 
-// The layer. add_residual = false leaves out the residual add after the attention (the
-// stream becomes o alone): a wrong layer for the harness to catch.
-inline void decoder_layer(const fk::ops::DecoderLayerArgs& a, bool add_residual = true) {
+// The stream s (hidden + residual, rounded; hidden alone on the first layer) and, from its
+// input norm, the rounded qkv rows with q and k normalised (where the layer has q/k norms)
+// and rotated, k and v written into the cache. Any layer op with DecoderLayerArgs' fields.
+template <class Args>
+void stream_and_qkv(const Args& a, std::vector<float>& s, std::vector<float>& qkv, const TensorView& qkv_bias,
+                    const TensorView& q_norm, const TensorView& k_norm) {
   const DType dt = a.input_norm.dtype;
   const int64_t T = a.hidden.shape[0], H = a.hidden.shape[1];
-  const int64_t Hq = a.num_heads, Hk = a.num_kv_heads, D = a.head_dim, group = Hq / Hk;
+  const int64_t Hq = a.num_heads, Hk = a.num_kv_heads, D = a.head_dim;
   const int64_t qkv_width = (Hq + 2 * Hk) * D, S = a.k_cache.shape[1];
-  if (T == 0) return;
-
-  // The stream s and the input norm.
-  std::vector<float> s = read_matrix(a.hidden);
+  s = read_matrix(a.hidden);
   if (!a.first_layer) {
     const std::vector<float> r = read_matrix(a.residual);
     for (size_t i = 0; i < s.size(); ++i) s[i] = round_to(dt, s[i] + r[i]);
   }
   std::vector<float> x = rms_norm(s, T, H, read_vector(a.input_norm), a.eps);
   round_all(x, dt);
-  std::vector<float> qkv = gemm(x, T, a.qkv_weight, a.qkv_bias);
+  qkv = gemm(x, T, a.qkv_weight, qkv_bias);
   round_all(qkv, dt);
 
-  // q/k norms and rope, then the cache write.
-  const bool qk_norm = present(a.q_norm);
-  const std::vector<float> qw = qk_norm ? read_vector(a.q_norm) : std::vector<float>();
-  const std::vector<float> kw = qk_norm ? read_vector(a.k_norm) : std::vector<float>();
+  const bool qk_norm = present(q_norm);
+  const std::vector<float> qw = qk_norm ? read_vector(q_norm) : std::vector<float>();
+  const std::vector<float> kw = qk_norm ? read_vector(k_norm) : std::vector<float>();
   for (int64_t t = 0; t < T; ++t) {
     const int64_t p = load_index(a.positions, t);
     for (int64_t h = 0; h < Hq + Hk; ++h) {
@@ -169,8 +169,15 @@ inline void decoder_layer(const fk::ops::DecoderLayerArgs& a, bool add_residual 
         store(a.v_cache, off, qkv[t * qkv_width + (Hq + Hk + h) * D + d]);
       }
   }
+}
 
-  // Paged causal attention of each sequence's query tokens (the last of its KV).
+// Paged causal attention of each sequence's query tokens (the last of its KV), rounded;
+// with sinks (gpt-oss), each head's sink logit joins the softmax denominator.
+template <class Args>
+std::vector<float> paged_attention(const Args& a, const std::vector<float>& qkv, const float* sinks = nullptr) {
+  const DType dt = a.input_norm.dtype;
+  const int64_t T = a.hidden.shape[0], Hq = a.num_heads, Hk = a.num_kv_heads, D = a.head_dim, group = Hq / Hk;
+  const int64_t qkv_width = (Hq + 2 * Hk) * D, S = a.k_cache.shape[1];
   std::vector<float> attn(static_cast<size_t>(T * Hq * D), 0.f), logits, o(static_cast<size_t>(D));
   const int64_t B = a.kv_indptr_host.shape[0] - 1;
   for (int64_t b = 0; b < B; ++b) {
@@ -192,7 +199,7 @@ inline void decoder_layer(const fk::ops::DecoderLayerArgs& a, bool add_residual 
           logits[j] = dot * a.sm_scale;
           mx = std::max(mx, logits[j]);
         }
-        float sum = 0;
+        float sum = sinks ? std::exp(sinks[h] - mx) : 0.f;
         std::fill(o.begin(), o.end(), 0.f);
         for (int64_t j = lo; j <= pos; ++j) {
           const float e = std::exp(logits[j] - mx);
@@ -205,12 +212,24 @@ inline void decoder_layer(const fk::ops::DecoderLayerArgs& a, bool add_residual 
       }
     }
   }
+  return attn;
+}
+
+// The layer. add_residual = false leaves out the residual add after the attention (the
+// stream becomes o alone): a wrong layer for the harness to catch.
+inline void decoder_layer(const fk::ops::DecoderLayerArgs& a, bool add_residual = true) {
+  const DType dt = a.input_norm.dtype;
+  const int64_t T = a.hidden.shape[0], H = a.hidden.shape[1];
+  if (T == 0) return;
+  std::vector<float> s, qkv;
+  stream_and_qkv(a, s, qkv, a.qkv_bias, a.q_norm, a.k_norm);
+  const std::vector<float> attn = paged_attention(a, qkv);
 
   // Output projection, the residual add, the MLP.
   std::vector<float> proj = gemm(attn, T, a.o_weight, TensorView{});
   round_all(proj, dt);
   for (size_t i = 0; i < s.size(); ++i) s[i] = round_to(dt, add_residual ? proj[i] + s[i] : proj[i]);
-  x = rms_norm(s, T, H, read_vector(a.post_attention_norm), a.eps);
+  std::vector<float> x = rms_norm(s, T, H, read_vector(a.post_attention_norm), a.eps);
   round_all(x, dt);
   std::vector<float> gate_up = gemm(x, T, a.gate_up_weight, TensorView{});
   round_all(gate_up, dt);
@@ -222,6 +241,63 @@ inline void decoder_layer(const fk::ops::DecoderLayerArgs& a, bool add_residual 
       act[t * I + i] = round_to(dt, g / (1.f + std::exp(-g)) * u);
     }
   const std::vector<float> out = gemm(act, T, a.down_weight, TensorView{});
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < H; ++h) {
+      store(a.residual, t * a.residual.strides[0] + h * a.residual.strides[1], s[t * H + h]);
+      store(a.hidden, t * a.hidden.strides[0] + h * a.hidden.strides[1], out[t * H + h]);
+    }
+}
+
+// gpt-oss's layer: attention with sinks, o with its bias, the router, softmax over the top
+// k, the biased experts with the clamped SwiGLU. route_with_bias = false routes on the
+// logits without the router's bias (the experts' weights still from the biased logits): a
+// wrong layer for the harness to catch.
+inline void gpt_oss_layer(const fk::ops::GptOssLayerArgs& a, bool route_with_bias = true) {
+  const DType dt = a.input_norm.dtype;
+  const int64_t T = a.hidden.shape[0], H = a.hidden.shape[1];
+  if (T == 0) return;
+  std::vector<float> s, qkv;
+  stream_and_qkv(a, s, qkv, a.qkv_bias, TensorView{}, TensorView{});
+  const std::vector<float> attn = paged_attention(a, qkv, static_cast<const float*>(a.sinks.data));
+  std::vector<float> proj = gemm(attn, T, a.o_weight, a.o_bias);
+  round_all(proj, dt);
+  for (size_t i = 0; i < s.size(); ++i) s[i] = round_to(dt, proj[i] + s[i]);
+  std::vector<float> x = rms_norm(s, T, H, read_vector(a.post_attention_norm), a.eps);
+  round_all(x, dt);
+  std::vector<float> logits = gemm(x, T, a.router_weight, a.router_bias);
+  round_all(logits, dt);
+  const std::vector<float> bias = read_vector(a.router_bias);
+
+  const int64_t E = a.router_weight.shape[0], k = a.topk_ids.shape[1], I = a.w13.shape[1] / 2;
+  std::vector<float> out(static_cast<size_t>(T * H), 0.f), act(static_cast<size_t>(I));
+  std::vector<int64_t> order(static_cast<size_t>(E));
+  for (int64_t t = 0; t < T; ++t) {
+    const float* l = &logits[t * E];
+    for (int64_t e = 0; e < E; ++e) order[e] = e;
+    const auto score = [&](int64_t e) { return route_with_bias ? l[e] : l[e] - bias[e]; };
+    std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) { return score(p) > score(q); });
+    float sum = 0;
+    for (int64_t j = 0; j < k; ++j) sum += std::exp(l[order[j]] - l[order[0]]);
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t e = order[j];
+      const float weight = std::exp(l[e] - l[order[0]]) / sum;
+      for (int64_t i = 0; i < I; ++i) {
+        float g = load(a.w13_bias, e * 2 * I + i), u = load(a.w13_bias, e * 2 * I + I + i);
+        for (int64_t h = 0; h < H; ++h) {
+          g += load(a.w13, (e * 2 * I + i) * H + h) * x[t * H + h];
+          u += load(a.w13, (e * 2 * I + I + i) * H + h) * x[t * H + h];
+        }
+        g = std::min(g, a.swiglu_limit);
+        u = std::clamp(u, -a.swiglu_limit, a.swiglu_limit);
+        act[i] = (u + 1.f) * g / (1.f + std::exp(-a.swiglu_alpha * g));
+      }
+      for (int64_t h = 0; h < H; ++h) {
+        float y = load(a.w2_bias, e * H + h);
+        for (int64_t i = 0; i < I; ++i) y += load(a.w2, (e * H + h) * I + i) * act[i];
+        out[t * H + h] += weight * y;
+      }
+    }
+  }
   for (int64_t t = 0; t < T; ++t)
     for (int64_t h = 0; h < H; ++h) {
       store(a.residual, t * a.residual.strides[0] + h * a.residual.strides[1], s[t * H + h]);
