@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "fk/status.h"
 
@@ -10,49 +11,57 @@ namespace fk::e2e {
 
 using nlohmann::json;
 
-std::vector<std::vector<float>> teacher_forced_logits(engine::Engine& e, const std::vector<std::vector<int64_t>>& seqs,
-                                                      const std::vector<std::vector<int64_t>>& positions) {
-  const int64_t max_tokens = std::min(e.config().max_num_batched_tokens, e.max_model_len()),
-                max_rows = e.config().max_num_seqs;
-  std::vector<std::vector<float>> out;
-  for (size_t begin = 0; begin < seqs.size();) {
+namespace {
+
+// Consecutive groups [begin, end) of sequences that fit one engine step each: their
+// tokens summed at most max_tokens and their logit rows at most max_rows (a group holds at
+// least one sequence, whatever it costs).
+std::vector<std::pair<size_t, size_t>> step_groups(const std::vector<int64_t>& tokens, const std::vector<int64_t>& rows,
+                                                   int64_t max_tokens, int64_t max_rows) {
+  std::vector<std::pair<size_t, size_t>> groups;
+  for (size_t begin = 0; begin < tokens.size();) {
     size_t end = begin;
-    int64_t tokens = 0, rows = 0;
-    while (end < seqs.size() && (end == begin || (tokens + static_cast<int64_t>(seqs[end].size()) <= max_tokens &&
-                                                  rows + static_cast<int64_t>(positions[end].size()) <= max_rows))) {
-      tokens += static_cast<int64_t>(seqs[end].size());
-      rows += static_cast<int64_t>(positions[end].size());
+    int64_t t = 0, r = 0;
+    while (end < tokens.size() && (end == begin || (t + tokens[end] <= max_tokens && r + rows[end] <= max_rows))) {
+      t += tokens[end];
+      r += rows[end];
       ++end;
     }
-    const std::vector<std::vector<int64_t>> group(seqs.begin() + static_cast<std::ptrdiff_t>(begin),
-                                                  seqs.begin() + static_cast<std::ptrdiff_t>(end));
-    const std::vector<std::vector<int64_t>> at(positions.begin() + static_cast<std::ptrdiff_t>(begin),
-                                               positions.begin() + static_cast<std::ptrdiff_t>(end));
-    for (auto& l : e.prefill_logits_packed(group, at)) out.push_back(std::move(l));
+    groups.emplace_back(begin, end);
     begin = end;
   }
+  return groups;
+}
+
+template <class T>
+std::vector<T> slice(const std::vector<T>& v, std::pair<size_t, size_t> range) {
+  return {v.begin() + static_cast<std::ptrdiff_t>(range.first), v.begin() + static_cast<std::ptrdiff_t>(range.second)};
+}
+
+}  // namespace
+
+std::vector<std::vector<float>> teacher_forced_logits(engine::Engine& e, const std::vector<std::vector<int64_t>>& seqs,
+                                                      const std::vector<std::vector<int64_t>>& positions) {
+  std::vector<int64_t> tokens, rows;
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    tokens.push_back(static_cast<int64_t>(seqs[i].size()));
+    rows.push_back(static_cast<int64_t>(positions[i].size()));
+  }
+  std::vector<std::vector<float>> out;
+  for (const auto& g : step_groups(tokens, rows, std::min(e.config().max_num_batched_tokens, e.max_model_len()),
+                                   e.config().max_num_seqs))
+    for (auto& l : e.prefill_logits_packed(slice(seqs, g), slice(positions, g))) out.push_back(std::move(l));
   return out;
 }
 
 std::vector<std::vector<float>> decode_forced_logits(engine::Engine& e, const std::vector<std::vector<int64_t>>& seqs,
                                                      const std::vector<int64_t>& last_n) {
-  const int64_t max_tokens = e.config().max_num_batched_tokens, max_seqs = e.config().max_num_seqs;
+  // The prompts go in one prefill; each sequence is one row of every decode step after it.
+  std::vector<int64_t> prompt_tokens, rows(seqs.size(), 1);
+  for (size_t i = 0; i < seqs.size(); ++i) prompt_tokens.push_back(static_cast<int64_t>(seqs[i].size()) - last_n[i]);
   std::vector<std::vector<float>> out;
-  for (size_t begin = 0; begin < seqs.size();) {
-    size_t end = begin;
-    int64_t tokens = 0;
-    while (end < seqs.size() && static_cast<int64_t>(end - begin) < max_seqs &&
-           (end == begin || tokens + static_cast<int64_t>(seqs[end].size()) - last_n[end] <= max_tokens)) {
-      tokens += static_cast<int64_t>(seqs[end].size()) - last_n[end];
-      ++end;
-    }
-    const std::vector<std::vector<int64_t>> group(seqs.begin() + static_cast<std::ptrdiff_t>(begin),
-                                                  seqs.begin() + static_cast<std::ptrdiff_t>(end));
-    const std::vector<int64_t> n(last_n.begin() + static_cast<std::ptrdiff_t>(begin),
-                                 last_n.begin() + static_cast<std::ptrdiff_t>(end));
-    for (auto& l : e.decode_logits_packed(group, n)) out.push_back(std::move(l));
-    begin = end;
-  }
+  for (const auto& g : step_groups(prompt_tokens, rows, e.config().max_num_batched_tokens, e.config().max_num_seqs))
+    for (auto& l : e.decode_logits_packed(slice(seqs, g), slice(last_n, g))) out.push_back(std::move(l));
   return out;
 }
 

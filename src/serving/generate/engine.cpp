@@ -373,47 +373,14 @@ void Engine::check_images(const std::vector<int64_t>& prompt, const std::shared_
   }
 }
 
-std::vector<float> Engine::prefill_logits(const std::vector<int64_t>& tokens, int64_t last_n,
-                                          std::shared_ptr<RequestImages> images) {
-  FK_CHECK(!has_unfinished(), "engine: prefill_logits needs an idle engine (requests are running)");
-  FK_CHECK(!tokens.empty() && static_cast<int64_t>(tokens.size()) <= std::min(max_model_len_, config_.max_num_batched_tokens),
-           "engine: prefill_logits takes 1 to min(max_model_len, max_num_batched_tokens) tokens, got ", tokens.size());
-  Request r;
-  r.id = "teacher-forced";
-  r.prompt_tokens = tokens;
-  check_images(tokens, images, r.id);
-  r.images = std::move(images);
-  FK_CHECK(blocks_->allocate(r.kv_sequence(), static_cast<int64_t>(tokens.size())),
-           "engine: the KV cache has no room for ", tokens.size(), " tokens");
-  // A recurrent model's sequence also borrows a state slot (sequence ids of requests are >= 0).
-  constexpr runtime::SequenceId kTeacherForced = -1;
-  if (state_pool_) r.state_slot = state_pool_->allocate(kTeacherForced, stream_->get());
-  auto release = [&] {
-    blocks_->free(r.kv_sequence());
-    if (state_pool_) state_pool_->free(kTeacherForced);
-  };
-  std::vector<float> logits;
-  try {
-    FK_CHECK(last_n >= 1 && last_n <= static_cast<int64_t>(tokens.size()), "engine: prefill_logits: last_n ", last_n,
-             " must be in [1, ", tokens.size(), " tokens]");
-    const StepRequest step{&r, 0, static_cast<int64_t>(tokens.size()), true};
-    std::vector<int64_t> last(static_cast<size_t>(last_n));
-    std::iota(last.begin(), last.end(), static_cast<int64_t>(tokens.size()) - last_n);
-    logits = std::move(runner_->prefill_logits({&step, 1}, {&last, 1})[0]);
-  } catch (...) {
-    release();
-    throw;
-  }
-  release();
-  return logits;
-}
-
 // Teacher-forced sequences as requests of their own for the length of one call: KV blocks
 // for every token and, for a recurrent model, a state slot each (under sequence ids below
 // the requests', which are >= 0), given back however the call ends.
 class Engine::BorrowedSequences {
  public:
-  BorrowedSequences(Engine& e, const std::vector<std::vector<int64_t>>& sequences, const char* what)
+  // `images`: the first sequence's image inputs (prefill_logits of a multimodal model).
+  BorrowedSequences(Engine& e, const std::vector<std::vector<int64_t>>& sequences, const char* what,
+                    std::shared_ptr<RequestImages> images = nullptr)
       : e_(e), reqs_(sequences.size()) {
     FK_CHECK(!e.has_unfinished(), "engine: ", what, " needs an idle engine (requests are running)");
     for (size_t i = 0; i < sequences.size(); ++i) {
@@ -422,6 +389,10 @@ class Engine::BorrowedSequences {
       Request& r = reqs_[i];
       r.id = concat("teacher-forced-", i);
       r.prompt_tokens = sequences[i];
+      if (i == 0 && images) {
+        e.check_images(r.prompt_tokens, images, r.id);
+        r.images = std::move(images);
+      }
       FK_CHECK(e.blocks_->allocate(r.kv_sequence(), static_cast<int64_t>(r.prompt_tokens.size())),
                "engine: the KV cache has no room for the ", what, " sequences");
       ++with_blocks_;
@@ -445,6 +416,19 @@ class Engine::BorrowedSequences {
   std::vector<Request> reqs_;
   size_t with_blocks_ = 0, with_slots_ = 0;
 };
+
+std::vector<float> Engine::prefill_logits(const std::vector<int64_t>& tokens, int64_t last_n,
+                                          std::shared_ptr<RequestImages> images) {
+  FK_CHECK(!tokens.empty() && static_cast<int64_t>(tokens.size()) <= std::min(max_model_len_, config_.max_num_batched_tokens),
+           "engine: prefill_logits takes 1 to min(max_model_len, max_num_batched_tokens) tokens, got ", tokens.size());
+  FK_CHECK(last_n >= 1 && last_n <= static_cast<int64_t>(tokens.size()), "engine: prefill_logits: last_n ", last_n,
+           " must be in [1, ", tokens.size(), " tokens]");
+  const BorrowedSequences reqs(*this, {tokens}, "prefill_logits", std::move(images));
+  const StepRequest step{&reqs[0], 0, static_cast<int64_t>(tokens.size()), true};
+  std::vector<int64_t> last(static_cast<size_t>(last_n));
+  std::iota(last.begin(), last.end(), static_cast<int64_t>(tokens.size()) - last_n);
+  return std::move(runner_->prefill_logits({&step, 1}, {&last, 1})[0]);
+}
 
 std::vector<std::vector<float>> Engine::prefill_logits_packed(const std::vector<std::vector<int64_t>>& sequences,
                                                               const std::vector<std::vector<int64_t>>& positions) {
