@@ -94,6 +94,9 @@ class DecoderModel {
                                    const TensorView& residual, const TensorView& residual_mid) const;
   ops::GptOssLayerArgs gpt_oss_layer_args(const ForwardBatch& b, int64_t layer, const KvCache& kv,
                                           const TensorView& residual, const TensorView& residual_mid) const;
+  template <class Args>
+  void fill_layer_common(Args& a, const ForwardBatch& b, int64_t layer, const KvCache& kv, const TensorView& residual,
+                         const TensorView& residual_mid) const;
   // The MLP's activation (act = act_fn(gate) * up) for the model's activation function.
   void activation(const TensorView& act, const TensorView& gate_up, void* stream) const;
   // The attention block from the QKV projection on: rope (with q/k norms), cache write,

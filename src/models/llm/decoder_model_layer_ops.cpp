@@ -40,25 +40,23 @@ void DecoderModel::layer_op(const ForwardBatch& b, int64_t l, const KvCache& kv,
     go(layer_args(b, l, kv, residual, residual_mid));
 }
 
-ops::DecoderLayerArgs DecoderModel::layer_args(const ForwardBatch& b, int64_t l, const KvCache& kv,
-                                               const TensorView& residual, const TensorView& residual_mid) const {
+// The fields every layer op shares (the stream, input norm and QKV, rope, the paged cache
+// and the step's batch, the attention workspaces and plan, the attributes).
+template <class Args>
+void DecoderModel::fill_layer_common(Args& a, const ForwardBatch& b, int64_t l, const KvCache& kv,
+                                     const TensorView& residual, const TensorView& residual_mid) const {
   const ModelConfig& c = spec_.config;
-  const int64_t T = b.num_tokens, I = c.intermediate_size;
+  const int64_t T = b.num_tokens;
   const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
   const LayerAttention& la = spec_.layers[static_cast<size_t>(l)];
   const AttentionPlan& p = plans_[static_cast<size_t>(layer_plan_[static_cast<size_t>(l)])];
-  ops::DecoderLayerArgs a{};
   a.hidden = rows(a_, T);
   a.residual = residual;
   a.input_norm = w.input_norm;
   a.qkv_weight = w.qkv;
   a.qkv_bias = opt(w.qkv_bias);
-  a.q_norm = spec_.qk_norm ? w.q_norm.view() : absent();
-  a.k_norm = spec_.qk_norm ? w.k_norm.view() : absent();
   a.o_weight = w.o_proj;
   a.post_attention_norm = w.pre_mlp_norm;
-  a.gate_up_weight = w.gate_up;
-  a.down_weight = w.down;
   a.positions = b.positions;
   a.cos_sin_cache = rope_caches_[static_cast<size_t>(la.rope_index)];
   a.k_cache = kv_k(kv, l);
@@ -75,8 +73,6 @@ ops::DecoderLayerArgs DecoderModel::layer_args(const ForwardBatch& b, int64_t l,
   a.residual_mid = residual_mid;
   a.qkv = rows(qkv_, T);
   a.attn_out = rows(attn_out_, T);
-  a.gate_up = packed_rows(gate_up_.view(), T, 2 * I);
-  a.act = packed_rows(act_.view(), T, I);
   a.float_workspace = p.float_workspace;
   a.int_workspace = p.int_workspace;
   a.host_int_workspace = p.host_int_workspace;
@@ -90,67 +86,43 @@ ops::DecoderLayerArgs DecoderModel::layer_args(const ForwardBatch& b, int64_t l,
   a.window_left = la.window_left;
   a.first_layer = l == 0 ? 1 : 0;
   a.cuda_graph = graph_grid_;
+}
+
+ops::DecoderLayerArgs DecoderModel::layer_args(const ForwardBatch& b, int64_t l, const KvCache& kv,
+                                               const TensorView& residual, const TensorView& residual_mid) const {
+  const int64_t T = b.num_tokens, I = spec_.config.intermediate_size;
+  const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
+  ops::DecoderLayerArgs a{};
+  fill_layer_common(a, b, l, kv, residual, residual_mid);
+  a.q_norm = spec_.qk_norm ? w.q_norm.view() : absent();
+  a.k_norm = spec_.qk_norm ? w.k_norm.view() : absent();
+  a.gate_up_weight = w.gate_up;
+  a.down_weight = w.down;
+  a.gate_up = packed_rows(gate_up_.view(), T, 2 * I);
+  a.act = packed_rows(act_.view(), T, I);
   return a;
 }
 
 ops::GptOssLayerArgs DecoderModel::gpt_oss_layer_args(const ForwardBatch& b, int64_t l, const KvCache& kv,
                                                       const TensorView& residual,
                                                       const TensorView& residual_mid) const {
-  const ModelConfig& c = spec_.config;
   const int64_t T = b.num_tokens;
   const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
-  const LayerAttention& la = spec_.layers[static_cast<size_t>(l)];
-  const AttentionPlan& p = plans_[static_cast<size_t>(layer_plan_[static_cast<size_t>(l)])];
   ops::GptOssLayerArgs a{};
-  a.hidden = rows(a_, T);
-  a.residual = residual;
-  a.input_norm = w.input_norm;
-  a.qkv_weight = w.qkv;
-  a.qkv_bias = w.qkv_bias;
+  fill_layer_common(a, b, l, kv, residual, residual_mid);
   a.sinks = w.sinks;
-  a.o_weight = w.o_proj;
   a.o_bias = w.o_bias;
-  a.post_attention_norm = w.pre_mlp_norm;
   a.router_weight = w.router;
   a.router_bias = w.router_bias;
   a.w13 = w.w13;
   a.w13_bias = w.w13_bias;
   a.w2 = w.w2;
   a.w2_bias = w.w2_bias;
-  a.positions = b.positions;
-  a.cos_sin_cache = rope_caches_[static_cast<size_t>(la.rope_index)];
-  a.k_cache = kv_k(kv, l);
-  a.v_cache = kv_v(kv, l);
-  a.slot_mapping = b.slot_mapping;
-  a.qo_indptr = b.qo_indptr;
-  a.kv_indptr = b.kv_indptr;
-  a.kv_indices = b.kv_indices;
-  a.kv_last_page_len = b.kv_last_page_len;
-  a.qo_indptr_host = b.qo_indptr_host;
-  a.kv_indptr_host = b.kv_indptr_host;
-  a.kv_last_page_len_host = b.kv_last_page_len_host;
-  a.normed = rows(b_, T);
-  a.residual_mid = residual_mid;
-  a.qkv = rows(qkv_, T);
-  a.attn_out = rows(attn_out_, T);
   a.lse = rows(attn_lse_, T);
   a.router_logits = rows(router_logits_, T);
   a.topk_weights = rows(topk_weights_, T);
   a.topk_ids = rows(topk_ids_, T);
   a.moe_workspace = moe_workspace_;
-  a.float_workspace = p.float_workspace;
-  a.int_workspace = p.int_workspace;
-  a.host_int_workspace = p.host_int_workspace;
-  a.plan_info = p.plan_info;
-  a.num_heads = static_cast<int32_t>(c.num_attention_heads);
-  a.num_kv_heads = static_cast<int32_t>(c.num_key_value_heads);
-  a.head_dim = static_cast<int32_t>(c.head_dim);
-  a.rope_style = ops::RopeStyle::neox;
-  a.eps = spec_.rms_norm_eps;
-  a.sm_scale = spec_.sm_scale;
-  a.window_left = la.window_left;
-  a.first_layer = l == 0 ? 1 : 0;
-  a.cuda_graph = graph_grid_;
   a.swiglu_alpha = spec_.moe.swiglu_alpha;
   a.swiglu_limit = spec_.moe.swiglu_limit;
   return a;

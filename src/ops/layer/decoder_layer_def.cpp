@@ -15,6 +15,7 @@
 #include "ops/common/layer_cost.h"
 #include "ops/layer/decoder_layer_composed.h"
 #include "ops/layer/decoder_layer_reference.h"
+#include "ops/layer/paged_layer_case.h"
 #include "ops/rope/rope_workload.h"
 
 namespace fk::ops {
@@ -45,14 +46,6 @@ struct LayerWorkload {
   attn::PagedWorkload batch;
 };
 
-Json attention_fields(const Json& w, const LayerWorkload& l) {
-  Json a{{"qo_lens", w.at("qo_lens")}, {"kv_lens", w.at("kv_lens")}, {"num_qo_heads", l.heads},
-         {"num_kv_heads", l.kv_heads}, {"head_dim", l.head_dim}};
-  for (const char* key : {"page_size", "extra_pages", "dtype", "sm_scale", "window_left", "nan_past_end", "cuda_graph"})
-    if (w.contains(key)) a[key] = w[key];
-  return a;
-}
-
 LayerWorkload parse_layer_workload(const Json& w) {
   LayerWorkload l;
   l.hidden = wl_int(w, "hidden");
@@ -70,11 +63,7 @@ LayerWorkload parse_layer_workload(const Json& w) {
   l.qk_norm = wl_bool(w, "qk_norm", false);
   l.qkv_bias = wl_bool(w, "qkv_bias", false);
   l.first_layer = wl_bool(w, "first_layer", false);
-  FK_CHECK(w.contains("qo_lens") && w.contains("kv_lens"), kOp, " workload needs qo_lens and kv_lens, got ",
-           w.dump());
-  l.batch = attn::parse_paged_workload(attention_fields(w, l), /*decode=*/false);
-  FK_CHECK(l.batch.dtype == DType::bf16 || l.batch.dtype == DType::f16, kOp, " workload dtype must be bf16 or f16, got ",
-           w.dump());
+  l.batch = parse_layer_batch(kOp, w, l.heads, l.kv_heads, l.head_dim);
   FK_CHECK(l.batch.soft_cap == 0, kOp, " has no logit soft-cap");
   return l;
 }
@@ -99,20 +88,7 @@ OpCase make_layer_case(const std::vector<TensorArg>& layout, const Json& w, uint
   const int64_t qkv_rows = (l.heads + 2 * l.kv_heads) * D;
   attn::PagedCaseTensors at = attn::make_paged_tensors(pw, seed);
 
-  // Each query token's position in its sequence and the cache slot its K/V go to.
-  int64_t max_kv = 1;
-  Tensor positions = Tensor::empty({T}, DType::i64), slots = Tensor::empty({T}, DType::i64);
-  const int32_t* qo = at.qo_indptr.data_as<int32_t>();
-  const int32_t* kv = at.kv_indptr.data_as<int32_t>();
-  const int32_t* pages = at.kv_indices.data_as<int32_t>();
-  for (int64_t b = 0; b < pw.batch(); ++b) {
-    max_kv = std::max(max_kv, pw.kv_lens[b]);
-    for (int64_t i = 0; i < pw.qo_lens[b]; ++i) {
-      const int64_t t = qo[b] + i, p = pw.kv_lens[b] - pw.qo_lens[b] + i;
-      positions.data_as<int64_t>()[t] = p;
-      slots.data_as<int64_t>()[t] = static_cast<int64_t>(pages[kv[b] + p / pw.page_size]) * pw.page_size + p % pw.page_size;
-    }
-  }
+  const LayerTokens tokens = layer_tokens(pw, at);
   RopeConfig rope;
   rope.theta = wl_float(w, "rope_theta", 10000.0);
 
@@ -129,11 +105,11 @@ OpCase make_layer_case(const std::vector<TensorArg>& layout, const Json& w, uint
       random_tensor({H}, dt, seed, kPostNorm, 0.5f, 1.5f),
       projection(2 * I, H, dt, seed, kGateUp),
       projection(H, I, dt, seed, kDown),
-      positions,
-      make_rope_cos_sin_cache(rope, max_kv, l.rot_dim),
+      tokens.positions,
+      make_rope_cos_sin_cache(rope, tokens.max_kv, l.rot_dim),
       at.k_cache,
       at.v_cache,
-      slots,
+      tokens.slots,
       at.qo_indptr,
       at.kv_indptr,
       at.kv_indices,
@@ -214,46 +190,28 @@ OpCost decoder_layer_cost(const OpCase& c) {
   const auto& a = c.as<Args>();
   const attn::PagedWorkload pw = parse_layer_workload(c.workload).batch;
   const OpCost attention = attn::paged_attention_cost(pw);
-  const double T = static_cast<double>(a.hidden.shape[0]), H = static_cast<double>(a.hidden.shape[1]);
-  const double es = static_cast<double>(dtype_size(a.input_norm.dtype));
+  const double T = static_cast<double>(a.hidden.shape[0]);
   double weights = 0;
   for (const TensorView* v : {&a.input_norm, &a.qkv_weight, &a.qkv_bias, &a.q_norm, &a.k_norm, &a.o_weight,
                               &a.post_attention_norm, &a.gate_up_weight, &a.down_weight})
     weights += static_cast<double>(v->nbytes());
-  const double kv_write = T * 2.0 * static_cast<double>(a.num_kv_heads * a.head_dim) * es;
-  const double q_and_out = 2.0 * T * static_cast<double>(a.num_heads * a.head_dim) * es + T * a.num_heads * 4.0;
-  const double kv_read = attention.bytes - q_and_out;  // paged_attention_cost's KV term
-  const double metadata = static_cast<double>(a.positions.nbytes() + a.slot_mapping.nbytes() + a.qo_indptr.nbytes() +
-                                              a.kv_indptr.nbytes() + a.kv_indices.nbytes() +
-                                              a.kv_last_page_len.nbytes()) +
-                          T * static_cast<double>(a.cos_sin_cache.shape[1] * a.cos_sin_cache.element_size());
-  const double stream = (a.first_layer ? 3.0 : 4.0) * T * H * es;
   const double gemm = 2.0 * T *
                       static_cast<double>(a.qkv_weight.numel() + a.o_weight.numel() + a.gate_up_weight.numel() +
                                           a.down_weight.numel());
-  return OpCost{weights + kv_read + kv_write + metadata + stream, gemm + attention.flops, a.input_norm.dtype};
+  return OpCost{weights + paged_layer_bytes(a, pw), gemm + attention.flops, a.input_norm.dtype};
 }
 
 // A captured call's workload: the shapes and attributes from the tensors, the batch from
 // the host mirrors of the metadata.
 Json workload_from_call(const void* raw) {
   const auto& a = *static_cast<const Args*>(raw);
-  const int64_t B = a.kv_indptr_host.shape[0] - 1, S = a.k_cache.shape[1];
-  Json qo_lens = Json::array(), kv_lens = Json::array();
-  for (int64_t b = 0; b < B; ++b) {
-    qo_lens.push_back(get_index(a.qo_indptr_host, b + 1) - get_index(a.qo_indptr_host, b));
-    const int64_t pages = get_index(a.kv_indptr_host, b + 1) - get_index(a.kv_indptr_host, b);
-    kv_lens.push_back(pages == 0 ? 0 : (pages - 1) * S + get_index(a.kv_last_page_len_host, b));
-  }
   Json w{{"hidden", a.hidden.shape[1]},
          {"heads", a.num_heads},
          {"kv_heads", a.num_kv_heads},
          {"head_dim", a.head_dim},
          {"intermediate", a.down_weight.shape[1]},
-         {"qo_lens", qo_lens},
-         {"kv_lens", kv_lens},
-         {"page_size", S},
          {"dtype", std::string(dtype_name(a.input_norm.dtype))}};
+  add_batch_of_call(a, w);
   if (a.cos_sin_cache.shape[1] != a.head_dim) w["rot_dim"] = a.cos_sin_cache.shape[1];
   if (a.rope_style != RopeStyle::neox) w["style"] = rope_style_name(a.rope_style);
   if (a.q_norm.data != nullptr && a.q_norm.numel() > 0) w["qk_norm"] = true;

@@ -40,49 +40,14 @@ void expect_vector(const char* arg, const TensorView& v, int64_t size, DType dty
 }  // namespace
 
 DecoderLayerShape validate_decoder_layer(const DecoderLayerArgs& a, DeviceType backend) {
-  DecoderLayerShape s;
-  FK_CHECK(a.num_heads > 0 && a.num_kv_heads > 0 && a.head_dim > 0, kOp,
-           ": num_heads, num_kv_heads and head_dim must be positive, got ", a.num_heads, ", ", a.num_kv_heads, ", ",
-           a.head_dim);
-  FK_CHECK(a.num_heads % a.num_kv_heads == 0, kOp, ": num_heads (", a.num_heads, ") must be a multiple of num_kv_heads (",
-           a.num_kv_heads, ")");
-  FK_CHECK(a.first_layer == 0 || a.first_layer == 1, kOp, ": first_layer must be 0 or 1, got ", a.first_layer);
-  FK_CHECK(a.eps > 0, kOp, ": eps must be positive, got ", a.eps);
-  s.heads = a.num_heads;
-  s.kv_heads = a.num_kv_heads;
-  s.head_dim = a.head_dim;
-
-  expect_rank(kOp, "input_norm", a.input_norm, 1);
-  expect_dtype_in(kOp, "input_norm", a.input_norm, {DType::bf16, DType::f16});
-  s.model = a.input_norm.dtype;
-  s.hidden = a.input_norm.shape[0];
-  FK_CHECK(s.hidden > 0, kOp, ": the hidden size (input_norm's length) must be positive, got ", describe(a.input_norm));
-  expect_rank(kOp, "hidden", a.hidden, 2);
-  s.tokens = a.hidden.shape[0];
-  FK_CHECK(a.hidden.shape[1] == s.hidden, kOp, ": hidden has ", a.hidden.shape[1],
-           " columns but input_norm's hidden size is ", s.hidden, " (hidden ", describe(a.hidden), ")");
+  DecoderLayerShape s = validate_layer_attention_half(kOp, a, backend);
   const int64_t T = s.tokens, H = s.hidden;
-  expect_matrix("hidden", a.hidden, T, H, s.model, backend, true);
-  expect_matrix("residual", a.residual, T, H, s.model, backend, true);
-  expect_vector("input_norm", a.input_norm, H, s.model, backend);
-  expect_vector("post_attention_norm", a.post_attention_norm, H, s.model, backend);
-
-  const int64_t qkv_rows = (s.heads + 2 * s.kv_heads) * s.head_dim;
-  FK_CHECK(a.qkv_weight.rank == 2 && a.qkv_weight.shape[0] == qkv_rows && a.qkv_weight.shape[1] == H, kOp,
-           ": qkv_weight must be [(num_heads + 2 * num_kv_heads) * head_dim, hidden] = [", qkv_rows, ", ", H,
-           "], got ", describe(a.qkv_weight));
-  expect_matrix("qkv_weight", a.qkv_weight, qkv_rows, H, s.model, backend);
-  if (arg_present(a.qkv_bias)) expect_vector("qkv_bias", a.qkv_bias, qkv_rows, s.model, backend);
   FK_CHECK(arg_present(a.q_norm) == arg_present(a.k_norm), kOp, ": q_norm and k_norm come together (q_norm ",
            arg_present(a.q_norm) ? "given" : "absent", ", k_norm ", arg_present(a.k_norm) ? "given" : "absent", ")");
   if (arg_present(a.q_norm)) {
     expect_vector("q_norm", a.q_norm, s.head_dim, s.model, backend);
     expect_vector("k_norm", a.k_norm, s.head_dim, s.model, backend);
   }
-  FK_CHECK(a.o_weight.rank == 2 && a.o_weight.shape[0] == H && a.o_weight.shape[1] == s.q_size(), kOp,
-           ": o_weight must be [hidden, num_heads * head_dim] = [", H, ", ", s.q_size(), "], got ",
-           describe(a.o_weight));
-  expect_matrix("o_weight", a.o_weight, H, s.q_size(), s.model, backend);
   expect_rank(kOp, "down_weight", a.down_weight, 2);
   s.intermediate = a.down_weight.shape[1];
   FK_CHECK(a.down_weight.shape[0] == H && s.intermediate > 0, kOp,
@@ -93,14 +58,6 @@ DecoderLayerShape validate_decoder_layer(const DecoderLayerArgs& a, DeviceType b
            ": gate_up_weight must be [2 * intermediate, hidden] = [", 2 * I, ", ", H, "], got ",
            describe(a.gate_up_weight));
   expect_matrix("gate_up_weight", a.gate_up_weight, 2 * I, H, s.model, backend);
-
-  validate_layer_paged_fields(kOp, a, s, backend);
-
-  expect_matrix("normed", a.normed, T, H, s.model, backend);
-  expect_matrix("residual_mid", a.residual_mid, T, H, s.model, backend);
-  expect_matrix("qkv", a.qkv, T, qkv_rows, s.model, backend);
-  expect_matrix("attn_out", a.attn_out, T, s.q_size(), s.model, backend);
-  expect_contiguous(kOp, "attn_out", a.attn_out);
   expect_matrix("gate_up", a.gate_up, T, 2 * I, s.model, backend);
   expect_matrix("act", a.act, T, I, s.model, backend);
   return s;

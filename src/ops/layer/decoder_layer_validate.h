@@ -49,6 +49,14 @@ void expect_layer_matrix(const char* op, const char* arg, const TensorView& v, i
 void expect_layer_vector(const char* op, const char* arg, const TensorView& v, int64_t size, DType dtype,
                          DeviceType backend);
 
+// What every paged-attention layer op checks of its attention half: head counts, eps,
+// first_layer, the stream (hidden, residual) and its norms, qkv_weight (and qkv_bias where
+// given), o_weight, the rope, cache and batch fields (validate_layer_paged_fields) and the
+// workspaces normed, residual_mid, qkv and attn_out. The shape it returns has no
+// intermediate size: the layer's MLP sets it.
+template <class LayerArgs>
+DecoderLayerShape validate_layer_attention_half(const char* op, const LayerArgs& a, DeviceType backend);
+
 // What every paged-attention layer checks of its rope, cache and batch fields (positions,
 // slot_mapping, k_cache, v_cache, the indptrs) given s.tokens, kv_heads, head_dim and
 // model; sets s.seqs.
@@ -70,6 +78,56 @@ void validate_layer_paged_fields(const char* op, const LayerArgs& a, DecoderLaye
   FK_CHECK(s.seqs >= 0, op, ": kv_indptr must have B + 1 >= 1 entries, got ", describe(a.kv_indptr));
   expect_layer_vector(op, "qo_indptr", a.qo_indptr, s.seqs + 1, DType::i32, backend);
   expect_layer_vector(op, "qo_indptr_host", a.qo_indptr_host, s.seqs + 1, DType::i32, DeviceType::cpu);
+}
+
+template <class LayerArgs>
+DecoderLayerShape validate_layer_attention_half(const char* op, const LayerArgs& a, DeviceType backend) {
+  DecoderLayerShape s;
+  FK_CHECK(a.num_heads > 0 && a.num_kv_heads > 0 && a.head_dim > 0, op,
+           ": num_heads, num_kv_heads and head_dim must be positive, got ", a.num_heads, ", ", a.num_kv_heads, ", ",
+           a.head_dim);
+  FK_CHECK(a.num_heads % a.num_kv_heads == 0, op, ": num_heads (", a.num_heads, ") must be a multiple of num_kv_heads (",
+           a.num_kv_heads, ")");
+  FK_CHECK(a.first_layer == 0 || a.first_layer == 1, op, ": first_layer must be 0 or 1, got ", a.first_layer);
+  FK_CHECK(a.eps > 0, op, ": eps must be positive, got ", a.eps);
+  s.heads = a.num_heads;
+  s.kv_heads = a.num_kv_heads;
+  s.head_dim = a.head_dim;
+
+  expect_rank(op, "input_norm", a.input_norm, 1);
+  expect_dtype_in(op, "input_norm", a.input_norm, {DType::bf16, DType::f16});
+  s.model = a.input_norm.dtype;
+  s.hidden = a.input_norm.shape[0];
+  FK_CHECK(s.hidden > 0, op, ": the hidden size (input_norm's length) must be positive, got ", describe(a.input_norm));
+  expect_rank(op, "hidden", a.hidden, 2);
+  s.tokens = a.hidden.shape[0];
+  FK_CHECK(a.hidden.shape[1] == s.hidden, op, ": hidden has ", a.hidden.shape[1],
+           " columns but input_norm's hidden size is ", s.hidden, " (hidden ", describe(a.hidden), ")");
+  const int64_t T = s.tokens, H = s.hidden;
+  expect_layer_matrix(op, "hidden", a.hidden, T, H, s.model, backend, true);
+  expect_layer_matrix(op, "residual", a.residual, T, H, s.model, backend, true);
+  expect_layer_vector(op, "input_norm", a.input_norm, H, s.model, backend);
+  expect_layer_vector(op, "post_attention_norm", a.post_attention_norm, H, s.model, backend);
+
+  const int64_t qkv_rows = (s.heads + 2 * s.kv_heads) * s.head_dim;
+  FK_CHECK(a.qkv_weight.rank == 2 && a.qkv_weight.shape[0] == qkv_rows && a.qkv_weight.shape[1] == H, op,
+           ": qkv_weight must be [(num_heads + 2 * num_kv_heads) * head_dim, hidden] = [", qkv_rows, ", ", H,
+           "], got ", describe(a.qkv_weight));
+  expect_layer_matrix(op, "qkv_weight", a.qkv_weight, qkv_rows, H, s.model, backend);
+  if (arg_present(a.qkv_bias)) expect_layer_vector(op, "qkv_bias", a.qkv_bias, qkv_rows, s.model, backend);
+  FK_CHECK(a.o_weight.rank == 2 && a.o_weight.shape[0] == H && a.o_weight.shape[1] == s.q_size(), op,
+           ": o_weight must be [hidden, num_heads * head_dim] = [", H, ", ", s.q_size(), "], got ",
+           describe(a.o_weight));
+  expect_layer_matrix(op, "o_weight", a.o_weight, H, s.q_size(), s.model, backend);
+
+  validate_layer_paged_fields(op, a, s, backend);
+
+  expect_layer_matrix(op, "normed", a.normed, T, H, s.model, backend);
+  expect_layer_matrix(op, "residual_mid", a.residual_mid, T, H, s.model, backend);
+  expect_layer_matrix(op, "qkv", a.qkv, T, qkv_rows, s.model, backend);
+  expect_layer_matrix(op, "attn_out", a.attn_out, T, s.q_size(), s.model, backend);
+  expect_contiguous(op, "attn_out", a.attn_out);
+  return s;
 }
 
 }  // namespace fk::ops

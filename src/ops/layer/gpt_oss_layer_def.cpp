@@ -15,6 +15,7 @@
 #include "ops/layer/gpt_oss_layer_check.h"
 #include "ops/layer/gpt_oss_layer_composed.h"
 #include "ops/layer/gpt_oss_layer_reference.h"
+#include "ops/layer/paged_layer_case.h"
 #include "ops/rope/rope_workload.h"
 
 namespace fk::ops {
@@ -60,15 +61,7 @@ LayerWorkload parse_layer_workload(const Json& w) {
            l.kv_heads, "), got ", w.dump());
   FK_CHECK(l.topk >= 1 && l.topk <= l.experts, kOp, " workload needs 1 <= topk <= experts, got ", w.dump());
   l.first_layer = wl_bool(w, "first_layer", false);
-  FK_CHECK(w.contains("qo_lens") && w.contains("kv_lens"), kOp, " workload needs qo_lens and kv_lens, got ",
-           w.dump());
-  Json a{{"qo_lens", w.at("qo_lens")}, {"kv_lens", w.at("kv_lens")}, {"num_qo_heads", l.heads},
-         {"num_kv_heads", l.kv_heads}, {"head_dim", l.head_dim}};
-  for (const char* key : {"page_size", "extra_pages", "dtype", "sm_scale", "window_left", "nan_past_end", "cuda_graph"})
-    if (w.contains(key)) a[key] = w[key];
-  l.batch = attn::parse_paged_workload(a, /*decode=*/false);
-  FK_CHECK(l.batch.dtype == DType::bf16 || l.batch.dtype == DType::f16, kOp, " workload dtype must be bf16 or f16, got ",
-           w.dump());
+  l.batch = parse_layer_batch(kOp, w, l.heads, l.kv_heads, l.head_dim);
   return l;
 }
 
@@ -105,19 +98,7 @@ OpCase make_layer_case(const std::vector<TensorArg>& layout, const Json& w, uint
   const int64_t qkv_rows = (l.heads + 2 * l.kv_heads) * D;
   attn::PagedCaseTensors at = attn::make_paged_tensors(pw, seed);
 
-  int64_t max_kv = 1;
-  Tensor positions = Tensor::empty({T}, DType::i64), slots = Tensor::empty({T}, DType::i64);
-  const int32_t* qo = at.qo_indptr.data_as<int32_t>();
-  const int32_t* kv = at.kv_indptr.data_as<int32_t>();
-  const int32_t* pages = at.kv_indices.data_as<int32_t>();
-  for (int64_t b = 0; b < pw.batch(); ++b) {
-    max_kv = std::max(max_kv, pw.kv_lens[b]);
-    for (int64_t i = 0; i < pw.qo_lens[b]; ++i) {
-      const int64_t t = qo[b] + i, p = pw.kv_lens[b] - pw.qo_lens[b] + i;
-      positions.data_as<int64_t>()[t] = p;
-      slots.data_as<int64_t>()[t] = static_cast<int64_t>(pages[kv[b] + p / pw.page_size]) * pw.page_size + p % pw.page_size;
-    }
-  }
+  const LayerTokens tokens = layer_tokens(pw, at);
 
   OpCase c = begin_case<Args>(w, layout.size());
   c.tensors = {
@@ -136,11 +117,11 @@ OpCase make_layer_case(const std::vector<TensorArg>& layout, const Json& w, uint
       random_tensor({E, 2 * I}, dt, seed, kW13Bias, -0.5f, 0.5f),
       projection({E, H, I}, dt, seed, kW2),
       random_tensor({E, H}, dt, seed, kW2Bias, -0.5f, 0.5f),
-      positions,
-      make_rope_cos_sin_cache(rope_of(w), max_kv, D),
+      tokens.positions,
+      make_rope_cos_sin_cache(rope_of(w), tokens.max_kv, D),
       at.k_cache,
       at.v_cache,
-      slots,
+      tokens.slots,
       at.qo_indptr,
       at.kv_indptr,
       at.kv_indices,
@@ -196,28 +177,13 @@ OpCost gpt_oss_layer_cost(const OpCase& c) {
     weights += static_cast<double>(v->nbytes());
   const double experts_hit = E * (1.0 - std::pow(1.0 - k / E, T));
   weights += experts_hit * (3.0 * H * I + 2.0 * I + H) * es;
-  const double kv_write = T * 2.0 * static_cast<double>(a.num_kv_heads * a.head_dim) * es;
-  const double q_and_out = 2.0 * T * static_cast<double>(a.num_heads * a.head_dim) * es + T * a.num_heads * 4.0;
-  const double kv_read = attention.bytes - q_and_out;
-  const double metadata = static_cast<double>(a.positions.nbytes() + a.slot_mapping.nbytes() + a.qo_indptr.nbytes() +
-                                              a.kv_indptr.nbytes() + a.kv_indices.nbytes() +
-                                              a.kv_last_page_len.nbytes()) +
-                          T * static_cast<double>(a.cos_sin_cache.shape[1] * a.cos_sin_cache.element_size());
-  const double stream = (a.first_layer ? 3.0 : 4.0) * T * H * es;
   const double gemm = 2.0 * T * static_cast<double>(a.qkv_weight.numel() + a.o_weight.numel() + a.router_weight.numel()) +
                       T * k * 6.0 * H * I;
-  return OpCost{weights + kv_read + kv_write + metadata + stream, gemm + attention.flops, a.input_norm.dtype};
+  return OpCost{weights + paged_layer_bytes(a, pw), gemm + attention.flops, a.input_norm.dtype};
 }
 
 Json workload_from_call(const void* raw) {
   const auto& a = *static_cast<const Args*>(raw);
-  const int64_t B = a.kv_indptr_host.shape[0] - 1, S = a.k_cache.shape[1];
-  Json qo_lens = Json::array(), kv_lens = Json::array();
-  for (int64_t b = 0; b < B; ++b) {
-    qo_lens.push_back(get_index(a.qo_indptr_host, b + 1) - get_index(a.qo_indptr_host, b));
-    const int64_t pages = get_index(a.kv_indptr_host, b + 1) - get_index(a.kv_indptr_host, b);
-    kv_lens.push_back(pages == 0 ? 0 : (pages - 1) * S + get_index(a.kv_last_page_len_host, b));
-  }
   Json w{{"hidden", a.hidden.shape[1]},
          {"heads", a.num_heads},
          {"kv_heads", a.num_kv_heads},
@@ -225,10 +191,8 @@ Json workload_from_call(const void* raw) {
          {"experts", a.w13.shape[0]},
          {"topk", a.topk_ids.shape[1]},
          {"inter", a.w13.shape[1] / 2},
-         {"qo_lens", qo_lens},
-         {"kv_lens", kv_lens},
-         {"page_size", S},
          {"dtype", std::string(dtype_name(a.input_norm.dtype))}};
+  add_batch_of_call(a, w);
   if (a.first_layer) w["first_layer"] = true;
   if (a.window_left >= 0) w["window_left"] = a.window_left;
   if (a.eps != 1e-5f) w["eps"] = a.eps;
