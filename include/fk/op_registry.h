@@ -157,7 +157,9 @@ class OpRegistry {
   // Optional plan step (host-side scheduling, e.g. attention work partitioning): called
   // with the same args before a series of calls whose metadata does not change; it may
   // write the args' workspace tensors. Not timed by op benchmarks. A candidate that
-  // replaces run may bring its own plan (installed together) or keep none.
+  // replaces run may bring its own plan (installed together) or keep none; the judge gives
+  // a candidate's plan the host_only and workspace tensors only, every other tensor's data
+  // pointing at a guard address that faults when read (harness/judge/plan_guard.h).
   void set_baseline_plan(std::string_view name, DeviceType backend, fk_op_fn plan);
   void install_plan(std::string_view name, DeviceType backend, fk_op_fn plan);  // null = none
   fk_op_fn active_plan(std::string_view name, DeviceType backend) const;  // null if none

@@ -14,6 +14,7 @@
 #include "harness/time/cpu_time.h"
 #include "harness/device/ceilings.h"
 #include "harness/check/gpu_oracle.h"
+#include "harness/judge/plan_guard.h"
 #include "harness/time/guardrails.h"
 #include "harness/time/kernel_ownership.h"
 #include "harness/time/kernel_trace.h"
@@ -92,9 +93,10 @@ void call(const Implementation& impl, const OpCase& c, void* stream, const char*
   if (s != FK_OK) throw Failure{Verdict::RUNTIME_ERROR, concat(who, " returned ", status_name(s), ": ", last_error_message())};
 }
 
-void plan(const Implementation& impl, const OpCase& c, void* stream, const char* who) {
+void plan(const OpDef& def, const Implementation& impl, const OpCase& c, void* stream, const char* who) {
   if (!impl.plan) return;
-  const fk_status s = impl.plan(c.args_ptr(), stream);
+  const std::vector<std::byte> args = impl.plan_sees_data ? c.args : plan_only_args(def, c);
+  const fk_status s = impl.plan(args.data(), stream);
   if (s != FK_OK) throw Failure{Verdict::RUNTIME_ERROR, concat(who, " plan returned ", status_name(s), ": ", last_error_message())};
 }
 
@@ -188,6 +190,7 @@ class WorkloadEvaluator {
       : task_(task), def_(task.op_def()), cand_(cand), cfg_(cfg), timer_(timer), ceilings_(ceilings) {
     base_.run = OpRegistry::global().baseline(def_.name, cfg.backend);
     base_.plan = OpRegistry::global().active_plan(def_.name, cfg.backend);
+    base_.plan_sees_data = true;  // the engine's own plan
     // The registry's active plan may be a candidate's; the baseline's is what we want.
     FK_CHECK(base_.run != nullptr, "op ", def_.name, " has no baseline for this backend");
   }
@@ -364,7 +367,7 @@ class WorkloadEvaluator {
     if (prep.oracle) b.ref.c = std::move(*prep.oracle);
     else if (is_oracle(b.ref.kind)) b.ref.c = oracle_outputs(b.ref.kind, host, b.dev, stream);
     poison_outputs(def_, b.dev);
-    plan(base_, b.dev, stream, "baseline");
+    plan(def_, base_, b.dev, stream, "baseline");
     call(base_, b.dev, stream, "baseline");
     sync(cfg_.backend);
     if (!is_oracle(b.ref.kind)) {
@@ -385,7 +388,7 @@ class WorkloadEvaluator {
                                         const std::vector<uint64_t>& input_prints) {
     void* stream = timer_.stream();
     poison_outputs(def_, dev);
-    plan(cand_, dev, stream, "candidate");
+    plan(def_, cand_, dev, stream, "candidate");
     call(cand_, dev, stream, "candidate");
     if (cfg_.backend == DeviceType::cuda) {
       rt::stream_synchronize(stream);  // only the given stream: the contract
@@ -618,9 +621,9 @@ class WorkloadEvaluator {
         if (def_.tensor_args[a].role == ArgRole::in && s.cand.tensors[a].defined())
           s.inputs[a] = s.cand.tensors[a].clone();
       restore_inout(s.inout, s.fresh, s.base, stream);
-      plan(base_, s.base, stream, "baseline");
+      plan(def_, base_, s.base, stream, "baseline");
       restore_inout(s.inout, s.fresh, s.cand, stream);
-      plan(cand_, s.cand, stream, "candidate");
+      plan(def_, cand_, s.cand, stream, "candidate");
       if (def_.check_outputs) {
         if (stream != nullptr) rt::stream_synchronize(stream);  // the cpu backend has no stream
         s.mirror = case_to_device(def_, s.base, Device::cpu());

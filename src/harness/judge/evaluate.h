@@ -50,6 +50,9 @@ struct Implementation {
   // The functions its library defines, sorted (candidate.h: defined_functions): its own
   // kernels. Empty where not known (the baseline): then no kernel is reported as foreign.
   std::vector<std::string> own_functions;
+  // The engine's own plan (the baseline evaluated as a candidate): it is given the
+  // arguments as they are. A candidate's plan sees the plan inputs only (plan_guard.h).
+  bool plan_sees_data = false;
 };
 
 EvalResult evaluate(const Task& task, const Implementation& candidate, const EvalConfig& cfg);

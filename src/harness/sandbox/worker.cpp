@@ -1,5 +1,6 @@
 #include "harness/sandbox/worker.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 
 #include "fk/runtime.h"
 #include "harness/device/ceilings.h"
+#include "harness/judge/plan_guard.h"
 #include "harness/sandbox/candidate.h"
 #include "harness/sandbox/seccomp_filter.h"
 #include "harness/sandbox/subprocess.h"
@@ -136,6 +138,9 @@ int worker_main(const fs::path& request_file, const fs::path& result_file) {
   // Before any candidate code is loaded: a forbidden system call (seccomp_filter.h) ends
   // the worker with its name on record. Without a filter (no sandbox) it never fires.
   install_violation_reporter(violation_file(result_file).c_str());
+  // A candidate's plan reading tensor data it is not given faults on a guard address:
+  // recorded as a finding before the worker dies (plan_guard.h).
+  report_plan_guard_faults(open(findings_file(result_file).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
   EvalResult res;
   try {
     std::ifstream in(request_file);
@@ -151,6 +156,7 @@ int worker_main(const fs::path& request_file, const fs::path& result_file) {
     if (req.library.empty() || req.library == "baseline") {
       impl.run = OpRegistry::global().baseline(req.task.op, req.config.backend);
       impl.plan = OpRegistry::global().active_plan(req.task.op, req.config.backend);
+      impl.plan_sees_data = true;
       FK_CHECK(impl.run != nullptr, "op ", req.task.op, " has no baseline for this backend");
     } else {
       const std::string banned = forbidden_import(imported_symbols(req.library), req.task.forbid);

@@ -1,9 +1,9 @@
 // expect: REWARD_HACK
-// Does the work in its plan, which is never timed: the plan computes the output for the
-// inputs it sees and the call copies it out. Right on every checked call (the plan runs
-// just before it on the same inputs); the timed calls get fresh inputs after the plan ran,
-// so they return the plan's stale output, and outputs checked against the baseline's on
-// the same fresh inputs catch it.
+// Tries to do the work in its plan, which is never timed: the plan would compute the output
+// for the inputs it sees and the call copy it out. A plan is given the plan inputs only
+// (plan_guard.h): the input it reads points at a guard address, and the fault there is
+// recorded as a REWARD_HACK before the worker dies. (Were it given the data, the timed
+// calls' fresh inputs would still catch its stale outputs.)
 #include <vector>
 
 #include "common.h"
