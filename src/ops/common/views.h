@@ -1,6 +1,6 @@
 // Views of an op's matrices without copies, for the layer ops that hand slices of their
-// inputs and workspaces to their parts: a block of rows and columns, the heads of a
-// [T, heads * size] matrix, and per-head rows.
+// inputs and workspaces to their parts: a block of rows and columns, a range of the last
+// dimension, the heads of a [T, heads * size] matrix, and per-head rows.
 #pragma once
 #include <cstdint>
 
@@ -14,6 +14,15 @@ inline TensorView block(const TensorView& m, int64_t first, int64_t n, int64_t c
   v.data = m.element_ptr(first * m.strides[0] + c0 * m.strides[1]);
   v.shape[0] = n, v.shape[1] = nc;
   return v;
+}
+
+// Elements [c0, c0 + n) of the last dimension of a view of any rank (an NHWC tensor's
+// channels; its strides kept).
+inline TensorView last_dim(const TensorView& v, int64_t c0, int64_t n) {
+  TensorView s = v;
+  s.data = v.element_ptr(c0 * v.strides[v.rank - 1]);
+  s.shape[v.rank - 1] = n;
+  return s;
 }
 
 // Columns [c0, c0 + nc) of every row.

@@ -1,5 +1,7 @@
 #include "ops/layer/decoder_layer_validate.h"
 
+#include "ops/common/views.h"
+
 namespace fk::ops {
 
 void expect_layer_matrix(const char* op, const char* arg, const TensorView& v, int64_t rows, int64_t cols,
@@ -64,27 +66,11 @@ DecoderLayerShape validate_decoder_layer(const DecoderLayerArgs& a, DeviceType b
 }
 
 DecoderLayerViews qkv_views(const TensorView& qkv, const TensorView& attn_out, const DecoderLayerShape& s) {
-  auto heads = [&](int64_t column, int64_t n) {
-    TensorView h = qkv;
-    h.data = qkv.element_ptr(column);
-    h.rank = 3;
-    h.shape[1] = n;
-    h.shape[2] = s.head_dim;
-    h.strides[1] = s.head_dim;
-    h.strides[2] = 1;
-    return h;
-  };
   DecoderLayerViews v;
-  v.q = heads(0, s.heads);
-  v.k = heads(s.q_size(), s.kv_heads);
-  v.v = heads(s.q_size() + s.kv_size(), s.kv_heads);
-  v.attn_out = attn_out;
-  v.attn_out.rank = 3;
-  v.attn_out.shape[1] = s.heads;
-  v.attn_out.shape[2] = s.head_dim;
-  v.attn_out.strides[0] = s.q_size();
-  v.attn_out.strides[1] = s.head_dim;
-  v.attn_out.strides[2] = 1;
+  v.q = views::heads(views::columns(qkv, 0, s.q_size()), s.heads, s.head_dim);
+  v.k = views::heads(views::columns(qkv, s.q_size(), s.kv_size()), s.kv_heads, s.head_dim);
+  v.v = views::heads(views::columns(qkv, s.q_size() + s.kv_size(), s.kv_size()), s.kv_heads, s.head_dim);
+  v.attn_out = views::heads(attn_out, s.heads, s.head_dim);
   return v;
 }
 

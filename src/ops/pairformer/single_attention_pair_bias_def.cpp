@@ -14,6 +14,7 @@
 #include "fk/ops/ssm_gating.h"
 #include "ops/common/case_builder.h"
 #include "ops/common/validate.h"
+#include "ops/common/views.h"
 #include "ops/pairformer/pairformer_tolerance.h"
 #include "ops/linear/linear_reference.h"
 #include "ops/pairformer/single_attention_pair_bias_composed.h"
@@ -98,12 +99,7 @@ TensorView at_offset(const TensorView& t, int64_t elements, std::initializer_lis
   return make_view(static_cast<char*>(t.data) + elements * static_cast<int64_t>(dtype_size(t.dtype)), shape, t.dtype,
                    t.device);
 }
-TensorView cols_of(const TensorView& m, int64_t c0, int64_t nc) {
-  TensorView v = m;
-  v.data = static_cast<char*>(m.data) + c0 * static_cast<int64_t>(dtype_size(m.dtype));
-  v.shape[1] = nc;
-  return v;
-}
+TensorView cols_of(const TensorView& m, int64_t c0, int64_t nc) { return views::columns(m, c0, nc); }
 
 template <DeviceType Backend>
 fk_status composed(const void* args, void* stream) {

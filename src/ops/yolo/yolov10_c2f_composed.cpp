@@ -8,6 +8,7 @@
 #include "fk/ops/conv.h"
 #include "fk/status.h"
 #include "ops/common/validate.h"
+#include "ops/common/views.h"
 
 namespace fk::ops {
 namespace {
@@ -15,12 +16,7 @@ namespace {
 using A = Yolov10C2fArgs;
 
 // Channels [c0, c0 + count) of an NHWC view.
-TensorView channels(const TensorView& v, int64_t c0, int64_t count) {
-  TensorView s = v;
-  s.data = static_cast<char*>(v.data) + c0 * v.element_size();
-  s.shape[3] = count;
-  return s;
-}
+TensorView channels(const TensorView& v, int64_t c0, int64_t count) { return views::last_dim(v, c0, count); }
 
 void expect_filter(const char* arg, const TensorView& w, const TensorView& b, int64_t k, int64_t r, int64_t c,
                    DType dt, DeviceType backend) {
