@@ -7,6 +7,7 @@
 #include "harness/judge/eval_pipeline.h"
 #include "harness/judge/op_source.h"
 #include "harness/judge/report.h"
+#include "harness/sandbox/runner_loop.h"
 #include "harness/store/result_store.h"
 #include "cli/command.h"
 #include "cli/variant_option.h"
@@ -310,6 +311,17 @@ void setup(CLI::App& app) {
   wk->add_option("--request", g.request)->required();
   wk->add_option("--result", g.result)->required();
   wk->callback([] { std::exit(worker_main(g.request, g.result)); });
+  static RunnerArgs runner;
+  auto* rn = k->add_subcommand("runner", "(internal) serve one implementation's calls to a worker");
+  rn->group("");
+  rn->add_option("--channel", runner.channel)->required();
+  rn->add_option("--arena", runner.arena)->required();
+  rn->add_option("--op", runner.op)->required();
+  rn->add_option("--dir", runner.dir)->required();
+  rn->add_option("--variants", runner.variants);
+  rn->add_option("--library", runner.library);
+  rn->add_flag("--baseline", runner.baseline);
+  rn->callback([] { runner_main(runner); });
 }
 FK_CLI_COMMAND(setup);
 

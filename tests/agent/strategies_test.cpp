@@ -19,6 +19,7 @@
 #include "agent/agent_run.h"
 #include "agent/replay_endpoint.h"
 #include "harness/store/result_store.h"
+#include "harness/sandbox/runner_loop.h"
 #include "harness/sandbox/worker.h"
 
 namespace fk::agent {
@@ -84,7 +85,7 @@ FK_EXPORT_CANDIDATE(rms_norm, run)
 }
 
 const std::string kFast = rms_candidate("fast", 1);
-const std::string kSlow = rms_candidate("slow", 8);
+const std::string kSlow = rms_candidate("slow", 32);
 const std::string kIncorrect = rms_candidate("incorrect", 1, "1.05f");
 const std::string kCompileError = R"(// broken
 #include "fk/ops/norm.h"
@@ -270,7 +271,7 @@ TEST(AgentBestOfN, SamplesInParallelAndKeepsTheFastest) {
 
 TEST(AgentEvolve, MutatesParentsThenCrossesOverTheBest) {
   const fs::path out = scratch("evolve");
-  const std::string mutant = rms_candidate("mutant", 3), child = rms_candidate("crossover", 1);
+  const std::string mutant = rms_candidate("mutant", 12), child = rms_candidate("crossover", 1);
   std::atomic<int> first{0};
   ReplayEndpoint ep([&](const json& body, int) {
     const std::string u = ReplayEndpoint::last_user(body);
@@ -427,6 +428,7 @@ TEST(AgentResume, ARerunRepeatsNoFinishedCallOrEvaluation) {
 }  // namespace fk::agent
 
 int main(int argc, char** argv) {
+  fk::bench::serve_as_runner_if_asked(argc, argv);  // the worker's runners are this executable too
   if (argc == 7 && std::strcmp(argv[1], "kernels") == 0 && std::strcmp(argv[2], "worker") == 0)
     return fk::bench::worker_main(argv[4], argv[6]);  // <exe> kernels worker --request R --result F
   testing::InitGoogleTest(&argc, argv);

@@ -14,6 +14,7 @@
 #include "harness/time/cpu_time.h"
 #include "harness/device/ceilings.h"
 #include "harness/check/gpu_oracle.h"
+#include "harness/judge/case_staging.h"
 #include "harness/judge/plan_guard.h"
 #include "harness/time/guardrails.h"
 #include "harness/time/kernel_ownership.h"
@@ -88,16 +89,61 @@ void load_inputs(const OpDef& def, const OpCase& host, OpCase& dev) {
   }
 }
 
-void call(const Implementation& impl, const OpCase& c, void* stream, const char* who) {
+// One request to a runner (case_staging.h): c's tensors staged into its arena, the
+// request (timed by `timer` when given: the staging copies are not the call's), and
+// everything copied back, so the checks read what the runner left.
+double remote_call(const OpDef& def, const Implementation& impl, const OpCase& c, bool plan_call, const char* who,
+                   CallTimer* timer) {
+  RemoteImplementation& r = *impl.remote;
+  const RunnerMessage kind = plan_call ? RunnerMessage::plan : RunnerMessage::run;
+  double us = 0;
+  RunnerProcess::Reply reply;
+  try {
+    const std::vector<std::byte> args = r.staging->stage(def, c, plan_call && !impl.plan_sees_data);
+    auto send = [&] { reply = r.runner->request(kind, 0, args.data(), args.size(), /*spin=*/timer != nullptr); };
+    if (timer) us = timer->time_us(send);
+    else send();
+    r.staging->unstage();
+  } catch (const RunnerFailure& f) {
+    throw Failure{f.verdict, concat(who, plan_call ? " plan" : "", ": ", f.message)};
+  }
+  const auto s = static_cast<fk_status>(reply.status);
+  if (s != FK_OK)
+    throw Failure{Verdict::RUNTIME_ERROR, concat(who, plan_call ? " plan" : "", " returned ", status_name(s), ": ", reply.text)};
+  return us;
+}
+
+void call(const OpDef& def, const Implementation& impl, const OpCase& c, void* stream, const char* who) {
+  if (impl.remote) {
+    remote_call(def, impl, c, /*plan_call=*/false, who, nullptr);
+    return;
+  }
   const fk_status s = impl.run(c.args_ptr(), stream);
   if (s != FK_OK) throw Failure{Verdict::RUNTIME_ERROR, concat(who, " returned ", status_name(s), ": ", last_error_message())};
 }
 
+// A call timed on `timer`: for a runner, its request alone.
+double timed_call(const OpDef& def, const Implementation& impl, const OpCase& c, void* stream, const char* who,
+                  CallTimer& timer) {
+  if (impl.remote) return remote_call(def, impl, c, /*plan_call=*/false, who, &timer);
+  return timer.time_us([&] { call(def, impl, c, stream, who); });
+}
+
 void plan(const OpDef& def, const Implementation& impl, const OpCase& c, void* stream, const char* who) {
+  if (impl.remote) {
+    if (impl.remote->runner->has_plan()) remote_call(def, impl, c, /*plan_call=*/true, who, nullptr);
+    return;
+  }
   if (!impl.plan) return;
   const std::vector<std::byte> args = impl.plan_sees_data ? c.args : plan_only_args(def, c);
   const fk_status s = impl.plan(args.data(), stream);
   if (s != FK_OK) throw Failure{Verdict::RUNTIME_ERROR, concat(who, " plan returned ", status_name(s), ": ", last_error_message())};
+}
+
+// CPU seconds of the threads that may work beside the baseline: a runner's, every thread
+// of it; in this process, every thread but the caller's.
+std::map<int, double> threads_beside(const Implementation& cand) {
+  return cand.remote ? cand.remote->runner->cpu_seconds_by_thread() : other_threads_cpu_seconds();
 }
 
 double worst_rel_l2(const std::vector<OutputError>& errs) {
@@ -188,6 +234,10 @@ class WorkloadEvaluator {
   WorkloadEvaluator(const Task& task, const Implementation& cand, const EvalConfig& cfg, CallTimer& timer,
                     const DeviceCeilings* ceilings)
       : task_(task), def_(task.op_def()), cand_(cand), cfg_(cfg), timer_(timer), ceilings_(ceilings) {
+    if (cfg.baseline != nullptr) {
+      base_ = *cfg.baseline;
+      return;
+    }
     base_.run = OpRegistry::global().baseline(def_.name, cfg.backend);
     base_.plan = OpRegistry::global().active_plan(def_.name, cfg.backend);
     base_.plan_sees_data = true;  // the engine's own plan
@@ -368,7 +418,7 @@ class WorkloadEvaluator {
     else if (is_oracle(b.ref.kind)) b.ref.c = oracle_outputs(b.ref.kind, host, b.dev, stream);
     poison_outputs(def_, b.dev);
     plan(def_, base_, b.dev, stream, "baseline");
-    call(base_, b.dev, stream, "baseline");
+    call(def_, base_, b.dev, stream, "baseline");
     sync(cfg_.backend);
     if (!is_oracle(b.ref.kind)) {
       b.ref.c = case_to_device(def_, b.dev, Device::cpu());  // the baseline's outputs
@@ -389,7 +439,7 @@ class WorkloadEvaluator {
     void* stream = timer_.stream();
     poison_outputs(def_, dev);
     plan(def_, cand_, dev, stream, "candidate");
-    call(cand_, dev, stream, "candidate");
+    call(def_, cand_, dev, stream, "candidate");
     if (cfg_.backend == DeviceType::cuda) {
       rt::stream_synchronize(stream);  // only the given stream: the contract
       if (const std::string t = l2_tampering(stream); !t.empty()) throw Failure{Verdict::REWARD_HACK, t};
@@ -399,6 +449,7 @@ class WorkloadEvaluator {
     // as outputs that still change.
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     sync(cfg_.backend);
+    if (cand_.remote) cand_.remote->staging->unstage();  // what the runner's memory holds now
     if (output_bytes(def_, dev, stream) != first)
       throw Failure{Verdict::REWARD_HACK, concat(which, ": outputs changed after the call returned (work left running)")};
     for (size_t i = 0; i < def_.tensor_args.size(); ++i)
@@ -672,12 +723,12 @@ class WorkloadEvaluator {
         const Implementation& impl = cand_turn ? cand_ : base_;
         const uint64_t window_start = trace ? kernel_trace_timestamp_ns() : 0;
         if (watch_threads && cand_turn && !warm && after_candidate_wall != Clock::time_point{}) {
-          beside_cpu_s += cpu_seconds_between(after_candidate, other_threads_cpu_seconds());
+          beside_cpu_s += cpu_seconds_between(after_candidate, threads_beside(cand_));
           beside_wall_s += seconds_since(after_candidate_wall);
         }
-        const double us = timer_.time_us([&] { call(impl, c, stream, cand_turn ? "candidate" : "baseline"); });
+        const double us = timed_call(def_, impl, c, stream, cand_turn ? "candidate" : "baseline", timer_);
         if (watch_threads && cand_turn) {
-          after_candidate = other_threads_cpu_seconds();
+          after_candidate = threads_beside(cand_);
           after_candidate_wall = Clock::now();
         }
         if (trace) {  // whatever the call left on other streams ends inside its window
@@ -769,7 +820,7 @@ EvalResult evaluate(const Task& task, const Implementation& candidate, const Eva
   res.secret_seed = cfg.secret_seed;
   res.backend = cfg.backend == DeviceType::cpu ? "cpu" : "cuda";
   FK_CHECK(cfg.seeds.size() >= 3, "an evaluation needs at least 3 public seeds, got ", cfg.seeds.size());
-  FK_CHECK(candidate.run != nullptr, "candidate has no run function");
+  FK_CHECK(candidate.run != nullptr || candidate.remote, "candidate has no run function");
   auto timer = cfg.backend == DeviceType::cpu ? make_cpu_timer() : make_cuda_timer();
   if (cfg.backend == DeviceType::cuda) l2_guard_arm();
 

@@ -7,10 +7,12 @@
 // baseline's on the same inputs (all of them, or a secret sample for large outputs:
 // timed_check_sample.h) and the inputs fingerprinted around every timed call, then edge
 // rounds on inputs a random draw never gives (edge_inputs.h). Runs in the worker process
-// only: a candidate may crash it.
+// only: a candidate in the same process (the CUDA backend) may crash it; one in a runner
+// (Implementation::remote) is reached through its arena.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,9 @@
 #include "harness/judge/verdict.h"
 
 namespace fk::bench {
+
+struct Implementation;
+struct RemoteImplementation;
 
 struct EvalConfig {
   DeviceType backend = DeviceType::cuda;
@@ -42,6 +47,10 @@ struct EvalConfig {
   // Called as each workload enters a phase, with "workload i/n (label): phase" (not
   // serialised): the worker passes it to its parent's progress line.
   std::function<void(const std::string&)> on_progress;
+  // The baseline as the rounds and the timed calls use it (not serialised): null, the
+  // registry's baseline in this process; the worker gives one in a runner process when the
+  // candidate runs in one, so both sides' calls cost the same to reach.
+  const Implementation* baseline = nullptr;
 };
 
 struct Implementation {
@@ -53,6 +62,9 @@ struct Implementation {
   // The engine's own plan (the baseline evaluated as a candidate): it is given the
   // arguments as they are. A candidate's plan sees the plan inputs only (plan_guard.h).
   bool plan_sees_data = false;
+  // Set: the implementation runs in a runner process (runner_process.h), `run` and `plan`
+  // are unused, and each call's tensors are staged into its arena (case_staging.h).
+  std::shared_ptr<RemoteImplementation> remote;
 };
 
 EvalResult evaluate(const Task& task, const Implementation& candidate, const EvalConfig& cfg);

@@ -40,17 +40,23 @@ void on_fault(int sig, siginfo_t* info, void*) {
 
 }  // namespace
 
-std::vector<std::byte> plan_only_args(const OpDef& def, const OpCase& c) {
+bool is_plan_input(const TensorArg& a) { return a.host_only || a.role == ArgRole::workspace; }
+
+std::vector<std::byte> plan_only_args(const OpDef& def, const OpCase& c, std::byte* guard_region) {
   std::vector<std::byte> args = c.args;
   size_t page = 0;
   for (const TensorArg& a : def.tensor_args) {
-    if (a.host_only || a.role == ArgRole::workspace) continue;
+    if (is_plan_input(a)) continue;
     auto* v = reinterpret_cast<TensorView*>(args.data() + a.offset);
     if (v->data == nullptr) continue;
-    v->data = guard() + (page++ * kPage) % kGuardBytes;
+    v->data = guard_region + (page++ * kPage) % kGuardBytes;
   }
   return args;
 }
+
+std::vector<std::byte> plan_only_args(const OpDef& def, const OpCase& c) { return plan_only_args(def, c, guard()); }
+
+std::byte* plan_guard() { return guard(); }
 
 bool in_plan_guard(const void* addr) {
   const auto* p = static_cast<const std::byte*>(addr);

@@ -18,6 +18,13 @@ namespace fk::bench {
 // A copy of c's argument bytes for the candidate's plan: non-plan-input tensors with data
 // point into the guard region (each its own page of it); absent ones stay absent.
 std::vector<std::byte> plan_only_args(const OpDef& def, const OpCase& c);
+// The same with the guard region of another process (a runner's, from its hello).
+std::vector<std::byte> plan_only_args(const OpDef& def, const OpCase& c, std::byte* guard);
+// Whether a tensor argument reaches a plan with its data (a plan input).
+bool is_plan_input(const TensorArg& a);
+
+// This process's guard region (reserved on first use).
+std::byte* plan_guard();
 
 // Whether addr lies in the guard region.
 bool in_plan_guard(const void* addr);

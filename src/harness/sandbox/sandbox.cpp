@@ -533,6 +533,19 @@ SandboxSupport probe() {
 
 }  // namespace
 
+SandboxSupport nested_sandbox_support() {
+  SandboxSupport s;
+  const char* mode = std::getenv("FK_SANDBOX");
+  if (mode != nullptr && std::string(mode) == "off") {
+    s.reason = "disabled by FK_SANDBOX=off";
+    return s;
+  }
+  s.seccomp = true;
+  s.landlock_abi = landlock_abi();
+  s.reason = "inside the worker's sandbox";
+  return s;
+}
+
 const SandboxSupport& sandbox_support() {
   static const SandboxSupport s = probe();
   return s;

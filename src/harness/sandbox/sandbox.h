@@ -40,6 +40,9 @@ struct SandboxOptions {
   double cpu_seconds = 0;     // RLIMIT_CPU, all threads together (0: none)
   uint64_t memory_bytes = 0;  // RLIMIT_AS (0: none)
   bool seccomp = true;        // false: namespaces only (the sandbox's own tests)
+  // Started from inside a worker's sandbox (a candidate runner): no namespaces of its own
+  // (it shares the worker's), its files confined by Landlock, and the seccomp filter.
+  bool nested = false;
 };
 
 struct SandboxSupport {
@@ -57,6 +60,10 @@ struct SandboxSupport {
 // FK_SANDBOX=off turns the sandbox off ("none: disabled by FK_SANDBOX=off");
 // FK_SANDBOX=no-namespaces skips the namespaces (a host whose GPU driver needs that).
 const SandboxSupport& sandbox_support();
+// What a nested sandbox (SandboxOptions::nested) gets: the seccomp filter and Landlock where
+// the kernel has it, never namespaces; nothing with FK_SANDBOX=off. Not probed: the worker
+// it is started from already runs in the sandbox this host gives.
+SandboxSupport nested_sandbox_support();
 
 // What run_process needs to start a sandboxed child; built before fork, used between
 // fork and exec (no allocation there).

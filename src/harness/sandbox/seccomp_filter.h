@@ -1,6 +1,7 @@
-// The system-call filter of a sandboxed worker (seccomp-BPF, built here from the kernel's
-// own headers). A candidate runs in the same process as the worker, so the filter holds
-// for every thread of it: what it forbids, no candidate code can do.
+// The system-call filter of a sandboxed worker or runner (seccomp-BPF, built here from the
+// kernel's own headers): the process that loads a candidate (the worker on the CUDA
+// backend, the candidate's runner on the CPU) has it on every thread: what it forbids, no
+// candidate code can do.
 //
 // Forbidden, and reported (SIGSYS; the worker's reporter turns it into a REWARD_HACK):
 //   ptrace, process_vm_readv/writev, pidfd_getfd, kcmp  -- reading or steering another process

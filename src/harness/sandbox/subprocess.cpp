@@ -20,6 +20,7 @@ namespace fk::bench {
 
 std::string ProcessResult::describe() const {
   if (timed_out) return concat("timed out after ", seconds, " s");
+  if (stopped) return "stopped by the harness";
   if (term_signal) return concat("killed by signal ", term_signal, " (", strsignal(term_signal), ")");
   return concat("exit ", exit_code);
 }
@@ -36,7 +37,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   FK_CHECK(!argv.empty(), "run_process: empty command");
   // The sandbox is planned here: between fork and exec the child only makes system calls.
   std::optional<SandboxPlan> plan;
-  if (opts.sandbox) plan = plan_sandbox(*opts.sandbox, sandbox_support());
+  if (opts.sandbox)
+    plan = plan_sandbox(*opts.sandbox, opts.sandbox->nested ? nested_sandbox_support() : sandbox_support());
   int pipefd[2];
   FK_CHECK(pipe2(pipefd, O_CLOEXEC) == 0, "pipe: ", strerror(errno));
   int report[2] = {-1, -1};  // the sandbox's report (sandbox.h)
@@ -71,6 +73,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     const int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
     if (!opts.working_dir.empty() && chdir(opts.working_dir.c_str()) != 0) _exit(126);
+    for (const int fd : opts.inherit_fds) fcntl(fd, F_SETFD, 0);
     if (plan) {
       close(report[0]);
       exec_in_sandbox(*plan, report[1], args.data(), envp.data());
@@ -81,6 +84,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     _exit(127);
   }
   setpgid(pid, pid);
+  if (opts.on_start) opts.on_start(pid);
   close(pipefd[1]);
   if (plan) close(report[1]);
 
@@ -100,8 +104,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       r.timed_out = true;
       break;
     }
-    if (opts.on_tick && now >= next_tick) {
-      opts.on_tick();
+    if ((opts.on_tick || opts.stop) && now >= next_tick) {
+      if (opts.on_tick) opts.on_tick();
+      if (opts.stop && opts.stop()) {
+        r.stopped = true;
+        break;
+      }
       next_tick = now + std::chrono::milliseconds(100);
     }
     const int wait_ms = static_cast<int>(std::chrono::duration<double, std::milli>(deadline - now).count()) + 1;
@@ -137,7 +145,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     r.sandbox_error = rep.error;
     if (rep.has_status) status = rep.status;
   }
-  if (!r.timed_out) {
+  if (!r.timed_out && !r.stopped) {
     if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) r.term_signal = WTERMSIG(status);
   }

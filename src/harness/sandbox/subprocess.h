@@ -16,7 +16,8 @@ struct ProcessResult {
   int exit_code = -1;     // valid when exited
   int term_signal = 0;    // signal that ended it (0 if it exited)
   bool timed_out = false;
-  bool exited() const { return term_signal == 0 && !timed_out; }
+  bool stopped = false;   // ended by ProcessOptions::stop
+  bool exited() const { return term_signal == 0 && !timed_out && !stopped; }
   std::string output;     // stdout and stderr, interleaved, truncated to max_output bytes
   double seconds = 0;
   std::string describe() const;  // "exit 1" / "killed by SIGSEGV" / "timed out after 60 s"
@@ -33,6 +34,13 @@ struct ProcessOptions {
   std::vector<std::string> extra_env;       // "NAME=value" added to the environment
   std::optional<SandboxOptions> sandbox;    // run it in the sandbox (sandbox.h), as far as the host allows
   std::function<void()> on_tick;            // called about every 100 ms while the child runs (may be empty)
+  // File descriptors the child keeps open across exec (all others are close-on-exec here),
+  // e.g. the socket and shared memory of a candidate runner.
+  std::vector<int> inherit_fds;
+  // Called once with the child's process id, right after it was started.
+  std::function<void(int pid)> on_start;
+  // Polled with on_tick: true ends the child's process group now (ProcessResult::stopped).
+  std::function<bool()> stop;
 };
 
 // Runs argv[0] (searched in PATH) with the arguments. The child gets its own process

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "fk/runtime.h"
 #include "harness/device/ceilings.h"
+#include "harness/judge/case_staging.h"
 #include "harness/judge/plan_guard.h"
 #include "harness/sandbox/candidate.h"
 #include "harness/sandbox/seccomp_filter.h"
@@ -134,26 +136,88 @@ static std::pair<Verdict, std::string> worst_streamed_finding(const fs::path& re
   return worst;
 }
 
+// The CPU backend's evaluation: the judge (this process) runs no candidate code. The
+// candidate's library and the baseline are each loaded by a runner of their own, which
+// only ever sees the tensors of the call it makes.
+static EvalResult judge_in_runners(WorkerRequest& req, const std::string& variants, const fs::path& dir) {
+  EvalResult res;
+  res.task = req.task.id;
+  // No process of this user without privileges reads this one's memory (/proc/<pid>/mem):
+  // a runner shares its PID namespace.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  auto spec = [&](const std::string& who, const fs::path& library) {
+    RunnerSpec s;
+    s.op = req.task.op;
+    s.library = library;
+    s.dir = dir / concat("runner-", who);
+    s.variants = variants;
+    s.visible = running_code_paths();
+    s.timeout_s = 24 * 3600;  // the worker's own limit ends it first, and the runners with it
+    return s;
+  };
+  try {
+    Implementation baseline;
+    baseline.remote = std::make_shared<RemoteImplementation>(spec("baseline", ""));
+    baseline.plan_sees_data = true;  // the engine's own plan
+    FK_CHECK(baseline.remote->runner->load_error().empty(), "the baseline did not load: ",
+             baseline.remote->runner->load_error());
+    Implementation impl;
+    if (req.library.empty() || req.library == "baseline") {
+      impl.remote = std::make_shared<RemoteImplementation>(spec("candidate", ""));
+      impl.plan_sees_data = true;
+    } else {
+      const std::string banned = forbidden_import(imported_symbols(req.library), req.task.forbid);
+      if (!banned.empty()) {
+        res.verdict = Verdict::REWARD_HACK;
+        res.message = concat("the candidate calls ", banned, ", which task ", req.task.id, " forbids");
+        return res;
+      }
+      impl.remote = std::make_shared<RemoteImplementation>(spec("candidate", req.library));
+      if (!impl.remote->runner->load_error().empty()) {
+        res.verdict = Verdict::COMPILE_ERROR;  // links but cannot load: undefined symbols, ABI mismatch
+        res.message = impl.remote->runner->load_error();
+        return res;
+      }
+      impl.own_functions = defined_functions(req.library);
+    }
+    req.config.baseline = &baseline;
+    res = evaluate(req.task, impl, req.config);
+  } catch (const RunnerFailure& f) {
+    res.verdict = f.verdict;
+    res.message = f.message;
+  }
+  return res;
+}
+
 int worker_main(const fs::path& request_file, const fs::path& result_file) {
-  // Before any candidate code is loaded: a forbidden system call (seccomp_filter.h) ends
-  // the worker with its name on record. Without a filter (no sandbox) it never fires.
-  install_violation_reporter(violation_file(result_file).c_str());
-  // A candidate's plan reading tensor data it is not given faults on a guard address:
-  // recorded as a finding before the worker dies (plan_guard.h).
-  report_plan_guard_faults(open(findings_file(result_file).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
   EvalResult res;
   try {
     std::ifstream in(request_file);
     FK_CHECK(in.good(), "worker: cannot read request ", request_file.string());
     const Json sent = Json::parse(in);
     WorkerRequest req = request_from_json(sent);
+    if (req.config.backend != DeviceType::cpu) {
+      // Before any candidate code is loaded: a forbidden system call (seccomp_filter.h)
+      // ends the worker with its name on record. Without a filter (no sandbox) it never
+      // fires. (On the CPU the runners, which load the code, install their own: the
+      // reporter's guard filter would outlive exec and stop them.)
+      install_violation_reporter(violation_file(result_file).c_str());
+      // A candidate's plan reading tensor data it is not given faults on a guard address:
+      // recorded as a finding before the worker dies (plan_guard.h).
+      report_plan_guard_faults(open(findings_file(result_file).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    }
     req.config.on_finding = [f = findings_file(result_file)](Verdict v, const std::string& m) { stream_finding(f, v, m); };
     req.config.on_progress = [f = progress_file(result_file)](const std::string& p) { write_progress(f, p); };
     res.task = req.task.id;
     select_exactly(sent.value("variants", ""));
     Implementation impl;
     std::unique_ptr<LoadedCandidate> cand;
-    if (req.library.empty() || req.library == "baseline") {
+    if (req.config.backend == DeviceType::cpu) {
+      // Inputs, references and the verdict stay here; the candidate and the baseline each
+      // run in a runner process of their own (runner_process.h).
+      fs::remove(request_file);  // the seeds: read, and gone from the folder a runner could see
+      res = judge_in_runners(req, sent.value("variants", ""), result_file.parent_path());
+    } else if (req.library.empty() || req.library == "baseline") {
       impl.run = OpRegistry::global().baseline(req.task.op, req.config.backend);
       impl.plan = OpRegistry::global().active_plan(req.task.op, req.config.backend);
       impl.plan_sees_data = true;
@@ -172,7 +236,11 @@ int worker_main(const fs::path& request_file, const fs::path& result_file) {
           res.verdict = Verdict::COMPILE_ERROR;  // links but cannot load: undefined symbols, ABI mismatch
           res.message = e.what();
         }
-        if (cand) impl = {cand->run(), cand->plan(), defined_functions(req.library)};
+        if (cand) {
+          impl.run = cand->run();
+          impl.plan = cand->plan();
+          impl.own_functions = defined_functions(req.library);
+        }
       }
     }
     if (impl.run) res = evaluate(req.task, impl, req.config);
@@ -205,6 +273,10 @@ EvalResult run_in_worker(const WorkerRequest& req, double timeout_s,
   po.timeout_s = timeout_s;
   SandboxOptions& so = po.sandbox.emplace();
   so.work_dir = dir;
+  // On the CPU the worker loads no candidate: it starts the runners that do, each with the
+  // filter of its own (judge_in_runners), so its own filter would only stop that.
+  const bool runners = req.config.backend == DeviceType::cpu;
+  so.seccomp = !runners;
   // What the worker runs that may lie in the temporary folder the sandbox replaces: the
   // candidate, its source and the code this process runs from (a test executable runs
   // itself as the worker).
@@ -275,6 +347,9 @@ EvalResult run_in_worker(const WorkerRequest& req, double timeout_s,
     }
   }
   res.sandbox = pr.sandbox;  // the parent's word, whatever the result file says
+  if (runners)
+    res.sandbox = concat("candidate runner: ", nested_sandbox_support().describe(), "; worker (no candidate code): ",
+                         pr.sandbox);
   std::error_code ec;
   fs::remove_all(dir, ec);
   return res;

@@ -1,6 +1,8 @@
 // Each evaluation runs in a worker process (`fk kernels worker`) with its own CUDA
 // context and a wall-clock limit: a crash, hang, illegal memory access or out-of-memory
-// becomes a verdict, and the harness goes on with the next candidate.
+// becomes a verdict, and the harness goes on with the next candidate. On the CPU backend the
+// worker loads no candidate code: the candidate and the baseline run in runner processes of
+// their own (runner_process.h), and the worker judges them from outside.
 #pragma once
 #include <filesystem>
 #include <functional>

@@ -1,6 +1,10 @@
 #include "harness/sandbox/subprocess.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "fk/status.h"
 
 namespace fk::bench {
 namespace {
@@ -11,6 +15,28 @@ TEST(Subprocess, CapturesOutputAndExitCode) {
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.output.find("hello"), std::string::npos);
   EXPECT_NE(r.output.find("oops"), std::string::npos);
+}
+
+// A runner's socket and arena reach it (inherit_fds), its pid is told (on_start), and the
+// harness can end it before its time (stop).
+TEST(Subprocess, InheritsTheNamedDescriptorsAndStopsWhenAsked) {
+  int fds[2];
+  ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+  ProcessOptions o;
+  o.inherit_fds = {fds[1]};
+  int pid = 0;
+  o.on_start = [&](int p) { pid = p; };
+  o.stop = [] { return true; };
+  const auto r = run_process({"sh", "-c", concat("echo through >&", fds[1], "; sleep 30")}, o);
+  close(fds[1]);
+  char buf[16] = {};
+  EXPECT_EQ(read(fds[0], buf, 7), 7);
+  close(fds[0]);
+  EXPECT_EQ(std::string(buf), "through");
+  EXPECT_GT(pid, 0);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_FALSE(r.exited());
+  EXPECT_LT(r.seconds, 5.0);
 }
 
 TEST(Subprocess, TimesOutAndKillsTheGroup) {

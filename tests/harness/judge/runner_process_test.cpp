@@ -1,0 +1,71 @@
+// A runner process (runner_process.h) serving the op's baseline: its calls, through the
+// arena, give what the baseline gives in this process; a library that does not load is a
+// load error, and a runner that dies is the candidate's RUNTIME_ERROR at the next request.
+#include "harness/judge/runner_process.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "fk/ops/norm.h"
+#include "harness/judge/case_staging.h"
+
+namespace fk::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+RunnerSpec baseline_spec(const std::string& name, const std::string& op = ops::RmsNormArgs::kName) {
+  RunnerSpec s;
+  s.op = op;
+  s.dir = fs::temp_directory_path() / concat("fk-runner-test-", getpid()) / name;
+  s.visible = running_code_paths();
+  s.timeout_s = 60;
+  return s;
+}
+
+std::string bytes_of(const Tensor& t) { return std::string(static_cast<const char*>(t.data()), t.nbytes()); }
+
+TEST(RunnerProcess, TheBaselineInARunnerGivesWhatItGivesHere) {
+  RemoteImplementation remote(baseline_spec("baseline"));
+  ASSERT_EQ(remote.runner->load_error(), "");
+  const OpDef& def = OpRegistry::global().def(ops::RmsNormArgs::kName);
+  OpCase here = def.make_case(def.test_workloads.front(), 7), there = def.make_case(def.test_workloads.front(), 7);
+  ASSERT_EQ(OpRegistry::global().baseline(def.name, DeviceType::cpu)(here.args_ptr(), nullptr), FK_OK);
+  const std::vector<std::byte> args = remote.staging->stage(def, there, /*plan_only=*/false);
+  const RunnerProcess::Reply r = remote.runner->request(RunnerMessage::run, 0, args.data(), args.size());
+  ASSERT_EQ(r.status, FK_OK) << r.text;
+  remote.staging->unstage();
+  const auto& a = here.as<ops::RmsNormArgs>();
+  const size_t out = static_cast<size_t>(std::find_if(def.tensor_args.begin(), def.tensor_args.end(),
+                                                      [](const TensorArg& t) { return t.name == "out"; }) -
+                                         def.tensor_args.begin());
+  ASSERT_LT(out, def.tensor_args.size());
+  EXPECT_EQ(bytes_of(there.tensors[out]), bytes_of(here.tensors[out]));
+  EXPECT_NE(a.out.data, nullptr);
+}
+
+TEST(RunnerProcess, ALibraryThatDoesNotLoadIsALoadError) {
+  RunnerSpec s = baseline_spec("missing");
+  s.library = s.dir.parent_path() / "no-such-candidate.so";
+  RunnerProcess runner(s);
+  EXPECT_NE(runner.load_error().find("no-such-candidate.so"), std::string::npos) << runner.load_error();
+}
+
+TEST(RunnerProcess, ARunnerThatDiesEndsTheNextRequest) {
+  RunnerProcess runner(baseline_spec("killed"));
+  ASSERT_GT(runner.pid(), 0);
+  kill(runner.pid(), SIGKILL);
+  try {
+    runner.request(RunnerMessage::map_arena, 1 << 20);
+    FAIL() << "a request to a dead runner returned";
+  } catch (const RunnerFailure& f) {
+    EXPECT_EQ(f.verdict, Verdict::HARNESS_ERROR) << f.message;  // the baseline's runner: the harness's failure
+    EXPECT_NE(f.message.find("killed by signal 9"), std::string::npos) << f.message;
+  }
+}
+
+}  // namespace
+}  // namespace fk::bench
