@@ -7,7 +7,7 @@
 #include "harness/judge/eval_pipeline.h"
 #include "harness/judge/op_source.h"
 #include "harness/judge/report.h"
-#include "harness/sandbox/runner_loop.h"
+#include "harness/sandbox/runner_args.h"
 #include "harness/store/result_store.h"
 #include "cli/command.h"
 #include "cli/variant_option.h"

@@ -19,7 +19,7 @@
 #include "agent/agent_run.h"
 #include "agent/replay_endpoint.h"
 #include "harness/store/result_store.h"
-#include "harness/sandbox/runner_loop.h"
+#include "harness/sandbox/runner_args.h"
 #include "harness/sandbox/worker.h"
 
 namespace fk::agent {

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "harness/sandbox/runner_loop.h"
+#include "harness/sandbox/runner_args.h"
 #include "support/test_seed.h"
 
 int main(int argc, char** argv) {

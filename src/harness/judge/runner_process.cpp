@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "fk/status.h"
+#include "harness/sandbox/runner_args.h"
 #include "harness/sandbox/seccomp_filter.h"
 
 namespace fk::bench {
@@ -33,7 +34,9 @@ RunnerProcess::RunnerProcess(RunnerSpec spec) : spec_(std::move(spec)) {
     close(sv[1]);
     FK_FAIL(FK_ERR_INTERNAL, "memfd_create: ", std::strerror(errno));
   }
-  std::vector<std::string> argv = {self_executable(), "kernels", "runner", "--channel", std::to_string(sv[1]),
+  // The candidate's runner is fk-runner (no engine in it); the baseline's is this program.
+  const std::string program = spec_.library.empty() ? self_executable() : candidate_runner_program();
+  std::vector<std::string> argv = {program, "kernels", "runner", "--channel", std::to_string(sv[1]),
                                    "--arena", std::to_string(arena_fd_), "--op", spec_.op,
                                    "--dir", spec_.dir.string(), "--variants", spec_.variants};
   if (spec_.library.empty()) argv.push_back("--baseline");
@@ -53,6 +56,7 @@ RunnerProcess::RunnerProcess(RunnerSpec spec) : spec_(std::move(spec)) {
   so.nested = true;
   so.work_dir = spec_.dir;
   so.visible = spec_.visible;
+  so.visible.push_back(program);
   if (!spec_.library.empty()) so.visible.push_back(spec_.library);
   so.memory_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   supervisor_ = std::thread([this, argv, po] {

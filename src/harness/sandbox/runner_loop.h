@@ -24,22 +24,3 @@ int serve_runner(int channel, int arena_fd, const std::function<RunnerEntryPoint
 
 }  // namespace fk::bench
 
-namespace fk::bench {
-
-struct RunnerArgs {
-  int channel = -1, arena = -1;
-  std::string op, library, dir, variants;
-  bool baseline = false;
-};
-
-// `fk kernels runner` (started by RunnerProcess only): the sandbox's violation reporter
-// and the plan guard's fault reporter write into `dir`, then serve_runner with the op's
-// CPU baseline or the candidate's library. Never returns.
-[[noreturn]] void runner_main(const RunnerArgs& a);
-
-// For executables other than fk that judge candidates (tests run themselves as the worker
-// and its runners): when argv is `<exe> kernels runner ...`, runs runner_main and does not
-// return; otherwise returns.
-void serve_as_runner_if_asked(int argc, char** argv);
-
-}  // namespace fk::bench

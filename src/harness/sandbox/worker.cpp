@@ -17,6 +17,7 @@
 #include "harness/judge/case_staging.h"
 #include "harness/judge/plan_guard.h"
 #include "harness/sandbox/candidate.h"
+#include "harness/sandbox/runner_args.h"
 #include "harness/sandbox/seccomp_filter.h"
 #include "harness/sandbox/subprocess.h"
 
@@ -282,6 +283,7 @@ EvalResult run_in_worker(const WorkerRequest& req, double timeout_s,
   // itself as the worker).
   so.visible = running_code_paths();
   so.visible.insert(so.visible.begin(), {req.library, req.task.source});
+  if (runners) so.visible.push_back(candidate_runner_program());  // fk-runner, beside this program
   // The device's measured ceilings (fractions of speed of light), read-only, wherever
   // FK_HOME puts them (a folder under the temporary one in tests).
   if (const char* home = std::getenv("FK_HOME"); home && *home) so.visible.push_back(ceilings_dir());
