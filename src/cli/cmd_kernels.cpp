@@ -228,6 +228,7 @@ void cmd_eval() {
     }
     scores.push_back(score_of(task, r.result));
     runs.push_back(run_to_json(r));
+    std::fflush(stdout);  // each verdict as it comes, also into a pipe that may be cut short
   }
   const Json summary = scores_to_json(scores);
   std::printf("fast_p:");
