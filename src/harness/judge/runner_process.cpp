@@ -52,6 +52,10 @@ RunnerProcess::RunnerProcess(RunnerSpec spec) : spec_(std::move(spec)) {
     close(child_end);
   };
   po.stop = [this] { return stop_.load(); };
+  // What code needs to load and run (the loader's paths, the threading runtimes' settings),
+  // nothing of the harness's own (FK_*, the caches, the results database).
+  po.keep_env = {"PATH", "LD_LIBRARY_PATH", "HOME", "LANG", "LC_*", "OMP_*", "MKL_*", "OPENBLAS_*",
+                 "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"};
   SandboxOptions& so = po.sandbox.emplace();
   so.nested = true;
   so.work_dir = spec_.dir;

@@ -52,7 +52,15 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::vector<std::string> env_store;
-  for (char** e = environ; *e; ++e) env_store.emplace_back(*e);
+  const auto kept = [&](const std::string& e) {
+    if (opts.keep_env.empty()) return true;
+    const std::string name = e.substr(0, e.find('='));
+    for (const std::string& k : opts.keep_env)
+      if (k.ends_with('*') ? name.rfind(k.substr(0, k.size() - 1), 0) == 0 : name == k) return true;
+    return false;
+  };
+  for (char** e = environ; *e; ++e)
+    if (kept(*e)) env_store.emplace_back(*e);
   for (const auto& e : opts.extra_env) env_store.push_back(e);
   // In the sandbox the worker's folder is the only writable one: temporary files go there.
   if (plan && !plan->work_dir.empty()) {

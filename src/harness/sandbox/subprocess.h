@@ -32,6 +32,9 @@ struct ProcessOptions {
   size_t max_output = 1 << 20;
   std::string working_dir;                  // empty: inherit
   std::vector<std::string> extra_env;       // "NAME=value" added to the environment
+  // Non-empty: only the inherited variables these names match are passed on (a name, or a
+  // prefix ending in '*': "OMP_*"); extra_env is added either way.
+  std::vector<std::string> keep_env;
   std::optional<SandboxOptions> sandbox;    // run it in the sandbox (sandbox.h), as far as the host allows
   std::function<void()> on_tick;            // called about every 100 ms while the child runs (may be empty)
   // File descriptors the child keeps open across exec (all others are close-on-exec here),

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <cstdlib>
 
 #include "fk/status.h"
 
@@ -37,6 +38,19 @@ TEST(Subprocess, InheritsTheNamedDescriptorsAndStopsWhenAsked) {
   EXPECT_TRUE(r.stopped);
   EXPECT_FALSE(r.exited());
   EXPECT_LT(r.seconds, 5.0);
+}
+
+// keep_env passes on only the named variables (and prefixes), extra_env either way.
+TEST(Subprocess, KeepsOnlyTheNamedEnvironment) {
+  setenv("FK_SUBPROCESS_TEST_SECRET", "seen", 1);
+  setenv("OMP_SUBPROCESS_TEST", "kept", 1);
+  ProcessOptions o;
+  o.keep_env = {"PATH", "OMP_*"};
+  o.extra_env = {"ADDED=yes"};
+  const auto r = run_process({"sh", "-c", "echo [$FK_SUBPROCESS_TEST_SECRET][$OMP_SUBPROCESS_TEST][$ADDED]"}, o);
+  unsetenv("FK_SUBPROCESS_TEST_SECRET");
+  unsetenv("OMP_SUBPROCESS_TEST");
+  EXPECT_NE(r.output.find("[][kept][yes]"), std::string::npos) << r.output;
 }
 
 TEST(Subprocess, TimesOutAndKillsTheGroup) {
