@@ -90,19 +90,22 @@ void load_inputs(const OpDef& def, const OpCase& host, OpCase& dev) {
 }
 
 // One request to a runner (case_staging.h): c's tensors staged into its arena, the
-// request (timed by `timer` when given: the staging copies are not the call's), and
-// everything copied back, so the checks read what the runner left.
+// request, and everything copied back, so the checks read what the runner left. With
+// `timed` (a timed call) its time is the request's alone (RunnerProcess::Reply::us): the
+// staging copies are not the call's.
 double remote_call(const OpDef& def, const Implementation& impl, const OpCase& c, bool plan_call, const char* who,
-                   CallTimer* timer) {
+                   bool timed) {
   RemoteImplementation& r = *impl.remote;
   const RunnerMessage kind = plan_call ? RunnerMessage::plan : RunnerMessage::run;
   double us = 0;
   RunnerProcess::Reply reply;
   try {
+    // A timed call: the runner is woken first (its wake-up is no part of the call), then
+    // the tensors are staged, then the request alone is timed.
+    if (timed) r.runner->request(RunnerMessage::wake, 0);
     const std::vector<std::byte> args = r.staging->stage(def, c, plan_call && !impl.plan_sees_data);
-    auto send = [&] { reply = r.runner->request(kind, 0, args.data(), args.size(), /*spin=*/timer != nullptr); };
-    if (timer) us = timer->time_us(send);
-    else send();
+    reply = r.runner->request(kind, 0, args.data(), args.size());
+    us = reply.us;
     r.staging->unstage();
   } catch (const RunnerFailure& f) {
     throw Failure{f.verdict, concat(who, plan_call ? " plan" : "", ": ", f.message)};
@@ -115,7 +118,7 @@ double remote_call(const OpDef& def, const Implementation& impl, const OpCase& c
 
 void call(const OpDef& def, const Implementation& impl, const OpCase& c, void* stream, const char* who) {
   if (impl.remote) {
-    remote_call(def, impl, c, /*plan_call=*/false, who, nullptr);
+    remote_call(def, impl, c, /*plan_call=*/false, who, /*timed=*/false);
     return;
   }
   const fk_status s = impl.run(c.args_ptr(), stream);
@@ -125,13 +128,13 @@ void call(const OpDef& def, const Implementation& impl, const OpCase& c, void* s
 // A call timed on `timer`: for a runner, its request alone.
 double timed_call(const OpDef& def, const Implementation& impl, const OpCase& c, void* stream, const char* who,
                   CallTimer& timer) {
-  if (impl.remote) return remote_call(def, impl, c, /*plan_call=*/false, who, &timer);
+  if (impl.remote) return remote_call(def, impl, c, /*plan_call=*/false, who, /*timed=*/true);
   return timer.time_us([&] { call(def, impl, c, stream, who); });
 }
 
 void plan(const OpDef& def, const Implementation& impl, const OpCase& c, void* stream, const char* who) {
   if (impl.remote) {
-    if (impl.remote->runner->has_plan()) remote_call(def, impl, c, /*plan_call=*/true, who, nullptr);
+    if (impl.remote->runner->has_plan()) remote_call(def, impl, c, /*plan_call=*/true, who, /*timed=*/false);
     return;
   }
   if (!impl.plan) return;

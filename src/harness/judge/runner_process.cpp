@@ -28,6 +28,7 @@ RunnerProcess::RunnerProcess(RunnerSpec spec) : spec_(std::move(spec)) {
   int sv[2];
   FK_CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0, "socketpair: ", std::strerror(errno));
   channel_ = sv[0];
+  stamp_received_messages(channel_);  // without it, a reply's time is its arrival here
   arena_fd_ = memfd_create("fk-runner-arena", MFD_CLOEXEC);
   if (arena_fd_ < 0) {
     close(sv[0]);
@@ -93,19 +94,21 @@ RunnerProcess::~RunnerProcess() {
   if (arena_fd_ >= 0) close(arena_fd_);
 }
 
-RunnerHeader RunnerProcess::receive(std::string& text, const char* expecting, bool spin) {
+RunnerHeader RunnerProcess::receive(std::string& text, const char* expecting, int64_t* sent_ns) {
   RunnerHeader h;
   std::vector<std::byte> payload;
-  if (!receive_runner_message(channel_, h, payload, spin)) fail_gone(expecting);
+  if (!receive_runner_message(channel_, h, payload, sent_ns)) fail_gone(expecting);
   text = payload_text(payload);
   return h;
 }
 
-RunnerProcess::Reply RunnerProcess::request(RunnerMessage kind, uint64_t value, const void* payload, size_t bytes,
-                                            bool spin) {
+RunnerProcess::Reply RunnerProcess::request(RunnerMessage kind, uint64_t value, const void* payload, size_t bytes) {
+  const int64_t start = realtime_ns();
   if (!send_runner_message(channel_, {kind, 0, value}, payload, bytes)) fail_gone("a request");
   Reply r;
-  const RunnerHeader h = receive(r.text, "a reply", spin);
+  int64_t sent = 0;
+  const RunnerHeader h = receive(r.text, "a reply", &sent);
+  r.us = static_cast<double>((sent > 0 ? sent : realtime_ns()) - start) * 1e-3;
   r.status = h.status;
   r.value = h.value;
   return r;

@@ -59,11 +59,12 @@ class RunnerProcess {
     int32_t status = 0;
     uint64_t value = 0;
     std::string text;
+    // From the request's send to the reply's (the kernel's stamp on it, so the judge's own
+    // wake-up is not counted), in microseconds.
+    double us = 0;
   };
   // One request and its reply. Throws RunnerFailure when the runner is gone.
-  // `spin`: wait for the reply without sleeping (a timed call).
-  Reply request(RunnerMessage kind, uint64_t value, const void* payload = nullptr, size_t bytes = 0,
-                bool spin = false);
+  Reply request(RunnerMessage kind, uint64_t value, const void* payload = nullptr, size_t bytes = 0);
   // Has the runner map the arena (already sized to `bytes`); returns the runner's address.
   uint64_t map_arena(uint64_t bytes);
 
@@ -76,7 +77,7 @@ class RunnerProcess {
 
  private:
   [[noreturn]] void fail_gone(const std::string& when);
-  RunnerHeader receive(std::string& text, const char* expecting, bool spin = false);
+  RunnerHeader receive(std::string& text, const char* expecting, int64_t* sent_ns = nullptr);
 
   RunnerSpec spec_;
   int channel_ = -1, arena_fd_ = -1;

@@ -3,7 +3,10 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <time.h>
+
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 namespace fk::bench {
@@ -20,15 +23,56 @@ bool send_runner_message(int fd, const RunnerHeader& h, const void* payload, siz
   return n == static_cast<ssize_t>(sizeof(h) + bytes);
 }
 
-bool receive_runner_message(int fd, RunnerHeader& h, std::vector<std::byte>& payload, bool spin) {
+bool receive_runner_message(int fd, RunnerHeader& h, std::vector<std::byte>& payload, int64_t* sent_ns) {
   thread_local std::vector<std::byte> buf(kMaxRunnerMessage);
+  iovec iov{buf.data(), buf.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
+  msghdr m{};
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  m.msg_control = control;
+  m.msg_controllen = sizeof(control);
   ssize_t n;
-  do n = recv(fd, buf.data(), buf.size(), spin ? MSG_DONTWAIT : 0);
-  while (n < 0 && (errno == EINTR || (spin && (errno == EAGAIN || errno == EWOULDBLOCK))));
+  do n = recvmsg(fd, &m, 0);
+  while (n < 0 && errno == EINTR);
   if (n < static_cast<ssize_t>(sizeof(h))) return false;
   std::memcpy(&h, buf.data(), sizeof(h));
   payload.assign(buf.begin() + sizeof(h), buf.begin() + n);
+  if (sent_ns != nullptr) {
+    *sent_ns = 0;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&m); c != nullptr; c = CMSG_NXTHDR(&m, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+        timespec ts;
+        std::memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+        *sent_ns = int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+      }
+  }
   return true;
+}
+
+bool stamp_received_messages(int fd) {
+  const int on = 1;
+  return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)) == 0;
+}
+
+int64_t realtime_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+bool receive_runner_message_after_spin(int fd, RunnerHeader& h, std::vector<std::byte>& payload, double seconds) {
+  thread_local std::vector<std::byte> buf(kMaxRunnerMessage);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const ssize_t n = recv(fd, buf.data(), buf.size(), MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+    if (n < static_cast<ssize_t>(sizeof(h))) return false;
+    std::memcpy(&h, buf.data(), sizeof(h));
+    payload.assign(buf.begin() + sizeof(h), buf.begin() + n);
+    return true;
+  }
+  return receive_runner_message(fd, h, payload);
 }
 
 std::string payload_text(const std::vector<std::byte>& payload) {

@@ -25,7 +25,14 @@ enum class RunnerMessage : uint32_t {
   run = 4,
   plan = 5,
   reply = 6,
+  // judge -> runner, before a timed call's tensors are staged: the runner replies, then
+  // polls for the request without sleeping for a while (kWakeSpinSeconds), so the timed
+  // request finds it awake: its wake-up is not timed as the call's. The tensors are staged
+  // after the reply, so nothing of the call's inputs is in reach any earlier than before.
+  wake = 7,
 };
+
+inline constexpr double kWakeSpinSeconds = 0.001;
 
 struct RunnerHeader {
   RunnerMessage kind = RunnerMessage::reply;
@@ -40,9 +47,16 @@ inline constexpr size_t kMaxRunnerMessage = 64 * 1024;
 bool send_runner_message(int fd, const RunnerHeader& h, const void* payload = nullptr, size_t bytes = 0);
 // Receives one message (blocking); false at end of stream (the other side closed or died)
 // or for a message too short to hold a header.
-// With `spin`, polls without sleeping: a timed call's reply is seen the moment it is sent,
-// not when the scheduler next wakes the judge (the wake-up would be timed as the call's).
-bool receive_runner_message(int fd, RunnerHeader& h, std::vector<std::byte>& payload, bool spin = false);
+// With `sent_ns`, on a socket with SO_TIMESTAMPNS set: the time (CLOCK_REALTIME, ns) the
+// kernel stamped the message with as it was sent, or 0 where none came. A reply's stamp
+// ends a timed call: the judge's own wake-up after it is not the call's, and the judge
+// need not spin for it.
+bool receive_runner_message(int fd, RunnerHeader& h, std::vector<std::byte>& payload, int64_t* sent_ns = nullptr);
+// Stamps every message this end receives with its send time (receive_runner_message).
+bool stamp_received_messages(int fd);
+int64_t realtime_ns();
+// Polls without sleeping for up to `seconds`, then waits as receive_runner_message does.
+bool receive_runner_message_after_spin(int fd, RunnerHeader& h, std::vector<std::byte>& payload, double seconds);
 
 std::string payload_text(const std::vector<std::byte>& payload);
 

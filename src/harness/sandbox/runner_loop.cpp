@@ -38,8 +38,14 @@ int serve_runner(int channel, int arena_fd, const std::function<RunnerEntryPoint
   std::vector<std::byte> payload;
   // The argument struct, aligned for any of its members.
   auto args = std::make_unique<std::max_align_t[]>(kMaxRunnerMessage / sizeof(std::max_align_t));
-  while (receive_runner_message(channel, h, payload)) {
-    if (h.kind == RunnerMessage::map_arena) {
+  bool awake = false;  // a wake request came: the next one is polled for
+  while (awake ? receive_runner_message_after_spin(channel, h, payload, kWakeSpinSeconds)
+               : receive_runner_message(channel, h, payload)) {
+    awake = false;
+    if (h.kind == RunnerMessage::wake) {
+      if (!reply(channel, 0, 0)) break;
+      awake = true;
+    } else if (h.kind == RunnerMessage::map_arena) {
       if (arena != nullptr) munmap(arena, arena_bytes);
       arena = mmap(nullptr, h.value, PROT_READ | PROT_WRITE, MAP_SHARED, arena_fd, 0);
       if (arena == MAP_FAILED) {

@@ -47,6 +47,24 @@ TEST(RunnerProcess, TheBaselineInARunnerGivesWhatItGivesHere) {
   EXPECT_NE(a.out.data, nullptr);
 }
 
+// A request's time runs from its send to the kernel's stamp on the reply: within the
+// wall-clock time around it, never more.
+TEST(RunnerProcess, ARequestIsTimedFromItsSendToTheReplysStamp) {
+  RemoteImplementation remote(baseline_spec("timed"));
+  const OpDef& def = OpRegistry::global().def(ops::RmsNormArgs::kName);
+  const OpCase c = def.make_case(def.test_workloads.front(), 9);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(remote.runner->request(RunnerMessage::wake, 0).status, 0);
+    const std::vector<std::byte> args = remote.staging->stage(def, c, /*plan_only=*/false);
+    const int64_t before = realtime_ns();
+    const RunnerProcess::Reply r = remote.runner->request(RunnerMessage::run, 0, args.data(), args.size());
+    const double wall_us = static_cast<double>(realtime_ns() - before) * 1e-3;
+    ASSERT_EQ(r.status, FK_OK) << r.text;
+    EXPECT_GT(r.us, 0.0);
+    EXPECT_LE(r.us, wall_us + 1.0);
+  }
+}
+
 TEST(RunnerProcess, ALibraryThatDoesNotLoadIsALoadError) {
   RunnerSpec s = baseline_spec("missing");
   s.library = s.dir.parent_path() / "no-such-candidate.so";
