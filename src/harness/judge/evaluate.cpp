@@ -104,7 +104,7 @@ double remote_call(const OpDef& def, const Implementation& impl, const OpCase& c
     // the tensors are staged, then the request alone is timed.
     if (timed) r.runner->request(RunnerMessage::wake, 0);
     const std::vector<std::byte> args = r.staging->stage(def, c, plan_call && !impl.plan_sees_data);
-    reply = r.runner->request(kind, 0, args.data(), args.size());
+    reply = r.runner->request(kind, 0, args.data(), args.size(), /*spin=*/timed);
     us = reply.us;
     r.staging->unstage();
   } catch (const RunnerFailure& f) {

@@ -94,20 +94,26 @@ RunnerProcess::~RunnerProcess() {
   if (arena_fd_ >= 0) close(arena_fd_);
 }
 
-RunnerHeader RunnerProcess::receive(std::string& text, const char* expecting, int64_t* sent_ns) {
+RunnerHeader RunnerProcess::receive(std::string& text, const char* expecting, int64_t* sent_ns, bool spin) {
   RunnerHeader h;
   std::vector<std::byte> payload;
-  if (!receive_runner_message(channel_, h, payload, sent_ns)) fail_gone(expecting);
+  if (!receive_runner_message(channel_, h, payload, sent_ns, spin)) fail_gone(expecting);
   text = payload_text(payload);
   return h;
 }
 
-RunnerProcess::Reply RunnerProcess::request(RunnerMessage kind, uint64_t value, const void* payload, size_t bytes) {
+RunnerProcess::Reply RunnerProcess::request(RunnerMessage kind, uint64_t value, const void* payload, size_t bytes,
+                                            bool spin) {
   const int64_t start = realtime_ns();
   if (!send_runner_message(channel_, {kind, 0, value}, payload, bytes)) fail_gone("a request");
   Reply r;
   int64_t sent = 0;
-  const RunnerHeader h = receive(r.text, "a reply", &sent);
+  const RunnerHeader h = receive(r.text, "a reply", &sent, spin);
+  // A reply sent before its request was: a runner answering ahead, from a queue of its own.
+  if (sent > 0 && sent < start)
+    throw RunnerFailure{Verdict::REWARD_HACK, "the runner sent a reply before the request it answers"};
+  if (h.kind != RunnerMessage::reply)
+    throw RunnerFailure{Verdict::REWARD_HACK, "the runner answered a request with something other than a reply"};
   r.us = static_cast<double>((sent > 0 ? sent : realtime_ns()) - start) * 1e-3;
   r.status = h.status;
   r.value = h.value;

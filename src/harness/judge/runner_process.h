@@ -64,7 +64,11 @@ class RunnerProcess {
     double us = 0;
   };
   // One request and its reply. Throws RunnerFailure when the runner is gone.
-  Reply request(RunnerMessage kind, uint64_t value, const void* payload = nullptr, size_t bytes = 0);
+  // `spin`: poll for the reply without sleeping (a timed call): the outputs are copied out
+  // the moment the reply is sent, so a runner that replies before its work is done has no
+  // time to finish it unseen while the worker wakes.
+  Reply request(RunnerMessage kind, uint64_t value, const void* payload = nullptr, size_t bytes = 0,
+                bool spin = false);
   // Has the runner map the arena (already sized to `bytes`); returns the runner's address.
   uint64_t map_arena(uint64_t bytes);
 
@@ -77,7 +81,7 @@ class RunnerProcess {
 
  private:
   [[noreturn]] void fail_gone(const std::string& when);
-  RunnerHeader receive(std::string& text, const char* expecting, int64_t* sent_ns = nullptr);
+  RunnerHeader receive(std::string& text, const char* expecting, int64_t* sent_ns = nullptr, bool spin = false);
 
   RunnerSpec spec_;
   int channel_ = -1, arena_fd_ = -1;

@@ -1,5 +1,6 @@
 #include "harness/sandbox/runner_channel.h"
 
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -23,7 +24,7 @@ bool send_runner_message(int fd, const RunnerHeader& h, const void* payload, siz
   return n == static_cast<ssize_t>(sizeof(h) + bytes);
 }
 
-bool receive_runner_message(int fd, RunnerHeader& h, std::vector<std::byte>& payload, int64_t* sent_ns) {
+bool receive_runner_message(int fd, RunnerHeader& h, std::vector<std::byte>& payload, int64_t* sent_ns, bool spin) {
   thread_local std::vector<std::byte> buf(kMaxRunnerMessage);
   iovec iov{buf.data(), buf.size()};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
@@ -33,8 +34,17 @@ bool receive_runner_message(int fd, RunnerHeader& h, std::vector<std::byte>& pay
   m.msg_control = control;
   m.msg_controllen = sizeof(control);
   ssize_t n;
-  do n = recvmsg(fd, &m, 0);
-  while (n < 0 && errno == EINTR);
+  // Spinning yields the processor at each turn: where other threads wait for it (parallel
+  // evaluations on a small machine) they run, and the poll goes on as soon as one is free.
+  for (;;) {
+    n = recvmsg(fd, &m, spin ? MSG_DONTWAIT : 0);
+    if (n >= 0 || errno == EINTR) {
+      if (n >= 0) break;
+      continue;
+    }
+    if (!spin || (errno != EAGAIN && errno != EWOULDBLOCK)) break;
+    sched_yield();
+  }
   if (n < static_cast<ssize_t>(sizeof(h))) return false;
   std::memcpy(&h, buf.data(), sizeof(h));
   payload.assign(buf.begin() + sizeof(h), buf.begin() + n);

@@ -49,9 +49,10 @@ bool send_runner_message(int fd, const RunnerHeader& h, const void* payload = nu
 // or for a message too short to hold a header.
 // With `sent_ns`, on a socket with SO_TIMESTAMPNS set: the time (CLOCK_REALTIME, ns) the
 // kernel stamped the message with as it was sent, or 0 where none came. A reply's stamp
-// ends a timed call: the judge's own wake-up after it is not the call's, and the judge
-// need not spin for it.
-bool receive_runner_message(int fd, RunnerHeader& h, std::vector<std::byte>& payload, int64_t* sent_ns = nullptr);
+// ends a timed call: the judge's own wake-up after it is not the call's.
+// With `spin`, polls without sleeping.
+bool receive_runner_message(int fd, RunnerHeader& h, std::vector<std::byte>& payload, int64_t* sent_ns = nullptr,
+                            bool spin = false);
 // Stamps every message this end receives with its send time (receive_runner_message).
 bool stamp_received_messages(int fd);
 int64_t realtime_ns();
