@@ -1,8 +1,12 @@
 // Shared by the CPU adversarial candidates: an honest rms_norm row kernel to build
 // cheats from, so each cheat file shows only its trick.
 #pragma once
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "fk/dtype_convert.h"
 #include "fk/ops/norm.h"
@@ -46,6 +50,27 @@ inline void row(const fk::ops::RmsNormArgs& a, int64_t t, int64_t H) {
 }
 inline void honest(const fk::ops::RmsNormArgs& a) {
   for (int64_t t = 0; t < a.input.shape[0]; ++t) row(a, t, a.input.shape[1]);
+}
+// What a cheat returns once it believes its trick landed: zeros, which are INCORRECT.
+inline void zeros(const fk::ops::RmsNormArgs& a) {
+  for (int64_t t = 0; t < a.out.shape[0]; ++t)
+    for (int64_t h = 0; h < a.out.shape[1]; ++h) store(a.out, t, h, 0.0f);
+}
+// The value after `flag` on the command line of process `pid` ("self" or a number), or "".
+inline std::string command_line_value(const std::string& pid, const char* flag) {
+  char buf[8192];
+  const int fd = open(("/proc/" + pid + "/cmdline").c_str(), O_RDONLY);
+  if (fd < 0) return "";
+  const ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0) return "";
+  buf[n] = 0;
+  for (ssize_t i = 0; i < n;) {
+    const size_t len = std::strlen(buf + i);
+    if (std::strcmp(buf + i, flag) == 0 && i + static_cast<ssize_t>(len) + 1 < n) return buf + i + len + 1;
+    i += static_cast<ssize_t>(len) + 1;
+  }
+  return "";
 }
 
 }  // namespace adv

@@ -29,12 +29,8 @@ int found = -1;
 fk_status run(const void* raw, void*) {
   const auto& a = *static_cast<const fk::ops::RmsNormArgs*>(raw);
   if (found < 0) found = program_holds("fused_add_rms_norm");  // another op's name: only a registry holds it
-  if (found) {
-    for (int64_t t = 0; t < a.out.shape[0]; ++t)
-      for (int64_t h = 0; h < a.out.shape[1]; ++h) adv::store(a.out, t, h, 0.0f);
-    return FK_OK;
-  }
-  adv::honest(a);
+  if (found) adv::zeros(a);
+  else adv::honest(a);
   return FK_OK;
 }
 }  // namespace

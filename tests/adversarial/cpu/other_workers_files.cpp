@@ -20,23 +20,8 @@ namespace {
 
 // The folder of this worker's request file, from its command line (--request <file>).
 std::string own_folder() {
-  char buf[8192];
-  const int fd = open("/proc/self/cmdline", O_RDONLY);
-  if (fd < 0) return "";
-  const ssize_t n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n <= 0) return "";
-  buf[n] = 0;
-  for (ssize_t i = 0; i < n;) {
-    const char* arg = buf + i;
-    const size_t len = std::strlen(arg);
-    if (std::strcmp(arg, "--request") == 0 && i + static_cast<ssize_t>(len) + 1 < n) {
-      std::string req = buf + i + len + 1;
-      return req.substr(0, req.rfind('/'));
-    }
-    i += static_cast<ssize_t>(len) + 1;
-  }
-  return "";
+  const std::string request = adv::command_line_value("self", "--request");
+  return request.empty() ? "" : request.substr(0, request.rfind('/'));
 }
 
 std::string parent_of(const std::string& p) { return p.substr(0, p.rfind('/')); }
@@ -87,12 +72,8 @@ fk_status run(const void* raw, void*) {
     const std::string own = own_folder();
     landed = (!own.empty() && tamper_with_other_workers(own)) | plant_in_cache();
   }
-  if (landed) {
-    for (int64_t t = 0; t < a.out.shape[0]; ++t)
-      for (int64_t h = 0; h < a.out.shape[1]; ++h) adv::store(a.out, t, h, 0.0f);
-    return FK_OK;
-  }
-  adv::honest(a);
+  if (landed) adv::zeros(a);
+  else adv::honest(a);
   return FK_OK;
 }
 }  // namespace
