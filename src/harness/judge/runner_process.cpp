@@ -97,7 +97,7 @@ RunnerProcess::~RunnerProcess() {
 RunnerHeader RunnerProcess::receive(std::string& text, const char* expecting, int64_t* sent_ns, bool spin) {
   RunnerHeader h;
   std::vector<std::byte> payload;
-  if (!receive_runner_message(channel_, h, payload, sent_ns, spin)) fail_gone(expecting);
+  if (!receive_runner_message(channel_, h, payload, sent_ns, spin ? kPollForever : 0)) fail_gone(expecting);
   text = payload_text(payload);
   return h;
 }
@@ -182,7 +182,5 @@ std::map<int, double> RunnerProcess::cpu_seconds_by_thread() const {
   closedir(d);
   return out;
 }
-
-std::string RunnerProcess::sandbox() const { return nested_sandbox_support().describe(); }
 
 }  // namespace fk::bench

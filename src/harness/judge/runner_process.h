@@ -76,8 +76,6 @@ class RunnerProcess {
   // (/proc/<pid>/task/<tid>/schedstat: nanoseconds, not the scheduler ticks of the
   // process clock an armed CPU-time limit gives).
   std::map<int, double> cpu_seconds_by_thread() const;
-  // What the sandbox says about the runner ("landlock+seccomp: ...").
-  std::string sandbox() const;
 
  private:
   [[noreturn]] void fail_gone(const std::string& when);

@@ -24,7 +24,8 @@ bool send_runner_message(int fd, const RunnerHeader& h, const void* payload, siz
   return n == static_cast<ssize_t>(sizeof(h) + bytes);
 }
 
-bool receive_runner_message(int fd, RunnerHeader& h, std::vector<std::byte>& payload, int64_t* sent_ns, bool spin) {
+bool receive_runner_message(int fd, RunnerHeader& h, std::vector<std::byte>& payload, int64_t* sent_ns,
+                            double poll_seconds) {
   thread_local std::vector<std::byte> buf(kMaxRunnerMessage);
   iovec iov{buf.data(), buf.size()};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
@@ -33,16 +34,20 @@ bool receive_runner_message(int fd, RunnerHeader& h, std::vector<std::byte>& pay
   m.msg_iovlen = 1;
   m.msg_control = control;
   m.msg_controllen = sizeof(control);
-  ssize_t n;
-  // Spinning yields the processor at each turn: where other threads wait for it (parallel
+  // Polling yields the processor at each turn: where other threads wait for it (parallel
   // evaluations on a small machine) they run, and the poll goes on as soon as one is free.
+  const auto poll_until = poll_seconds >= kPollForever
+                              ? std::chrono::steady_clock::time_point::max()
+                              : std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                                       std::chrono::duration<double>(poll_seconds));
+  bool poll = poll_seconds > 0;
+  ssize_t n;
   for (;;) {
-    n = recvmsg(fd, &m, spin ? MSG_DONTWAIT : 0);
-    if (n >= 0 || errno == EINTR) {
-      if (n >= 0) break;
-      continue;
-    }
-    if (!spin || (errno != EAGAIN && errno != EWOULDBLOCK)) break;
+    n = recvmsg(fd, &m, poll ? MSG_DONTWAIT : 0);
+    if (n >= 0) break;
+    if (errno == EINTR) continue;
+    if (!poll || (errno != EAGAIN && errno != EWOULDBLOCK)) break;
+    poll = std::chrono::steady_clock::now() < poll_until;
     sched_yield();
   }
   if (n < static_cast<ssize_t>(sizeof(h))) return false;
@@ -69,20 +74,6 @@ int64_t realtime_ns() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
-
-bool receive_runner_message_after_spin(int fd, RunnerHeader& h, std::vector<std::byte>& payload, double seconds) {
-  thread_local std::vector<std::byte> buf(kMaxRunnerMessage);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    const ssize_t n = recv(fd, buf.data(), buf.size(), MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
-    if (n < static_cast<ssize_t>(sizeof(h))) return false;
-    std::memcpy(&h, buf.data(), sizeof(h));
-    payload.assign(buf.begin() + sizeof(h), buf.begin() + n);
-    return true;
-  }
-  return receive_runner_message(fd, h, payload);
 }
 
 std::string payload_text(const std::vector<std::byte>& payload) {

@@ -45,19 +45,18 @@ inline constexpr size_t kMaxRunnerMessage = 64 * 1024;
 
 // Sends one message; false when the other side is gone.
 bool send_runner_message(int fd, const RunnerHeader& h, const void* payload = nullptr, size_t bytes = 0);
-// Receives one message (blocking); false at end of stream (the other side closed or died)
-// or for a message too short to hold a header.
-// With `sent_ns`, on a socket with SO_TIMESTAMPNS set: the time (CLOCK_REALTIME, ns) the
-// kernel stamped the message with as it was sent, or 0 where none came. A reply's stamp
-// ends a timed call: the judge's own wake-up after it is not the call's.
-// With `spin`, polls without sleeping.
+// Receives one message: polls without sleeping (yielding the processor at each turn) for up
+// to `poll_seconds`, then waits. With `sent_ns`, on a socket with SO_TIMESTAMPNS set: the
+// time (CLOCK_REALTIME, ns) the kernel stamped the message with as it was sent, or 0 where
+// none came; a reply's stamp ends a timed call, so the judge's own wake-up is not the
+// call's. False at end of stream (the other side closed or died) or for a message too
+// short to hold a header.
+inline constexpr double kPollForever = 1e300;
 bool receive_runner_message(int fd, RunnerHeader& h, std::vector<std::byte>& payload, int64_t* sent_ns = nullptr,
-                            bool spin = false);
+                            double poll_seconds = 0);
 // Stamps every message this end receives with its send time (receive_runner_message).
 bool stamp_received_messages(int fd);
 int64_t realtime_ns();
-// Polls without sleeping for up to `seconds`, then waits as receive_runner_message does.
-bool receive_runner_message_after_spin(int fd, RunnerHeader& h, std::vector<std::byte>& payload, double seconds);
 
 std::string payload_text(const std::vector<std::byte>& payload);
 

@@ -39,8 +39,7 @@ int serve_runner(int channel, int arena_fd, const std::function<RunnerEntryPoint
   // The argument struct, aligned for any of its members.
   auto args = std::make_unique<std::max_align_t[]>(kMaxRunnerMessage / sizeof(std::max_align_t));
   bool awake = false;  // a wake request came: the next one is polled for
-  while (awake ? receive_runner_message_after_spin(channel, h, payload, kWakeSpinSeconds)
-               : receive_runner_message(channel, h, payload)) {
+  while (receive_runner_message(channel, h, payload, nullptr, awake ? kWakeSpinSeconds : 0)) {
     awake = false;
     if (h.kind == RunnerMessage::wake) {
       if (!reply(channel, 0, 0)) break;
