@@ -89,15 +89,21 @@ void load_inputs(const OpDef& def, const OpCase& host, OpCase& dev) {
   }
 }
 
+// A timed call's time, and whether a busy machine made the runner wait for a processor
+// for a tenth of it or more (that wait is not in the time: see remote_call).
+struct TimedSample {
+  double us = 0;
+  bool descheduled = false;
+};
+
 // One request to a runner (case_staging.h): c's tensors staged into its arena, the
 // request, and everything copied back, so the checks read what the runner left. With
 // `timed` (a timed call) its time is the request's alone (RunnerProcess::Reply::us): the
 // staging copies are not the call's.
-double remote_call(const OpDef& def, const Implementation& impl, const OpCase& c, bool plan_call, const char* who,
-                   bool timed) {
+TimedSample remote_call(const OpDef& def, const Implementation& impl, const OpCase& c, bool plan_call, const char* who,
+                        bool timed) {
   RemoteImplementation& r = *impl.remote;
   const RunnerMessage kind = plan_call ? RunnerMessage::plan : RunnerMessage::run;
-  double us = 0;
   RunnerProcess::Reply reply;
   try {
     // A timed call: the runner is woken first (its wake-up is no part of the call), then
@@ -105,7 +111,6 @@ double remote_call(const OpDef& def, const Implementation& impl, const OpCase& c
     if (timed) r.runner->request(RunnerMessage::wake, 0);
     const std::vector<std::byte> args = r.staging->stage(def, c, plan_call && !impl.plan_sees_data);
     reply = r.runner->request(kind, 0, args.data(), args.size(), /*spin=*/timed);
-    us = reply.us;
     r.staging->unstage();
   } catch (const RunnerFailure& f) {
     throw Failure{f.verdict, concat(who, plan_call ? " plan" : "", ": ", f.message)};
@@ -113,7 +118,16 @@ double remote_call(const OpDef& def, const Implementation& impl, const OpCase& c
   const auto s = static_cast<fk_status>(reply.status);
   if (s != FK_OK)
     throw Failure{Verdict::RUNTIME_ERROR, concat(who, plan_call ? " plan" : "", " returned ", status_name(s), ": ", reply.text)};
-  return us;
+  // On a busy machine (other processes, parallel evaluations) a runner that polls for its
+  // request may wait for a processor for milliseconds: the wall time then measures the
+  // machine's load. Time the runner was off every processor (the wall time less its CPU
+  // time, all its threads) and spent waiting for one (run_delay) is taken off; time it
+  // chose not to run (sleeping, blocked on work elsewhere) is not. Both figures are the
+  // kernel's, and a window a little wider than the call's makes both err on the short side.
+  if (reply.cpu_us < 0 || reply.waited_us < 0) return {reply.us};
+  const double off = std::min(reply.us - reply.cpu_us, reply.waited_us);
+  if (off <= 0) return {reply.us};
+  return {reply.us - off, off >= 0.1 * reply.us};
 }
 
 void call(const OpDef& def, const Implementation& impl, const OpCase& c, void* stream, const char* who) {
@@ -126,10 +140,10 @@ void call(const OpDef& def, const Implementation& impl, const OpCase& c, void* s
 }
 
 // A call timed on `timer`: for a runner, its request alone.
-double timed_call(const OpDef& def, const Implementation& impl, const OpCase& c, void* stream, const char* who,
-                  CallTimer& timer) {
+TimedSample timed_call(const OpDef& def, const Implementation& impl, const OpCase& c, void* stream, const char* who,
+                       CallTimer& timer) {
   if (impl.remote) return remote_call(def, impl, c, /*plan_call=*/false, who, /*timed=*/true);
-  return timer.time_us([&] { call(def, impl, c, stream, who); });
+  return {timer.time_us([&] { call(def, impl, c, stream, who); })};
 }
 
 void plan(const OpDef& def, const Implementation& impl, const OpCase& c, void* stream, const char* who) {
@@ -219,8 +233,9 @@ std::vector<Tensor> written_on_host(const OpDef& def, const OpCase& c, void* str
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-TimingStats summarize(std::vector<double> us) {
+TimingStats summarize(std::vector<double> us, int descheduled) {
   TimingStats t;
+  t.descheduled = descheduled;
   if (us.empty()) return t;
   std::sort(us.begin(), us.end());
   auto at = [&](double q) { return us[static_cast<size_t>(q * static_cast<double>(us.size() - 1) + 0.5)]; };
@@ -684,6 +699,7 @@ class WorkloadEvaluator {
       }
     }
     std::vector<double> tb, tc;
+    int descheduled_b = 0, descheduled_c = 0;  // calls that waited for a processor (remote_call)
     double total_b = 0, total_c = 0;
     const size_t S = sets_.size();
     // Outputs are compared where they live, on every call; an op's own output check reads
@@ -729,7 +745,7 @@ class WorkloadEvaluator {
           beside_cpu_s += cpu_seconds_between(after_candidate, threads_beside(cand_));
           beside_wall_s += seconds_since(after_candidate_wall);
         }
-        const double us = timed_call(def_, impl, c, stream, cand_turn ? "candidate" : "baseline", timer_);
+        const TimedSample t = timed_call(def_, impl, c, stream, cand_turn ? "candidate" : "baseline", timer_);
         if (watch_threads && cand_turn) {
           after_candidate = threads_beside(cand_);
           after_candidate_wall = Clock::now();
@@ -742,8 +758,9 @@ class WorkloadEvaluator {
           if (const std::string in = changed_input(s, stream); !in.empty())
             throw Failure{Verdict::REWARD_HACK, concat("timed call ", i, ": input '", in, "' was modified")};
         if (warm) continue;
-        (cand_turn ? tc : tb).push_back(us);
-        (cand_turn ? total_c : total_b) += us / 1000.0;
+        (cand_turn ? descheduled_c : descheduled_b) += t.descheduled;
+        (cand_turn ? tc : tb).push_back(t.us);
+        (cand_turn ? total_c : total_b) += t.us / 1000.0;
       }
       // Every timed output is checked (for an op's own output check on a large case, a
       // secret sample: at least one call in four).
@@ -792,8 +809,8 @@ class WorkloadEvaluator {
     }
     if (cfg_.backend == DeviceType::cuda)
       if (const std::string t = l2_tampering(stream); !t.empty()) throw Failure{Verdict::REWARD_HACK, t};
-    w.baseline = summarize(tb);
-    w.candidate = summarize(tc);
+    w.baseline = summarize(tb, descheduled_b);
+    w.candidate = summarize(tc, descheduled_c);
     w.speedup = w.candidate.median_us > 0 ? w.baseline.median_us / w.candidate.median_us : 0;
     if (ceilings_ && def_.cost && !sets_.empty()) {  // fraction of speed of light (ceilings.h)
       const OpCost cost = def_.cost(sets_.front().host);

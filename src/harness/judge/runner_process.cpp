@@ -1,12 +1,14 @@
 #include "harness/judge/runner_process.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -20,6 +22,25 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string tail_of(const std::string& s) { return s.size() > 2000 ? s.substr(s.size() - 2000) : s; }
+
+int64_t cpu_ns(const std::optional<clockid_t>& clock) {
+  timespec ts;
+  if (!clock || clock_gettime(*clock, &ts) != 0) return -1;
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+// schedstat's second field: nanoseconds its thread has been ready to run but waited for a
+// processor. -1 when it cannot be read.
+int64_t run_delay_ns(int schedstat_fd) {
+  if (schedstat_fd < 0) return -1;
+  char buf[128];
+  const ssize_t n = pread(schedstat_fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  unsigned long long ran = 0, waited = 0;
+  if (std::sscanf(buf, "%llu %llu", &ran, &waited) != 2) return -1;
+  return static_cast<int64_t>(waited);
+}
 
 }  // namespace
 
@@ -88,6 +109,7 @@ RunnerProcess::RunnerProcess(RunnerSpec spec) : spec_(std::move(spec)) {
 }
 
 RunnerProcess::~RunnerProcess() {
+  if (schedstat_ >= 0) close(schedstat_);
   if (channel_ >= 0) close(channel_);
   stop_ = true;
   if (supervisor_.joinable()) supervisor_.join();
@@ -104,11 +126,21 @@ RunnerHeader RunnerProcess::receive(std::string& text, const char* expecting, in
 
 RunnerProcess::Reply RunnerProcess::request(RunnerMessage kind, uint64_t value, const void* payload, size_t bytes,
                                             bool spin) {
+  if (spin && !cpu_clock_ && pid_.load() > 0) {
+    if (clockid_t c; clock_getcpuclockid(pid_.load(), &c) == 0) cpu_clock_ = c;
+    schedstat_ = open(concat("/proc/", pid_.load(), "/schedstat").c_str(), O_RDONLY | O_CLOEXEC);
+  }
+  const int64_t waited_before = spin ? run_delay_ns(schedstat_) : -1;
+  const int64_t cpu_before = spin ? cpu_ns(cpu_clock_) : -1;
   const int64_t start = realtime_ns();
   if (!send_runner_message(channel_, {kind, 0, value}, payload, bytes)) fail_gone("a request");
   Reply r;
   int64_t sent = 0;
   const RunnerHeader h = receive(r.text, "a reply", &sent, spin);
+  if (const int64_t cpu_after = spin ? cpu_ns(cpu_clock_) : -1; cpu_before >= 0 && cpu_after >= cpu_before)
+    r.cpu_us = static_cast<double>(cpu_after - cpu_before) * 1e-3;
+  if (const int64_t waited_after = spin ? run_delay_ns(schedstat_) : -1; waited_before >= 0 && waited_after >= waited_before)
+    r.waited_us = static_cast<double>(waited_after - waited_before) * 1e-3;
   // A reply sent before its request was: a runner answering ahead, from a queue of its own.
   if (sent > 0 && sent < start)
     throw RunnerFailure{Verdict::REWARD_HACK, "the runner sent a reply before the request it answers"};

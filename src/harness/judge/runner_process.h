@@ -11,9 +11,12 @@
 // the sandbox forbids (REWARD_HACK), a plan that read data it is not given (REWARD_HACK),
 // or a crash (RUNTIME_ERROR).
 #pragma once
+#include <time.h>
+
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,6 +65,12 @@ class RunnerProcess {
     // From the request's send to the reply's (the kernel's stamp on it, so the judge's own
     // wake-up is not counted), in microseconds.
     double us = 0;
+    // Of a timed request (`spin`), from just before the request to just after its reply,
+    // as the kernel counts them (the runner can alter neither), in microseconds: the CPU
+    // time of the runner's threads, all of them, and how long its requests' thread was
+    // ready to run but waited for a processor (schedstat's run_delay). -1: not known.
+    double cpu_us = -1;
+    double waited_us = -1;
   };
   // One request and its reply. Throws RunnerFailure when the runner is gone.
   // `spin`: poll for the reply without sleeping (a timed call): the outputs are copied out
@@ -83,6 +92,10 @@ class RunnerProcess {
 
   RunnerSpec spec_;
   int channel_ = -1, arena_fd_ = -1;
+  // From the first timed request: the runner's process CPU clock, and the schedstat file of
+  // its main thread (the one that serves requests).
+  std::optional<clockid_t> cpu_clock_;
+  int schedstat_ = -1;
   std::atomic<int> pid_{0};
   std::atomic<bool> stop_{false}, done_{false};
   ProcessResult result_;

@@ -41,7 +41,7 @@ Verdict verdict_from_name(const std::string& s) {
 
 Json to_json(const TimingStats& t) {
   return {{"samples", t.samples}, {"median_us", t.median_us}, {"p10_us", t.p10_us}, {"p90_us", t.p90_us},
-          {"min_us", t.min_us}};
+          {"min_us", t.min_us}, {"descheduled", t.descheduled}};
 }
 
 namespace {
@@ -52,6 +52,7 @@ TimingStats timing_from_json(const Json& j) {
   t.p10_us = j.value("p10_us", 0.0);
   t.p90_us = j.value("p90_us", 0.0);
   t.min_us = j.value("min_us", 0.0);
+  t.descheduled = j.value("descheduled", 0);
   return t;
 }
 }  // namespace

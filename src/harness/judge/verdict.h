@@ -19,6 +19,9 @@ Verdict worse_verdict(Verdict a, Verdict b);
 struct TimingStats {
   int samples = 0;
   double median_us = 0, p10_us = 0, p90_us = 0, min_us = 0;
+  // Calls that waited for a processor for a tenth of their time or more (a busy machine):
+  // that wait is not in their time.
+  int descheduled = 0;
 };
 
 struct WorkloadResult {

@@ -4,10 +4,14 @@
 #include "harness/judge/runner_process.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "fk/ops/norm.h"
 #include "harness/judge/case_staging.h"
@@ -63,6 +67,65 @@ TEST(RunnerProcess, ARequestIsTimedFromItsSendToTheReplysStamp) {
     EXPECT_GT(r.us, 0.0);
     EXPECT_LE(r.us, wall_us + 1.0);
   }
+}
+
+// A runner kept from running (stopped here) has a long wall time but little CPU time: the
+// judge reads the runner's CPU clock, not its word. Stopped, it was not ready to run: no
+// wait for a processor is counted, and the stop stays in the call's time (evaluate.cpp).
+TEST(RunnerProcess, ATimedRequestCarriesTheRunnersCpuTime) {
+  RemoteImplementation remote(baseline_spec("cpu_time"));
+  const OpDef& def = OpRegistry::global().def(ops::RmsNormArgs::kName);
+  const OpCase c = def.make_case(def.test_workloads.front(), 9);
+  const std::vector<std::byte> args = remote.staging->stage(def, c, /*plan_only=*/false);
+  const RunnerProcess::Reply idle = remote.runner->request(RunnerMessage::run, 0, args.data(), args.size(), true);
+  ASSERT_EQ(idle.status, FK_OK) << idle.text;
+  EXPECT_GE(idle.cpu_us, 0.0);
+  EXPECT_GE(idle.waited_us, 0.0);
+  EXPECT_LT(remote.runner->request(RunnerMessage::run, 0, args.data(), args.size()).cpu_us, 0.0) << "untimed";
+
+  ASSERT_EQ(kill(remote.runner->pid(), SIGSTOP), 0);
+  std::thread resume([pid = remote.runner->pid()] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    kill(pid, SIGCONT);
+  });
+  const RunnerProcess::Reply stopped = remote.runner->request(RunnerMessage::run, 0, args.data(), args.size(), true);
+  resume.join();
+  ASSERT_EQ(stopped.status, FK_OK) << stopped.text;
+  EXPECT_GE(stopped.us, 90'000.0);
+  EXPECT_GE(stopped.cpu_us, 0.0);
+  EXPECT_LT(stopped.cpu_us, 50'000.0);
+  EXPECT_LT(stopped.waited_us, 50'000.0);
+  remote.staging->unstage();
+}
+
+// A runner that shares its processor with a busy thread waits for it, and the kernel's
+// count of that wait comes with the reply.
+TEST(RunnerProcess, ATimedRequestCarriesTheRunnersWaitForAProcessor) {
+  RemoteImplementation remote(baseline_spec("waited"));
+  const OpDef& def = OpRegistry::global().def(ops::RmsNormArgs::kName);
+  const OpCase c = def.make_case(def.test_workloads.front(), 9);
+  const std::vector<std::byte> args = remote.staging->stage(def, c, /*plan_only=*/false);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  ASSERT_EQ(sched_setaffinity(remote.runner->pid(), sizeof one, &one), 0);
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    sched_setaffinity(0, sizeof one, &one);
+    while (!stop) {
+    }
+  });
+  double most = 0;
+  for (int i = 0; i < 20 && most < 1000; ++i) {
+    remote.runner->request(RunnerMessage::wake, 0);
+    const RunnerProcess::Reply r = remote.runner->request(RunnerMessage::run, 0, args.data(), args.size(), true);
+    ASSERT_EQ(r.status, FK_OK) << r.text;
+    most = std::max(most, r.waited_us);
+  }
+  stop = true;
+  busy.join();
+  EXPECT_GE(most, 1000.0) << "a runner sharing a processor with a busy thread never waited a millisecond for it";
+  remote.staging->unstage();
 }
 
 TEST(RunnerProcess, ALibraryThatDoesNotLoadIsALoadError) {
