@@ -132,9 +132,11 @@ TABLE_MODELS = {
     # Gemma-2-9B: the other dense models use none of the Gemma ops (scale 1+w norms,
     # tanh-GELU MLP, logit soft-capping).
     "gemma-2-9b": dict(hidden=3584, layers=42, q=16, kv=8, d=256, inter=14336, vocab=256000),
-    # MoE models: hidden, MoE layers, experts, top-k, expert intermediate, renormalised top-k.
-    "qwen3-30b-a3b": dict(hidden=2048, layers=48, experts=128, topk=8, inter=768, renorm=True),
-    "mixtral-8x7b": dict(hidden=4096, layers=32, experts=8, topk=2, inter=14336, renorm=True),
+    # MoE models: hidden, MoE layers, experts, top-k, expert intermediate, renormalised top-k,
+    # and for the whole layer (moe_layer) its query / KV heads of d, and Qwen3's q/k norms.
+    "qwen3-30b-a3b": dict(hidden=2048, layers=48, experts=128, topk=8, inter=768, renorm=True, q=32, kv=4, d=128,
+                          qk_norm=True),
+    "mixtral-8x7b": dict(hidden=4096, layers=32, experts=8, topk=2, inter=14336, renorm=True, q=32, kv=8, d=128),
     "olmoe-1b-7b": dict(hidden=2048, layers=16, experts=64, topk=8, inter=1024, renorm=False),
     # DeepSeek-V3 (grouped top-k with a correction bias, 58 MoE layers) and Llama-4-Scout
     # (sigmoid top-1): the routings the models above do not use.
@@ -324,6 +326,15 @@ def gpt_oss_layer(m, t, ctx, label):
     yield dict(shape, qo_lens=qo, kv_lens=kv), m["layers"] // 2, "(full layers)"
 
 
+def moe_layer(m, t, ctx, label):
+    shape = {"hidden": m["hidden"], "heads": m["q"], "kv_heads": m["kv"], "head_dim": m["d"],
+             "experts": m["experts"], "topk": m["topk"], "inter": m["inter"]}
+    if m.get("qk_norm"):
+        shape["qk_norm"] = True
+    qo, kv = ([1] * t, [ctx] * t) if decode(label) else ([t], [ctx])
+    yield dict(shape, qo_lens=qo, kv_lens=kv), m["layers"]
+
+
 MOE_TASKS = {
     "moe_topk_softmax": dict(op="moe_topk_softmax", models=MOE, gen=topk_softmax,
                              check=[{"tokens": 7, "experts": 60, "topk": 4}, {"tokens": 5, "experts": 8, "topk": 2,
@@ -359,6 +370,14 @@ MOE_TASKS = {
                                   "qo_lens": [1, 6, 1], "kv_lens": [9, 6, 30], "window_left": 7},
                                  {"hidden": 96, "heads": 3, "kv_heads": 1, "experts": 5, "topk": 4, "inter": 40,
                                   "qo_lens": [1, 1], "kv_lens": [20, 3], "dtype": "f16", "first_layer": True}]),
+    # The whole Mixtral / Qwen3-MoE layer (L3): attention (Qwen3's q/k norms), router, experts.
+    "moe_layer": dict(op="moe_layer", models=["qwen3-30b-a3b", "mixtral-8x7b"], gen=moe_layer,
+                      table_over_captures=True,
+                      check=[{"hidden": 64, "heads": 4, "kv_heads": 2, "head_dim": 64, "experts": 8, "topk": 2,
+                              "inter": 32, "qo_lens": [1, 6, 1], "kv_lens": [9, 6, 30], "qk_norm": True},
+                             {"hidden": 96, "heads": 3, "kv_heads": 1, "head_dim": 64, "experts": 5, "topk": 3,
+                              "inter": 40, "qo_lens": [1, 1], "kv_lens": [20, 3], "dtype": "f16",
+                              "first_layer": True}]),
     "fused_experts_fp8": dict(op="fused_experts", models=["qwen3-30b-a3b-fp8"], gen=fused_experts,
                               check=[{"tokens": 5, "topk": 2, "experts": 6, "hidden": 256, "inter": 160,
                                       "weight_dtype": "f8e4m3fn"}]),

@@ -176,11 +176,12 @@ TEST(GptOssLayer, CheckAcceptsEitherSideOfATieAndNothingElse) {
     out.tensors[kHidden] = oracle.tensors[kHidden].clone();
     out.bind(def().tensor_args);
     const TensorView residual = oracle.tensors[kResidual].view(), hidden = out.tensors[kHidden].view();
-    const GptOssRouterRows r = gpt_oss_router_rows(a, residual, 0, 2);
+    const MoeLayerRouter router = gpt_oss_layer_router(a);
+    const MoeRouterRows r = moe_router_rows(router, residual, 0, 2);
     for (int64_t t = 0; t < 2; ++t) {
       const double l3 = get(r.logits.view(), t, 3), lo = get(r.logits.view(), t, other);
       const double w3 = 1.0 / (1.0 + std::exp(lo - l3));
-      const std::vector<double> y3 = gpt_oss_expert_row(a, r.x, t, 3), yo = gpt_oss_expert_row(a, r.x, t, other);
+      const std::vector<double> y3 = router.expert_row(r.x, t, 3), yo = router.expert_row(r.x, t, other);
       for (int64_t h = 0; h < 64; ++h)
         set(hidden, w3 * y3[static_cast<size_t>(h)] + (1 - w3) * yo[static_cast<size_t>(h)], t, h);
     }

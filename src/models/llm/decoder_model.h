@@ -15,6 +15,7 @@
 #include "models/llm/model_spec.h"
 #include "models/llm/weights.h"
 #include "fk/ops/gpt_oss_layer.h"
+#include "fk/ops/moe_layer.h"
 #include "fk/ops/layer.h"
 #include "fk/tensor.h"
 
@@ -94,6 +95,8 @@ class DecoderModel {
                                    const TensorView& residual, const TensorView& residual_mid) const;
   ops::GptOssLayerArgs gpt_oss_layer_args(const ForwardBatch& b, int64_t layer, const KvCache& kv,
                                           const TensorView& residual, const TensorView& residual_mid) const;
+  ops::MoeLayerArgs moe_layer_args(const ForwardBatch& b, int64_t layer, const KvCache& kv,
+                                   const TensorView& residual, const TensorView& residual_mid) const;
   template <class Args>
   void fill_layer_common(Args& a, const ForwardBatch& b, int64_t layer, const KvCache& kv, const TensorView& residual,
                          const TensorView& residual_mid) const;
@@ -128,10 +131,11 @@ class DecoderModel {
   Tensor residual_alt_;
   // The op that covers every layer, if one does: decoder_layer (fk/ops/layer.h: plain
   // RMSNorm without sandwich norms, per-head q/k norms or none, a bias on qkv only, a dense
-  // SiLU MLP, no logit soft-cap) or gpt_oss_layer (fk/ops/gpt_oss_layer.h). forward calls
-  // it once per layer, so a candidate for it replaces whole layers. Models with other
-  // layers anywhere keep the ops of each layer.
-  enum class LayerOp { none, decoder, gpt_oss };
+  // SiLU MLP, no logit soft-cap), moe_layer (fk/ops/moe_layer.h: the same attention, routed
+  // SiLU experts of the model dtype in every layer, no shared expert) or gpt_oss_layer
+  // (fk/ops/gpt_oss_layer.h). forward calls it once per layer, so a candidate for it
+  // replaces whole layers. Models with other layers anywhere keep the ops of each layer.
+  enum class LayerOp { none, decoder, moe, gpt_oss };
   LayerOp choose_layer_op() const;
   LayerOp layer_op_ = LayerOp::none;
   // MoE layers: router logits [T, E], routing [T, k] (f32 weights, i32 ids), the experts'

@@ -12,17 +12,22 @@ namespace fk::engine {
 DecoderModel::LayerOp DecoderModel::choose_layer_op() const {
   if (!fuse_norm_linear_ || spec_.qk_norm_across_heads) return LayerOp::none;
   bool decoder = spec_.activation == MlpActivation::silu;
+  // Mixtral, Qwen3-MoE: SiLU experts of the model dtype, softmax routing, no shared expert.
+  bool moe = !spec_.attention_sinks && !spec_.attention_output_gate && !spec_.moe.swigluoai && !spec_.moe.fp8 &&
+             spec_.moe.shared_intermediate == 0;
   // gpt-oss: sinks, biased qkv / o / router / experts, the clamped SwiGLU, 16-bit experts.
   bool gpt_oss = spec_.attention_sinks && spec_.moe.swigluoai && !spec_.moe.fp8 && !spec_.qk_norm;
   for (int64_t l = 0; l < spec_.num_layers(); ++l) {
     const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
     const bool no_cap = spec_.layers[static_cast<size_t>(l)].logits_soft_cap == 0;
-    decoder = decoder && no_cap && !spec_.is_moe_layer(l) && !w.o_bias.defined() && !w.gate_up_bias.defined() &&
+    const bool plain_attention = no_cap && !spec_.is_linear_layer(l) && !w.o_bias.defined();
+    decoder = decoder && plain_attention && !spec_.is_moe_layer(l) && !w.gate_up_bias.defined() &&
               !w.down_bias.defined();
+    moe = moe && plain_attention && spec_.is_moe_layer(l) && !w.router_bias.defined();
     gpt_oss = gpt_oss && no_cap && spec_.is_moe_layer(l) && w.qkv_bias.defined() && w.o_bias.defined() &&
               w.router_bias.defined() && w.sinks.defined();
   }
-  return decoder ? LayerOp::decoder : gpt_oss ? LayerOp::gpt_oss : LayerOp::none;
+  return decoder ? LayerOp::decoder : moe ? LayerOp::moe : gpt_oss ? LayerOp::gpt_oss : LayerOp::none;
 }
 
 void DecoderModel::layer_op(const ForwardBatch& b, int64_t l, const KvCache& kv, const TensorView& residual,
@@ -36,6 +41,8 @@ void DecoderModel::layer_op(const ForwardBatch& b, int64_t l, const KvCache& kv,
   };
   if (layer_op_ == LayerOp::gpt_oss)
     go(gpt_oss_layer_args(b, l, kv, residual, residual_mid));
+  else if (layer_op_ == LayerOp::moe)
+    go(moe_layer_args(b, l, kv, residual, residual_mid));
   else
     go(layer_args(b, l, kv, residual, residual_mid));
 }
@@ -100,6 +107,25 @@ ops::DecoderLayerArgs DecoderModel::layer_args(const ForwardBatch& b, int64_t l,
   a.down_weight = w.down;
   a.gate_up = packed_rows(gate_up_.view(), T, 2 * I);
   a.act = packed_rows(act_.view(), T, I);
+  return a;
+}
+
+ops::MoeLayerArgs DecoderModel::moe_layer_args(const ForwardBatch& b, int64_t l, const KvCache& kv,
+                                              const TensorView& residual, const TensorView& residual_mid) const {
+  const int64_t T = b.num_tokens;
+  const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
+  ops::MoeLayerArgs a{};
+  fill_layer_common(a, b, l, kv, residual, residual_mid);
+  a.q_norm = spec_.qk_norm ? w.q_norm.view() : absent();
+  a.k_norm = spec_.qk_norm ? w.k_norm.view() : absent();
+  a.router_weight = w.router;
+  a.w13 = w.w13;
+  a.w2 = w.w2;
+  a.router_logits = rows(router_logits_, T);
+  a.topk_weights = rows(topk_weights_, T);
+  a.topk_ids = rows(topk_ids_, T);
+  a.moe_workspace = moe_workspace_;
+  a.renormalize = spec_.moe.renormalize ? 1 : 0;
   return a;
 }
 

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "fk/element.h"
 #include "fk/ops/linear.h"
@@ -46,37 +45,21 @@ SwigluOaiShape experts_shape(const GptOssLayerArgs& a, int64_t tokens, int64_t k
 
 }  // namespace
 
-GptOssRouterRows gpt_oss_router_rows(const GptOssLayerArgs& a, const TensorView& residual, int64_t t0, int64_t n) {
-  const int64_t H = a.post_attention_norm.shape[0], E = a.router_weight.shape[0];
-  TensorView rows = residual;
-  rows.data = residual.element_ptr(t0 * residual.strides[0]);
-  rows.shape[0] = n;
-  GptOssRouterRows r{f64(n, H), f64(n, E)};
-  rms_norm_reference(r.x, rows, nullptr, a.post_attention_norm, a.eps, NormScale::weight);
-  linear_reference(LinearArgs{r.logits, r.x, a.router_weight, a.router_bias, TensorView{}, TensorView{}});
+MoeLayerRouter gpt_oss_layer_router(const GptOssLayerArgs& a) {
+  MoeLayerRouter r{a.post_attention_norm, a.router_weight, a.router_bias, a.eps, /*renormalize=*/true, {}};
+  r.expert_row = [a](const TensorView& x, int64_t row, int32_t e) {
+    const int64_t H = x.shape[1];
+    Tensor in = f64(1, H), out = f64(1, H), weight = Tensor::empty({1, 1}, DType::f64),
+           id = Tensor::empty({1, 1}, DType::i32);
+    for (int64_t h = 0; h < H; ++h) set(in.view(), get(x, row, h), 0, h);
+    weight.data_as<double>()[0] = 1.0;
+    id.data_as<int32_t>()[0] = e;
+    const FusedExpertsSwigluOaiArgs args{out,    in,     a.w13, a.w13_bias, a.w2, a.w2_bias, weight, id, TensorView{},
+                                         a.swiglu_alpha, a.swiglu_limit};
+    swigluoai_experts_reference(args, experts_shape(a, 1, 1));
+    return std::vector<double>(out.data_as<double>(), out.data_as<double>() + H);
+  };
   return r;
-}
-
-std::vector<int32_t> top_k_experts(const TensorView& logits, int64_t row, int64_t k) {
-  std::vector<int32_t> ids(static_cast<size_t>(logits.shape[1]));
-  std::iota(ids.begin(), ids.end(), 0);
-  std::stable_sort(ids.begin(), ids.end(),
-                   [&](int32_t x, int32_t y) { return get(logits, row, x) > get(logits, row, y); });
-  ids.resize(static_cast<size_t>(k));
-  return ids;
-}
-
-std::vector<double> gpt_oss_expert_row(const GptOssLayerArgs& a, const TensorView& x, int64_t row, int32_t e) {
-  const int64_t H = x.shape[1];
-  Tensor in = f64(1, H), out = f64(1, H), weight = Tensor::empty({1, 1}, DType::f64),
-         id = Tensor::empty({1, 1}, DType::i32);
-  for (int64_t h = 0; h < H; ++h) set(in.view(), get(x, row, h), 0, h);
-  weight.data_as<double>()[0] = 1.0;
-  id.data_as<int32_t>()[0] = e;
-  const FusedExpertsSwigluOaiArgs args{out,    in,     a.w13, a.w13_bias, a.w2, a.w2_bias, weight, id, TensorView{},
-                                       a.swiglu_alpha, a.swiglu_limit};
-  swigluoai_experts_reference(args, experts_shape(a, 1, 1));
-  return {out.data_as<double>(), out.data_as<double>() + H};
 }
 
 void gpt_oss_layer_reference(const GptOssLayerArgs& a) {
@@ -114,15 +97,14 @@ void gpt_oss_layer_reference(const GptOssLayerArgs& a) {
   linear_reference(LinearArgs{logits, normed, a.router_weight, a.router_bias, none, none});
 
   // Top-k of the f64 logits, softmax over the k, the experts.
+  const MoeLayerRouter router = gpt_oss_layer_router(a);
   Tensor ids = Tensor::empty({T, k}, DType::i32), weights = f64(T, k);
   for (int64_t t = 0; t < T; ++t) {
     const std::vector<int32_t> top = top_k_experts(logits, t, k);
-    const double top_logit = get(logits.view(), t, top[0]);
-    double sum = 0;
-    for (int64_t j = 0; j < k; ++j) sum += std::exp(get(logits.view(), t, top[static_cast<size_t>(j)]) - top_logit);
+    const std::vector<double> w = routing_weights(router, logits, t, top);
     for (int64_t j = 0; j < k; ++j) {
       ids.data_as<int32_t>()[t * k + j] = top[static_cast<size_t>(j)];
-      set(weights.view(), std::exp(get(logits.view(), t, top[static_cast<size_t>(j)]) - top_logit) / sum, t, j);
+      set(weights.view(), w[static_cast<size_t>(j)], t, j);
     }
   }
   const FusedExpertsSwigluOaiArgs experts{a.hidden, normed, a.w13,   a.w13_bias,     a.w2,

@@ -127,40 +127,57 @@ TEST(Capture, MoeCallsBecomeTaskWorkloadsThatInstantiate) {
   }
 }
 
-// gpt-oss: every layer is one gpt_oss_layer call (an L3 task), its parts nested in it.
-TEST(Capture, GptOssLayersAreOneLayerOpEach) {
-  engine::EngineConfig c;
-  c.model = "tiny-gpt-oss";
-  c.backend = DeviceType::cpu;
-  c.num_pages = 128;
-  c.max_num_batched_tokens = 64;
-  const WorkloadSpec w = workload_spec("tiny");
-  const CaptureResult r = capture_workload(c, w);
-  int64_t layer_calls = 0, layer_top_level = 0, embedding_calls = 0;
-  for (const CapturedOp& op : r.ops) {
-    if (op.op == "gpt_oss_layer") layer_calls = op.calls, layer_top_level = op.top_level_seconds > 0;
-    if (op.op == "embedding") embedding_calls = op.calls;
+// gpt-oss, Mixtral and Qwen3-MoE: every layer is one layer-op call (an L3 task), its parts
+// nested in it. OLMoE (q/k norms across heads) and Qwen2-MoE (a shared expert) keep the ops
+// of each layer.
+TEST(Capture, MoeModelLayersAreOneLayerOpEach) {
+  struct LayerOpModel {
+    const char* model;
+    const char* layer_op;  // "": none
+  };
+  for (const LayerOpModel& m : {LayerOpModel{"tiny-gpt-oss", "gpt_oss_layer"}, LayerOpModel{"tiny-qwen3-moe", "moe_layer"},
+                                LayerOpModel{"tiny-mixtral", "moe_layer"}, LayerOpModel{"tiny-olmoe", ""},
+                                LayerOpModel{"tiny-qwen2-moe", ""}}) {
+    SCOPED_TRACE(m.model);
+    engine::EngineConfig c;
+    c.model = m.model;
+    c.backend = DeviceType::cpu;
+    c.num_pages = 128;
+    c.max_num_batched_tokens = 64;
+    const WorkloadSpec w = workload_spec("tiny");
+    const CaptureResult r = capture_workload(c, w);
+    int64_t layer_calls = 0, layer_top_level = 0, embedding_calls = 0, any_layer_op = 0;
+    for (const CapturedOp& op : r.ops) {
+      if (op.op == m.layer_op) layer_calls = op.calls, layer_top_level = op.top_level_seconds > 0;
+      if (op.op == "embedding") embedding_calls = op.calls;
+      if (op.op == "moe_layer" || op.op == "gpt_oss_layer" || op.op == "decoder_layer") any_layer_op += op.calls;
+    }
+    if (*m.layer_op == 0) {
+      EXPECT_EQ(any_layer_op, 0);
+      continue;
+    }
+    // Mixed steps (a chunked prefill beside decodes) run the layers' ops one by one; every
+    // other step calls the layer op once per layer.
+    const int64_t steps = embedding_calls / 2;
+    EXPECT_GT(layer_calls, 0);
+    EXPECT_LE(layer_calls, steps * 2);
+    EXPECT_EQ(layer_calls % 2, 0);
+    EXPECT_TRUE(layer_top_level);
+    const fs::path dir = fs::temp_directory_path() / (std::string("fk-capture-layer-op-") + m.model);
+    fs::remove_all(dir);
+    write_task_files(r, m.model, w.name, dir);
+    bool found = false;
+    for (const bench::Task& t : bench::load_tasks(dir)) {
+      if (t.op != m.layer_op) continue;
+      found = true;
+      EXPECT_EQ(t.level, "L3");
+      EXPECT_EQ(t.category, "moe-llm");
+      for (const bench::TaskWorkload& tw : t.workloads)
+        EXPECT_NO_THROW(OpRegistry::global().def(t.op).make_case(tw.shape, 3)) << tw.shape.dump();
+    }
+    EXPECT_TRUE(found) << "no " << m.layer_op << " task";
+    fs::remove_all(dir);
   }
-  // Mixed steps (a chunked prefill beside decodes) run the layers' ops one by one; every
-  // other step calls the layer op once per layer.
-  const int64_t steps = embedding_calls / 2;
-  EXPECT_GT(layer_calls, 0);
-  EXPECT_LE(layer_calls, steps * 2);
-  EXPECT_EQ(layer_calls % 2, 0);
-  EXPECT_TRUE(layer_top_level);
-  const fs::path dir = fs::temp_directory_path() / "fk-capture-tiny-gpt-oss";
-  fs::remove_all(dir);
-  write_task_files(r, "tiny-gpt-oss", w.name, dir);
-  bool found = false;
-  for (const bench::Task& t : bench::load_tasks(dir)) {
-    if (t.op != "gpt_oss_layer") continue;
-    found = true;
-    EXPECT_EQ(t.level, "L3");
-    for (const bench::TaskWorkload& tw : t.workloads)
-      EXPECT_NO_THROW(OpRegistry::global().def(t.op).make_case(tw.shape, 3)) << tw.shape.dump();
-  }
-  EXPECT_TRUE(found) << "no gpt_oss_layer task";
-  fs::remove_all(dir);
 }
 
 }  // namespace
