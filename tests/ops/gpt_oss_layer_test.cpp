@@ -181,7 +181,7 @@ TEST(GptOssLayer, CheckAcceptsEitherSideOfATieAndNothingElse) {
     for (int64_t t = 0; t < 2; ++t) {
       const double l3 = get(r.logits.view(), t, 3), lo = get(r.logits.view(), t, other);
       const double w3 = 1.0 / (1.0 + std::exp(lo - l3));
-      const std::vector<double> y3 = router.expert_row(r.x, t, 3), yo = router.expert_row(r.x, t, other);
+      const std::vector<double> y3 = router.expert_row(r.x, t, 3).y, yo = router.expert_row(r.x, t, other).y;
       for (int64_t h = 0; h < 64; ++h)
         set(hidden, w3 * y3[static_cast<size_t>(h)] + (1 - w3) * yo[static_cast<size_t>(h)], t, h);
     }

@@ -184,7 +184,7 @@ TEST(MoeLayer, CheckAcceptsEitherSideOfATieAndNothingElse) {
     const MoeRouterRows rows = moe_router_rows(r, oracle.tensors[kResidual].view(), 0, 1);
     const std::vector<int32_t> sel = {3, other};
     const std::vector<double> wts = routing_weights(r, rows.logits.view(), 0, sel);
-    const std::vector<double> y3 = r.expert_row(rows.x.view(), 0, 3), yo = r.expert_row(rows.x.view(), 0, other);
+    const std::vector<double> y3 = r.expert_row(rows.x.view(), 0, 3).y, yo = r.expert_row(rows.x.view(), 0, other).y;
     for (int64_t h = 0; h < 64; ++h)
       set(out.tensors[kHidden].view(), wts[0] * y3[static_cast<size_t>(h)] + wts[1] * yo[static_cast<size_t>(h)], 0, h);
     return out;

@@ -48,16 +48,21 @@ SwigluOaiShape experts_shape(const GptOssLayerArgs& a, int64_t tokens, int64_t k
 MoeLayerRouter gpt_oss_layer_router(const GptOssLayerArgs& a) {
   MoeLayerRouter r{a.post_attention_norm, a.router_weight, a.router_bias, a.eps, /*renormalize=*/true, {}};
   r.expert_row = [a](const TensorView& x, int64_t row, int32_t e) {
-    const int64_t H = x.shape[1];
-    Tensor in = f64(1, H), out = f64(1, H), weight = Tensor::empty({1, 1}, DType::f64),
-           id = Tensor::empty({1, 1}, DType::i32);
-    for (int64_t h = 0; h < H; ++h) set(in.view(), get(x, row, h), 0, h);
-    weight.data_as<double>()[0] = 1.0;
-    id.data_as<int32_t>()[0] = e;
-    const FusedExpertsSwigluOaiArgs args{out,    in,     a.w13, a.w13_bias, a.w2, a.w2_bias, weight, id, TensorView{},
-                                         a.swiglu_alpha, a.swiglu_limit};
-    swigluoai_experts_reference(args, experts_shape(a, 1, 1));
-    return std::vector<double>(out.data_as<double>(), out.data_as<double>() + H);
+    // The clamped SwiGLU of fk/ops/moe_swigluoai.h on [g | u] = w13[e] @ x[row] + w13_bias[e].
+    const int64_t H = x.shape[1], I = a.w13.shape[1] / 2;
+    const double limit = a.swiglu_limit, alpha = a.swiglu_alpha;
+    std::vector<double> act(static_cast<size_t>(I));
+    for (int64_t i = 0; i < I; ++i) {
+      double g = get(a.w13_bias, e, i), u = get(a.w13_bias, e, I + i);
+      for (int64_t h = 0; h < H; ++h) {
+        g += get(a.w13, e, i, h) * get(x, row, h);
+        u += get(a.w13, e, I + i, h) * get(x, row, h);
+      }
+      g = std::min(g, limit);
+      u = std::clamp(u, -limit, limit);
+      act[static_cast<size_t>(i)] = (u + 1.0) * g / (1.0 + std::exp(-alpha * g));
+    }
+    return down_projection(a.w2, a.w2_bias, e, act);
   };
   return r;
 }

@@ -188,12 +188,14 @@ std::string check_moe_layer_outputs(const OpCase& host, const OpCase& oracle, co
       {"k_cache", &Args::k_cache}, {"v_cache", &Args::v_cache}, {"residual", &Args::residual}};
   for (const auto& [name, field] : state) {
     const TensorArg arg{name, ArgRole::inout, 0};
-    why += compare_elements(name, got.*field, want.*field,
-                            widened(moe_layer_tolerance(host, arg, (got.*field).dtype), against_baseline));
+    const DType dt = (got.*field).dtype;
+    why += compare_rows(name, got.*field, want.*field,
+                        layer_row_tolerance(moe_layer_tolerance(host, arg, dt), dt, got.input_norm.dtype, against_baseline));
   }
   if (!why.empty()) return why;
   const TensorArg hidden_arg{"hidden", ArgRole::inout, 0};
-  const Tolerance tol = widened(moe_layer_tolerance(host, hidden_arg, got.hidden.dtype), against_baseline);
+  const RowTolerance tol = layer_row_tolerance(moe_layer_tolerance(host, hidden_arg, got.hidden.dtype), got.hidden.dtype,
+                                              got.input_norm.dtype, against_baseline);
   return check_moe_hidden_rows(moe_layer_router(host.as<Args>()), got.residual, got.hidden, want.hidden,
                                got.topk_ids.shape[1], tol);
 }

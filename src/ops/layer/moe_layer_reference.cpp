@@ -4,6 +4,8 @@
 // them in the dtype). The routing is the top-k of the f64 logits.
 #include "ops/layer/moe_layer_reference.h"
 
+#include <cmath>
+
 #include "fk/element.h"
 #include "fk/ops/linear.h"
 #include "fk/ops/moe.h"
@@ -37,13 +39,18 @@ void experts(const MoeLayerArgs& a, const TensorView& out, const TensorView& x, 
 MoeLayerRouter moe_layer_router(const MoeLayerArgs& a) {
   MoeLayerRouter r{a.post_attention_norm, a.router_weight, TensorView{}, a.eps, a.renormalize != 0, {}};
   r.expert_row = [a](const TensorView& x, int64_t row, int32_t e) {
-    const int64_t H = x.shape[1];
-    Tensor in = f64(1, H), out = f64(1, H), weight = f64(1, 1), id = Tensor::empty({1, 1}, DType::i32);
-    for (int64_t h = 0; h < H; ++h) set(in.view(), get(x, row, h), 0, h);
-    weight.data_as<double>()[0] = 1.0;
-    id.data_as<int32_t>()[0] = e;
-    experts(a, out, in, weight, id);
-    return std::vector<double>(out.data_as<double>(), out.data_as<double>() + H);
+    // act = silu(g) * u with [g | u] = w13[e] @ x[row], as fused_experts_reference.
+    const int64_t H = x.shape[1], I = a.w13.shape[1] / 2;
+    std::vector<double> act(static_cast<size_t>(I));
+    for (int64_t i = 0; i < I; ++i) {
+      double g = 0, u = 0;
+      for (int64_t h = 0; h < H; ++h) {
+        g += get(a.w13, e, i, h) * get(x, row, h);
+        u += get(a.w13, e, I + i, h) * get(x, row, h);
+      }
+      act[static_cast<size_t>(i)] = g / (1.0 + std::exp(-g)) * u;
+    }
+    return down_projection(a.w2, TensorView{}, e, act);
   };
   return r;
 }

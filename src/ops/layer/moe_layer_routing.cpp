@@ -54,29 +54,65 @@ std::vector<std::vector<int32_t>> allowed_selections(const MoeLayerRouter& r, co
   return out;
 }
 
-// Whether row t of got is within tol of the experts' output on some allowed selection,
-// recomputed from the implementation's residual row.
+// Whether row t of got is within its bound of the experts' output on some allowed
+// selection, recomputed from the implementation's residual row: the op's tolerance, or
+// where larger the dtype's atol plus per_rms times the weighted rms of the terms summed
+// into each element and the routing weights' own error.
 bool matches_some_selection(const MoeLayerRouter& r, const TensorView& residual, const TensorView& got, int64_t t,
-                            int64_t k, Tolerance tol) {
+                            int64_t k, const RowTolerance& tol) {
   const MoeRouterRows rows = moe_router_rows(r, residual, t, 1);
   const int64_t H = got.shape[1];
-  std::vector<std::vector<double>> expert_out(static_cast<size_t>(rows.logits.size(1)));
+  std::vector<ExpertRow> expert_out(static_cast<size_t>(rows.logits.size(1)));
+  std::vector<double> want(static_cast<size_t>(H)), term_sq(static_cast<size_t>(H)), weighted_abs(static_cast<size_t>(H));
   for (const std::vector<int32_t>& sel : allowed_selections(r, rows.logits, 0, k)) {
     const std::vector<double> w = routing_weights(r, rows.logits, 0, sel);
-    std::vector<double> want(static_cast<size_t>(H), 0.0);
+    // Logits held in the model dtype move each weight by about u |logit| relatively: on
+    // logits far from 1 (coherent rows) that is the largest error of the row.
+    double largest_logit = 0;
+    for (int32_t e : sel) largest_logit = std::max(largest_logit, std::fabs(get(rows.logits.view(), 0, e)));
+    const double weight_error = tol.per_rms > 0 ? half_rounding_unit(r.post_attention_norm.dtype) * largest_logit : 0.0;
+    std::fill(want.begin(), want.end(), 0.0);
+    std::fill(term_sq.begin(), term_sq.end(), 0.0);
+    std::fill(weighted_abs.begin(), weighted_abs.end(), 0.0);
     for (size_t j = 0; j < sel.size(); ++j) {
-      auto& y = expert_out[static_cast<size_t>(sel[j])];
-      if (y.empty()) y = r.expert_row(rows.x, 0, sel[j]);
-      for (int64_t h = 0; h < H; ++h) want[static_cast<size_t>(h)] += w[j] * y[static_cast<size_t>(h)];
+      ExpertRow& y = expert_out[static_cast<size_t>(sel[j])];
+      if (y.y.empty()) y = r.expert_row(rows.x, 0, sel[j]);
+      for (size_t h = 0; h < want.size(); ++h) {
+        want[h] += w[j] * y.y[h];
+        term_sq[h] += w[j] * w[j] * y.term_rms[h] * y.term_rms[h];
+        weighted_abs[h] += w[j] * std::fabs(y.y[h]);
+      }
     }
     bool ok = true;
-    for (int64_t h = 0; h < H && ok; ++h) ok = within_tolerance(get(got, t, h), want[static_cast<size_t>(h)], tol);
+    for (int64_t h = 0; h < H && ok; ++h) {
+      const auto i = static_cast<size_t>(h);
+      const double atol = std::max(tol.tol.atol, tol.floor_atol + tol.per_rms * std::sqrt(term_sq[i]) +
+                                                     weight_error * weighted_abs[i]);
+      ok = within_tolerance(get(got, t, h), want[static_cast<size_t>(h)], Tolerance{atol, tol.tol.rtol});
+    }
     if (ok) return true;
   }
   return false;
 }
 
 }  // namespace
+
+ExpertRow down_projection(const TensorView& w2, const TensorView& w2_bias, int32_t e, const std::vector<double>& act) {
+  const int64_t H = w2.shape[1], I = w2.shape[2];
+  ExpertRow out{std::vector<double>(static_cast<size_t>(H)), std::vector<double>(static_cast<size_t>(H))};
+  const auto* base = static_cast<const char*>(w2.data) + e * H * I * w2.element_size();
+  for (int64_t h = 0; h < H; ++h) {
+    double y = w2_bias.data != nullptr && w2_bias.numel() > 0 ? get(w2_bias, e, h) : 0.0, sq = 0;
+    for (int64_t i = 0; i < I; ++i) {
+      const double term = load_element(base + (h * I + i) * w2.element_size(), w2.dtype) * act[static_cast<size_t>(i)];
+      y += term;
+      sq += term * term;
+    }
+    out.y[static_cast<size_t>(h)] = y;
+    out.term_rms[static_cast<size_t>(h)] = std::sqrt(sq);
+  }
+  return out;
+}
 
 MoeRouterRows moe_router_rows(const MoeLayerRouter& r, const TensorView& residual, int64_t t0, int64_t n) {
   const int64_t H = r.post_attention_norm.shape[0], E = r.router_weight.shape[0];
@@ -117,42 +153,67 @@ bool within_tolerance(double got, double want, Tolerance tol) {
   return std::isfinite(got) && std::fabs(got - want) <= tol.atol + tol.rtol * std::fabs(want);
 }
 
-std::string compare_elements(const char* name, const TensorView& got, const TensorView& want, Tolerance tol) {
-  int64_t bad = 0, worst = -1;
-  double worst_excess = -1;
-  for (int64_t i = 0; i < got.numel(); ++i) {
-    const double x = load_element(got.element_ptr(i), got.dtype), r = load_element(want.element_ptr(i), want.dtype);
-    if (within_tolerance(x, r, tol)) continue;
-    ++bad;
-    const double excess = std::isfinite(x) ? std::fabs(x - r) : INFINITY;
-    if (excess > worst_excess) worst_excess = excess, worst = i;
+Tolerance row_tolerance(const RowTolerance& r, const TensorView& want, int64_t first, int64_t n) {
+  double sum_sq = 0;
+  int64_t count = 0;
+  for (int64_t i = first; i < first + n; ++i) {
+    const double x = load_element(want.element_ptr(i), want.dtype);
+    if (std::isfinite(x)) sum_sq += x * x, ++count;
   }
-  if (bad == 0) return "";
-  return concat("output '", name, "': ", bad, " of ", got.numel(), " elements outside tolerance (atol ", tol.atol,
-                ", rtol ", tol.rtol, "); worst at element ", worst, ": got ",
-                load_element(got.element_ptr(worst), got.dtype), ", expected ",
-                load_element(want.element_ptr(worst), want.dtype), "; ");
+  const double rms = count > 0 ? std::sqrt(sum_sq / static_cast<double>(count)) : 0.0;
+  return Tolerance{std::max(r.tol.atol, r.floor_atol + r.per_rms * rms), r.tol.rtol};
 }
 
-Tolerance widened(Tolerance tol, bool against_baseline) {
-  if (!against_baseline) return tol;
-  return Tolerance{2 * tol.atol, 2 * tol.rtol};
+RowTolerance layer_row_tolerance(Tolerance tol, DType dt, DType model, bool against_baseline) {
+  const double widen = against_baseline ? 2.0 : 1.0;
+  return RowTolerance{Tolerance{widen * tol.atol, widen * tol.rtol}, widen * default_tolerance(dt).atol,
+                      widen * 8 * half_rounding_unit(model)};
+}
+
+RowTolerance fixed_row_tolerance(Tolerance tol, bool against_baseline) {
+  const double widen = against_baseline ? 2.0 : 1.0;
+  return RowTolerance{Tolerance{widen * tol.atol, widen * tol.rtol}, 0.0, 0.0};
+}
+
+std::string compare_rows(const char* name, const TensorView& got, const TensorView& want, const RowTolerance& tol) {
+  const int64_t n = got.rank > 0 ? got.shape[got.rank - 1] : 1, rows = n > 0 ? got.numel() / n : 0;
+  int64_t bad = 0, worst = -1;
+  double worst_excess = -1;
+  Tolerance worst_tol{};
+  for (int64_t row = 0; row < rows; ++row) {
+    const Tolerance t = row_tolerance(tol, want, row * n, n);
+    for (int64_t i = row * n; i < (row + 1) * n; ++i) {
+      const double x = load_element(got.element_ptr(i), got.dtype), r = load_element(want.element_ptr(i), want.dtype);
+      if (within_tolerance(x, r, t)) continue;
+      ++bad;
+      const double excess = std::isfinite(x) ? std::fabs(x - r) : INFINITY;
+      if (excess > worst_excess) worst_excess = excess, worst = i, worst_tol = t;
+    }
+  }
+  if (bad == 0) return "";
+  return concat("output '", name, "': ", bad, " of ", got.numel(), " elements outside tolerance; worst at element ",
+                worst, ": got ", load_element(got.element_ptr(worst), got.dtype), ", expected ",
+                load_element(want.element_ptr(worst), want.dtype), " (atol ", worst_tol.atol, ", rtol ", worst_tol.rtol,
+                "); ");
 }
 
 std::string check_moe_hidden_rows(const MoeLayerRouter& r, const TensorView& residual, const TensorView& got_hidden,
-                                  const TensorView& want_hidden, int64_t k, Tolerance tol) {
+                                  const TensorView& want_hidden, int64_t k, const RowTolerance& tol) {
   const int64_t T = got_hidden.shape[0], H = got_hidden.shape[1];
   int64_t bad = 0, first_bad = -1;
+  Tolerance first_tol{};
   for (int64_t t = 0; t < T; ++t) {
+    const Tolerance row_tol = row_tolerance(tol, want_hidden, t * H, H);
     bool row_ok = true;
     for (int64_t h = 0; h < H && row_ok; ++h)
-      row_ok = within_tolerance(get(got_hidden, t, h), get(want_hidden, t, h), tol);
+      row_ok = within_tolerance(get(got_hidden, t, h), get(want_hidden, t, h), row_tol);
     if (row_ok || matches_some_selection(r, residual, got_hidden, t, k, tol)) continue;
-    if (bad++ == 0) first_bad = t;
+    if (bad++ == 0) first_bad = t, first_tol = row_tol;
   }
   if (bad == 0) return "";
   return concat("output 'hidden': ", bad, " of ", T, " token rows match the experts' output on no routing their ",
-                "router logits allow (atol ", tol.atol, ", rtol ", tol.rtol, "); first at token ", first_bad, "; ");
+                "router logits allow; first at token ", first_bad, " (atol ", first_tol.atol, ", rtol ", first_tol.rtol,
+                "); ");
 }
 
 }  // namespace fk::ops

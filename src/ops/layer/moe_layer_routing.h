@@ -15,6 +15,16 @@
 
 namespace fk::ops {
 
+// One expert's output on one row (f64), and for each output element the rms size of the
+// terms its down projection sums, sqrt(sum_i (w2[h, i] act[i])^2): the scale of that
+// element's roundings even where the terms cancel.
+struct ExpertRow {
+  std::vector<double> y;
+  std::vector<double> term_rms;
+};
+// y and term_rms of w2 [E, H, I] (expert e; plus w2_bias[e] where given) applied to act [I].
+ExpertRow down_projection(const TensorView& w2, const TensorView& w2_bias, int32_t e, const std::vector<double>& act);
+
 // A MoE layer's router and experts as its oracle and check see them.
 struct MoeLayerRouter {
   TensorView post_attention_norm;  // [H]: the router's input is rms_norm(residual) * this
@@ -23,7 +33,7 @@ struct MoeLayerRouter {
   float eps = 1e-5f;
   bool renormalize = true;  // the weights: softmax over the k selected logits; else over all E
   // Expert e's unweighted output on row `row` of x [n, H] (f64).
-  std::function<std::vector<double>(const TensorView& x, int64_t row, int32_t e)> expert_row;
+  std::function<ExpertRow(const TensorView& x, int64_t row, int32_t e)> expert_row;
 };
 
 // The router's input and logits of tokens [t0, t0 + n) of a residual stream [T, H] of any
@@ -44,16 +54,35 @@ std::vector<double> routing_weights(const MoeLayerRouter& r, const TensorView& l
 // An element's bound, atol + rtol |want|; a NaN where the reference has one (cache slots no
 // query may read, poisoned by the case) must stay NaN.
 bool within_tolerance(double got, double want, Tolerance tol);
-// "" when every element of the packed tensor `got` is within tol of `want`, else a summary.
-std::string compare_elements(const char* name, const TensorView& got, const TensorView& want, Tolerance tol);
-// A timed call's outputs are checked against the baseline's, which are as far from the
-// exact result as the candidate's may be: the bounds double.
-Tolerance widened(Tolerance tol, bool against_baseline);
 
-// "" when each token row of got_hidden [T, H] is within tol of want_hidden's, or of the
-// experts' output on a routing its logits allow (from `residual`, the implementation's
-// own), else why not.
+// The bounds of a layer output's rows (its last dimension). The op's tolerance models each
+// output's size from the inputs' rms, as if every sum were a random walk. Inputs with
+// constant rows (an edge round's) make sums coherent: a row can be a hundred times that
+// size, and so are the roundings in it. Such a row is held to the dtype's own atol plus
+// `per_rms` (8 roundings) times its own rms instead, whichever is larger.
+struct RowTolerance {
+  Tolerance tol;           // the op's tolerance of the output
+  double floor_atol = 0;   // the dtype's default atol
+  double per_rms = 0;      // 8 half-ulps of the model dtype
+};
+// The tolerance of one row of the reference (non-finite elements ignored).
+Tolerance row_tolerance(const RowTolerance& r, const TensorView& want, int64_t first, int64_t n);
+// `tol` for an output of dtype `dt` of a layer in model dtype `model`, with its row bounds;
+// a timed call's outputs are checked against the baseline's, which are as far from the
+// exact result as the candidate's may be: every bound doubles.
+RowTolerance layer_row_tolerance(Tolerance tol, DType dt, DType model, bool against_baseline);
+// The op's tolerance alone (widened against the baseline), with no row bounds.
+RowTolerance fixed_row_tolerance(Tolerance tol, bool against_baseline);
+
+// "" when every row (last dimension) of the packed tensor `got` is within its bound of
+// `want`'s, else a summary.
+std::string compare_rows(const char* name, const TensorView& got, const TensorView& want, const RowTolerance& tol);
+
+// "" when each token row of got_hidden [T, H] is within its bound of want_hidden's, or of
+// the experts' output on a routing its logits allow (from `residual`, the implementation's
+// own; each element then held to the dtype's atol plus per_rms times the weighted rms of
+// the terms summed into it, where that is larger than the op's tolerance), else why not.
 std::string check_moe_hidden_rows(const MoeLayerRouter& r, const TensorView& residual, const TensorView& got_hidden,
-                                  const TensorView& want_hidden, int64_t k, Tolerance tol);
+                                  const TensorView& want_hidden, int64_t k, const RowTolerance& tol);
 
 }  // namespace fk::ops

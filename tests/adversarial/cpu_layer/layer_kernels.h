@@ -1,4 +1,5 @@
-// Shared by the CPU layer candidates (decoder_layer; gpt_oss_layer in ../cpu_oss_layer/): the whole layer written for the test with
+// Shared by the CPU layer candidates (decoder_layer; gpt_oss_layer in ../cpu_oss_layer/,
+// moe_layer in ../cpu_moe_layer/): the whole layer written for the test with
 // loops of its own (no engine code): float math, each activation rounded to the model
 // dtype where an engine stores it. Each candidate file shows only what it does differently.
 #pragma once
@@ -11,6 +12,7 @@
 #include "fk/dtype_convert.h"
 #include "fk/ops/gpt_oss_layer.h"
 #include "fk/ops/layer.h"
+#include "fk/ops/moe_layer.h"
 
 namespace adv_layer {
 
@@ -172,13 +174,16 @@ void stream_and_qkv(const Args& a, std::vector<float>& s, std::vector<float>& qk
 }
 
 // Paged causal attention of each sequence's query tokens (the last of its KV), rounded;
-// with sinks (gpt-oss), each head's sink logit joins the softmax denominator.
+// with sinks (gpt-oss), each head's sink logit joins the softmax denominator. The logits
+// and the softmax are in double: keys and queries of the dtype's largest magnitudes (an
+// edge round's) have dot products beyond float's range.
 template <class Args>
 std::vector<float> paged_attention(const Args& a, const std::vector<float>& qkv, const float* sinks = nullptr) {
   const DType dt = a.input_norm.dtype;
   const int64_t T = a.hidden.shape[0], Hq = a.num_heads, Hk = a.num_kv_heads, D = a.head_dim, group = Hq / Hk;
   const int64_t qkv_width = (Hq + 2 * Hk) * D, S = a.k_cache.shape[1];
-  std::vector<float> attn(static_cast<size_t>(T * Hq * D), 0.f), logits, o(static_cast<size_t>(D));
+  std::vector<float> attn(static_cast<size_t>(T * Hq * D), 0.f);
+  std::vector<double> logits, o(static_cast<size_t>(D));
   const int64_t B = a.kv_indptr_host.shape[0] - 1;
   for (int64_t b = 0; b < B; ++b) {
     const int64_t q0 = load_index(a.qo_indptr_host, b), q1 = load_index(a.qo_indptr_host, b + 1);
@@ -187,28 +192,28 @@ std::vector<float> paged_attention(const Args& a, const std::vector<float>& qkv,
     for (int64_t t = q0; t < q1; ++t) {
       const int64_t pos = kv_len - (q1 - t);
       const int64_t lo = a.window_left >= 0 ? std::max<int64_t>(0, pos - a.window_left) : 0;
-      logits.assign(static_cast<size_t>(pos + 1), 0.f);
+      logits.assign(static_cast<size_t>(pos + 1), 0.0);
       for (int64_t h = 0; h < Hq; ++h) {
         const float* q = &qkv[t * qkv_width + h * D];
-        float mx = -INFINITY;
+        double mx = -INFINITY;
         for (int64_t j = lo; j <= pos; ++j) {
           const int64_t page = load_index(a.kv_indices, p0 + j / S);
           const int64_t off = cache_offset(a.k_cache, page, j % S, h / group);
-          float dot = 0;
-          for (int64_t d = 0; d < D; ++d) dot += q[d] * load(a.k_cache, off + d);
+          double dot = 0;
+          for (int64_t d = 0; d < D; ++d) dot += static_cast<double>(q[d]) * load(a.k_cache, off + d);
           logits[j] = dot * a.sm_scale;
           mx = std::max(mx, logits[j]);
         }
-        float sum = sinks ? std::exp(sinks[h] - mx) : 0.f;
-        std::fill(o.begin(), o.end(), 0.f);
+        double sum = sinks ? std::exp(sinks[h] - mx) : 0.0;
+        std::fill(o.begin(), o.end(), 0.0);
         for (int64_t j = lo; j <= pos; ++j) {
-          const float e = std::exp(logits[j] - mx);
+          const double e = std::exp(logits[j] - mx);
           sum += e;
           const int64_t page = load_index(a.kv_indices, p0 + j / S);
           const int64_t off = cache_offset(a.v_cache, page, j % S, h / group);
           for (int64_t d = 0; d < D; ++d) o[d] += e * load(a.v_cache, off + d);
         }
-        for (int64_t d = 0; d < D; ++d) attn[(t * Hq + h) * D + d] = round_to(dt, o[d] / sum);
+        for (int64_t d = 0; d < D; ++d) attn[(t * Hq + h) * D + d] = round_to(dt, static_cast<float>(o[d] / sum));
       }
     }
   }
@@ -248,6 +253,41 @@ inline void decoder_layer(const fk::ops::DecoderLayerArgs& a, bool add_residual 
     }
 }
 
+// The routed experts of a MoE layer on the normalised rows x [T, H] into `out`: each
+// token's k experts by `score` (largest first), weighted by softmax(logits) over the k
+// (renormalize) or over all E, each expert's output from `expert(e, x_row, y_row)`.
+template <class Score, class Expert>
+std::vector<float> routed_experts(const std::vector<float>& x, const std::vector<float>& logits, int64_t T, int64_t H,
+                                  int64_t E, int64_t k, bool renormalize, Score score, Expert expert) {
+  std::vector<float> out(static_cast<size_t>(T * H), 0.f), y(static_cast<size_t>(H));
+  std::vector<int64_t> order(static_cast<size_t>(E));
+  for (int64_t t = 0; t < T; ++t) {
+    const float* l = &logits[t * E];
+    for (int64_t e = 0; e < E; ++e) order[e] = e;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) { return score(l, p) > score(l, q); });
+    const float top = *std::max_element(l, l + E);
+    float sum = 0;
+    for (int64_t j = 0; j < (renormalize ? k : E); ++j) sum += std::exp(l[order[j]] - top);
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t e = order[j];
+      const float weight = std::exp(l[e] - top) / sum;
+      expert(e, &x[t * H], y.data());
+      for (int64_t h = 0; h < H; ++h) out[t * H + h] += weight * y[h];
+    }
+  }
+  return out;
+}
+
+template <class Args>
+void store_stream(const Args& a, const std::vector<float>& s, const std::vector<float>& out) {
+  const int64_t T = a.hidden.shape[0], H = a.hidden.shape[1];
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < H; ++h) {
+      store(a.residual, t * a.residual.strides[0] + h * a.residual.strides[1], s[t * H + h]);
+      store(a.hidden, t * a.hidden.strides[0] + h * a.hidden.strides[1], out[t * H + h]);
+    }
+}
+
 // gpt-oss's layer: attention with sinks, o with its bias, the router, softmax over the top
 // k, the biased experts with the clamped SwiGLU. route_with_bias = false routes on the
 // logits without the router's bias (the experts' weights still from the biased logits): a
@@ -269,40 +309,65 @@ inline void gpt_oss_layer(const fk::ops::GptOssLayerArgs& a, bool route_with_bia
   const std::vector<float> bias = read_vector(a.router_bias);
 
   const int64_t E = a.router_weight.shape[0], k = a.topk_ids.shape[1], I = a.w13.shape[1] / 2;
-  std::vector<float> out(static_cast<size_t>(T * H), 0.f), act(static_cast<size_t>(I));
-  std::vector<int64_t> order(static_cast<size_t>(E));
-  for (int64_t t = 0; t < T; ++t) {
-    const float* l = &logits[t * E];
-    for (int64_t e = 0; e < E; ++e) order[e] = e;
-    const auto score = [&](int64_t e) { return route_with_bias ? l[e] : l[e] - bias[e]; };
-    std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) { return score(p) > score(q); });
-    float sum = 0;
-    for (int64_t j = 0; j < k; ++j) sum += std::exp(l[order[j]] - l[order[0]]);
-    for (int64_t j = 0; j < k; ++j) {
-      const int64_t e = order[j];
-      const float weight = std::exp(l[e] - l[order[0]]) / sum;
-      for (int64_t i = 0; i < I; ++i) {
-        float g = load(a.w13_bias, e * 2 * I + i), u = load(a.w13_bias, e * 2 * I + I + i);
-        for (int64_t h = 0; h < H; ++h) {
-          g += load(a.w13, (e * 2 * I + i) * H + h) * x[t * H + h];
-          u += load(a.w13, (e * 2 * I + I + i) * H + h) * x[t * H + h];
-        }
-        g = std::min(g, a.swiglu_limit);
-        u = std::clamp(u, -a.swiglu_limit, a.swiglu_limit);
-        act[i] = (u + 1.f) * g / (1.f + std::exp(-a.swiglu_alpha * g));
-      }
+  std::vector<float> act(static_cast<size_t>(I));
+  const auto score = [&](const float* l, int64_t e) { return route_with_bias ? l[e] : l[e] - bias[e]; };
+  const auto expert = [&](int64_t e, const float* xt, float* y) {
+    for (int64_t i = 0; i < I; ++i) {
+      float g = load(a.w13_bias, e * 2 * I + i), u = load(a.w13_bias, e * 2 * I + I + i);
       for (int64_t h = 0; h < H; ++h) {
-        float y = load(a.w2_bias, e * H + h);
-        for (int64_t i = 0; i < I; ++i) y += load(a.w2, (e * H + h) * I + i) * act[i];
-        out[t * H + h] += weight * y;
+        g += load(a.w13, (e * 2 * I + i) * H + h) * xt[h];
+        u += load(a.w13, (e * 2 * I + I + i) * H + h) * xt[h];
       }
+      g = std::min(g, a.swiglu_limit);
+      u = std::clamp(u, -a.swiglu_limit, a.swiglu_limit);
+      act[i] = (u + 1.f) * g / (1.f + std::exp(-a.swiglu_alpha * g));
     }
-  }
-  for (int64_t t = 0; t < T; ++t)
     for (int64_t h = 0; h < H; ++h) {
-      store(a.residual, t * a.residual.strides[0] + h * a.residual.strides[1], s[t * H + h]);
-      store(a.hidden, t * a.hidden.strides[0] + h * a.hidden.strides[1], out[t * H + h]);
+      y[h] = load(a.w2_bias, e * H + h);
+      for (int64_t i = 0; i < I; ++i) y[h] += load(a.w2, (e * H + h) * I + i) * act[i];
     }
+  };
+  store_stream(a, s, routed_experts(x, logits, T, H, E, k, /*renormalize=*/true, score, expert));
+}
+
+// A Mixtral / Qwen3-MoE layer: decoder_layer's attention (q/k norms where given), the
+// router, softmax top-k, the SwiGLU experts (act rounded to the dtype, as the engine's
+// experts store it). renormalize_as_given = false always renormalises the top-k weights:
+// wrong for a layer (OLMoE's) that takes the plain softmax probabilities.
+inline void moe_layer(const fk::ops::MoeLayerArgs& a, bool renormalize_as_given = true) {
+  const DType dt = a.input_norm.dtype;
+  const int64_t T = a.hidden.shape[0], H = a.hidden.shape[1];
+  if (T == 0) return;
+  std::vector<float> s, qkv;
+  stream_and_qkv(a, s, qkv, a.qkv_bias, a.q_norm, a.k_norm);
+  const std::vector<float> attn = paged_attention(a, qkv);
+  std::vector<float> proj = gemm(attn, T, a.o_weight, TensorView{});
+  round_all(proj, dt);
+  for (size_t i = 0; i < s.size(); ++i) s[i] = round_to(dt, proj[i] + s[i]);
+  std::vector<float> x = rms_norm(s, T, H, read_vector(a.post_attention_norm), a.eps);
+  round_all(x, dt);
+  std::vector<float> logits = gemm(x, T, a.router_weight, TensorView{});
+  round_all(logits, dt);
+
+  const int64_t E = a.router_weight.shape[0], k = a.topk_ids.shape[1], I = a.w13.shape[1] / 2;
+  std::vector<float> act(static_cast<size_t>(I));
+  const auto score = [](const float* l, int64_t e) { return l[e]; };
+  const auto expert = [&](int64_t e, const float* xt, float* y) {
+    for (int64_t i = 0; i < I; ++i) {
+      float g = 0, u = 0;
+      for (int64_t h = 0; h < H; ++h) {
+        g += load(a.w13, (e * 2 * I + i) * H + h) * xt[h];
+        u += load(a.w13, (e * 2 * I + I + i) * H + h) * xt[h];
+      }
+      act[i] = round_to(dt, round_to(dt, g) / (1.f + std::exp(-round_to(dt, g))) * round_to(dt, u));
+    }
+    for (int64_t h = 0; h < H; ++h) {
+      y[h] = 0;
+      for (int64_t i = 0; i < I; ++i) y[h] += load(a.w2, (e * H + h) * I + i) * act[i];
+    }
+  };
+  const bool renormalize = renormalize_as_given ? a.renormalize != 0 : true;
+  store_stream(a, s, routed_experts(x, logits, T, H, E, k, renormalize, score, expert));
 }
 
 }  // namespace adv_layer

@@ -5,10 +5,12 @@
 // router logits nearly tie, it may pick other experts than the oracle, which the op's
 // output check allows. Known gap: in about one run in fifteen to twenty, an edge round with
 // constant rows finds one to four residual (or one hidden) elements just beyond the op's
-// tolerance (e.g. -0.457 for -0.523, where atol + rtol |ref| is 0.062), the first-layer
-// workload among them, so the residual stream (o + s) is off before any routing; the
-// decoder_layer candidate (no sinks, no biases) does not show it in 20 runs. Until that is
-// understood it is not part of the CI run (tests/CMakeLists.txt).
+// tolerance: its bounds are modelled from the inputs' rms, and constant rows make sums
+// coherent, a hundred times that size. moe_layer holds such rows to bounds scaled by their
+// own size (moe_layer_routing.h, RowTolerance); under those bounds gpt_oss_layer's baseline
+// gets the huge-magnitude edge round right, and this candidate then fails its hidden rows
+// there, which is not yet understood. Until it is, gpt_oss_layer keeps its fixed bounds and
+// this candidate is not part of the CI run (tests/CMakeLists.txt).
 #include "../cpu_layer/layer_kernels.h"
 
 namespace {

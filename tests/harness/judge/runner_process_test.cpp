@@ -109,14 +109,19 @@ TEST(RunnerProcess, ATimedRequestCarriesTheRunnersWaitForAProcessor) {
   CPU_ZERO(&one);
   CPU_SET(0, &one);
   ASSERT_EQ(sched_setaffinity(remote.runner->pid(), sizeof one, &one), 0);
-  std::atomic<bool> stop{false};
+  std::atomic<bool> stop{false}, busy_on_it{false};
   std::thread busy([&] {
     sched_setaffinity(0, sizeof one, &one);
+    busy_on_it = true;
     while (!stop) {
     }
   });
+  while (!busy_on_it) std::this_thread::yield();
+  // Requests until one waited a millisecond, for two seconds at most (on a loaded machine
+  // the busy thread may itself wait for its turn).
   double most = 0;
-  for (int i = 0; i < 20 && most < 1000; ++i) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (most < 1000 && std::chrono::steady_clock::now() < until) {
     remote.runner->request(RunnerMessage::wake, 0);
     const RunnerProcess::Reply r = remote.runner->request(RunnerMessage::run, 0, args.data(), args.size(), true);
     ASSERT_EQ(r.status, FK_OK) << r.text;
