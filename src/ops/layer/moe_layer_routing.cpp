@@ -70,7 +70,7 @@ bool matches_some_selection(const MoeLayerRouter& r, const TensorView& residual,
     // logits far from 1 (coherent rows) that is the largest error of the row.
     double largest_logit = 0;
     for (int32_t e : sel) largest_logit = std::max(largest_logit, std::fabs(get(rows.logits.view(), 0, e)));
-    const double weight_error = tol.per_rms > 0 ? half_rounding_unit(r.post_attention_norm.dtype) * largest_logit : 0.0;
+    const double weight_error = half_rounding_unit(r.post_attention_norm.dtype) * largest_logit;
     std::fill(want.begin(), want.end(), 0.0);
     std::fill(term_sq.begin(), term_sq.end(), 0.0);
     std::fill(weighted_abs.begin(), weighted_abs.end(), 0.0);
@@ -168,11 +168,6 @@ RowTolerance layer_row_tolerance(Tolerance tol, DType dt, DType model, bool agai
   const double widen = against_baseline ? 2.0 : 1.0;
   return RowTolerance{Tolerance{widen * tol.atol, widen * tol.rtol}, widen * default_tolerance(dt).atol,
                       widen * 8 * half_rounding_unit(model)};
-}
-
-RowTolerance fixed_row_tolerance(Tolerance tol, bool against_baseline) {
-  const double widen = against_baseline ? 2.0 : 1.0;
-  return RowTolerance{Tolerance{widen * tol.atol, widen * tol.rtol}, 0.0, 0.0};
 }
 
 std::string compare_rows(const char* name, const TensorView& got, const TensorView& want, const RowTolerance& tol) {

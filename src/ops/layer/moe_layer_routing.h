@@ -71,8 +71,6 @@ Tolerance row_tolerance(const RowTolerance& r, const TensorView& want, int64_t f
 // a timed call's outputs are checked against the baseline's, which are as far from the
 // exact result as the candidate's may be: every bound doubles.
 RowTolerance layer_row_tolerance(Tolerance tol, DType dt, DType model, bool against_baseline);
-// The op's tolerance alone (widened against the baseline), with no row bounds.
-RowTolerance fixed_row_tolerance(Tolerance tol, bool against_baseline);
 
 // "" when every row (last dimension) of the packed tensor `got` is within its bound of
 // `want`'s, else a summary.

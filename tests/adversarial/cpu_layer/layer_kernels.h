@@ -80,15 +80,16 @@ inline void round_all(std::vector<float>& x, DType t) {
   for (float& f : x) f = round_to(t, f);
 }
 
-// out[m, :] = x[m, :] * rsqrt(mean(x[m, :]^2) + eps) * w
+// out[m, :] = x[m, :] * rsqrt(mean(x[m, :]^2) + eps) * w, the squares summed in double: a
+// residual stream that grew through huge weights (an edge round's) squares past float.
 inline std::vector<float> rms_norm(const std::vector<float>& x, int64_t M, int64_t K, const std::vector<float>& w,
                                    float eps) {
   std::vector<float> out(x.size());
   for (int64_t m = 0; m < M; ++m) {
-    float ss = 0;
-    for (int64_t k = 0; k < K; ++k) ss += x[m * K + k] * x[m * K + k];
-    const float inv = 1.f / std::sqrt(ss / static_cast<float>(K) + eps);
-    for (int64_t k = 0; k < K; ++k) out[m * K + k] = x[m * K + k] * inv * w[k];
+    double ss = 0;
+    for (int64_t k = 0; k < K; ++k) ss += static_cast<double>(x[m * K + k]) * x[m * K + k];
+    const double inv = 1.0 / std::sqrt(ss / static_cast<double>(K) + eps);
+    for (int64_t k = 0; k < K; ++k) out[m * K + k] = static_cast<float>(x[m * K + k] * inv * w[k]);
   }
   return out;
 }
