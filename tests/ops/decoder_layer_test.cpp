@@ -17,6 +17,7 @@
 #include "fk/ops/rope.h"
 #include "harness/check/op_check.h"
 #include "ops/layer/decoder_layer_reference.h"
+#include "layer_parts_by_hand.h"
 #include "support/test_seed.h"
 
 namespace fk::ops {
@@ -24,66 +25,14 @@ namespace {
 
 const OpDef& layer_def() { return OpRegistry::global().def(DecoderLayerArgs::kName); }
 
-OpCase clone_case(const OpCase& c) {
-  OpCase copy = c;
-  for (Tensor& t : copy.tensors)
-    if (t.defined()) t = t.clone();
-  copy.bind(layer_def().tensor_args);
-  return copy;
-}
-
-bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.nbytes() == b.nbytes() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
-}
+OpCase clone_case(const OpCase& c) { return layer_test::clone_case(layer_def(), c); }
+using layer_test::same_bits;
 
 // The layer written out as an engine calls its ops (fk/ops/layer.h's order).
 void call_parts_by_hand(const DecoderLayerArgs& a) {
   const DeviceType cpu = DeviceType::cpu;
-  const int64_t T = a.hidden.shape[0], Hq = a.num_heads, Hk = a.num_kv_heads, D = a.head_dim;
-  auto heads = [&](int64_t column, int64_t n) {
-    TensorView h = a.qkv;
-    h.data = a.qkv.element_ptr(column);
-    h.rank = 3;
-    h.shape[1] = n;
-    h.shape[2] = D;
-    h.strides[1] = D;
-    h.strides[2] = 1;
-    return h;
-  };
-  const TensorView q = heads(0, Hq), k = heads(Hq * D, Hk), v = heads((Hq + Hk) * D, Hk);
-  TensorView out = a.attn_out;
-  out.rank = 3;
-  out.shape[1] = Hq;
-  out.shape[2] = D;
-  out.strides[0] = Hq * D;
-  out.strides[1] = D;
-  out.strides[2] = 1;
   const TensorView none{};
-  if (a.first_layer)
-    call_op(RmsNormLinearArgs{a.qkv, a.normed, none, a.hidden, none, a.input_norm, a.qkv_weight, a.qkv_bias, a.eps},
-            cpu, nullptr);
-  else
-    call_op(RmsNormLinearArgs{a.qkv, a.normed, a.residual_mid, a.hidden, a.residual, a.input_norm, a.qkv_weight,
-                              a.qkv_bias, a.eps},
-            cpu, nullptr);
-  call_op(RopeAndCacheArgs{a.positions, q, k, v, a.q_norm, a.k_norm, a.cos_sin_cache, a.k_cache, a.v_cache,
-                           a.slot_mapping, a.head_dim, a.rope_style, a.eps},
-          cpu, nullptr);
-  const int64_t B = a.kv_indptr.shape[0] - 1;
-  if (T == B) {
-    call_op(BatchDecodePagedAttentionArgs{out, none, q, a.k_cache, a.v_cache, a.kv_indptr, a.kv_indices,
-                                          a.kv_last_page_len, a.kv_indptr_host, a.kv_last_page_len_host,
-                                          a.float_workspace, a.int_workspace, a.host_int_workspace, a.plan_info,
-                                          a.sm_scale, 0.f, a.window_left, a.cuda_graph},
-            cpu, nullptr);
-  } else {
-    call_op(BatchPrefillPagedAttentionArgs{out, none, q, a.k_cache, a.v_cache, a.qo_indptr, a.kv_indptr, a.kv_indices,
-                                           a.kv_last_page_len, a.qo_indptr_host, a.kv_indptr_host,
-                                           a.kv_last_page_len_host, a.float_workspace, a.int_workspace,
-                                           a.host_int_workspace, a.plan_info, a.sm_scale, 0.f, a.window_left, 1,
-                                           a.cuda_graph},
-            cpu, nullptr);
-  }
+  layer_test::qkv_and_attention_by_hand(a, a.q_norm, a.k_norm, none);
   if (a.first_layer) {  // the stream is hidden; o goes to residual_mid
     call_op(LinearArgs{a.residual_mid, a.attn_out, a.o_weight, none, none, none}, cpu, nullptr);
     call_op(RmsNormLinearArgs{a.gate_up, a.normed, a.residual, a.residual_mid, a.hidden, a.post_attention_norm,

@@ -21,6 +21,7 @@
 #include "harness/check/op_check.h"
 #include "ops/layer/gpt_oss_layer_check.h"
 #include "ops/layer/gpt_oss_layer_reference.h"
+#include "layer_parts_by_hand.h"
 #include "support/test_seed.h"
 
 namespace fk::ops {
@@ -33,58 +34,15 @@ const OpDef& def() { return OpRegistry::global().def(Args::kName); }
 // Indices of the case's tensors (the order of tensor_args).
 enum : size_t { kHidden = 0, kResidual = 1, kRouter = 9, kRouterBias = 10, kSlots = 19 };
 
-OpCase clone_case(const OpCase& c) {
-  OpCase copy = c;
-  for (Tensor& t : copy.tensors)
-    if (t.defined()) t = t.clone();
-  copy.bind(def().tensor_args);
-  return copy;
-}
-
-bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.nbytes() == b.nbytes() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
-}
+OpCase clone_case(const OpCase& c) { return layer_test::clone_case(def(), c); }
+using layer_test::same_bits;
 
 // The layer written out as the engine's DecoderModel calls its ops for a gpt-oss layer.
 void call_parts_by_hand(const Args& a) {
   const DeviceType cpu = DeviceType::cpu;
-  const int64_t T = a.hidden.shape[0], Hq = a.num_heads, Hk = a.num_kv_heads, D = a.head_dim;
-  auto heads = [&](const TensorView& m, int64_t column, int64_t n) {
-    TensorView h = m;
-    h.data = m.element_ptr(column);
-    h.rank = 3;
-    h.shape[1] = n;
-    h.shape[2] = D;
-    h.strides[1] = D;
-    h.strides[2] = 1;
-    return h;
-  };
-  const TensorView q = heads(a.qkv, 0, Hq), k = heads(a.qkv, Hq * D, Hk), v = heads(a.qkv, (Hq + Hk) * D, Hk);
-  const TensorView out = heads(a.attn_out, 0, Hq);
   const TensorView none{};
-  if (a.first_layer)
-    call_op(RmsNormLinearArgs{a.qkv, a.normed, none, a.hidden, none, a.input_norm, a.qkv_weight, a.qkv_bias, a.eps},
-            cpu, nullptr);
-  else
-    call_op(RmsNormLinearArgs{a.qkv, a.normed, a.residual_mid, a.hidden, a.residual, a.input_norm, a.qkv_weight,
-                              a.qkv_bias, a.eps},
-            cpu, nullptr);
-  call_op(RopeAndCacheArgs{a.positions, q, k, v, none, none, a.cos_sin_cache, a.k_cache, a.v_cache, a.slot_mapping,
-                           a.head_dim, a.rope_style, a.eps},
-          cpu, nullptr);
-  if (T == a.kv_indptr.shape[0] - 1)
-    call_op(BatchDecodePagedAttentionArgs{out, a.lse, q, a.k_cache, a.v_cache, a.kv_indptr, a.kv_indices,
-                                          a.kv_last_page_len, a.kv_indptr_host, a.kv_last_page_len_host,
-                                          a.float_workspace, a.int_workspace, a.host_int_workspace, a.plan_info,
-                                          a.sm_scale, 0.f, a.window_left, a.cuda_graph},
-            cpu, nullptr);
-  else
-    call_op(BatchPrefillPagedAttentionArgs{out, a.lse, q, a.k_cache, a.v_cache, a.qo_indptr, a.kv_indptr,
-                                           a.kv_indices, a.kv_last_page_len, a.qo_indptr_host, a.kv_indptr_host,
-                                           a.kv_last_page_len_host, a.float_workspace, a.int_workspace,
-                                           a.host_int_workspace, a.plan_info, a.sm_scale, 0.f, a.window_left, 1,
-                                           a.cuda_graph},
-            cpu, nullptr);
+  layer_test::qkv_and_attention_by_hand(a, none, none, a.lse);
+  const TensorView out = layer_test::heads_of(a.attn_out, 0, a.num_heads, a.head_dim);
   call_op(AttentionSinkRescaleArgs{out, a.lse, a.sinks}, cpu, nullptr);
   const TensorView o = a.first_layer ? a.residual_mid : a.hidden, s = a.first_layer ? a.hidden : a.residual_mid;
   call_op(LinearArgs{o, a.attn_out, a.o_weight, a.o_bias, none, none}, cpu, nullptr);
@@ -98,17 +56,7 @@ void call_parts_by_hand(const Args& a) {
 }
 
 TEST(GptOssLayer, BaselineIsThePartsCalledByHand) {
-  for (const Json& w : def().test_workloads) {
-    const OpCase c = def().make_case(w, test::seed_for("GptOssLayer.Parts"));
-    OpCase by_hand = clone_case(c), baseline = clone_case(c);
-    call_parts_by_hand(by_hand.as<Args>());
-    ASSERT_EQ(OpRegistry::global().baseline(def().name, DeviceType::cpu)(baseline.args_ptr(), nullptr), FK_OK)
-        << last_error_message();
-    const auto& args = def().tensor_args;
-    for (size_t i = 0; i < args.size(); ++i)
-      if (args[i].role == ArgRole::inout)
-        EXPECT_TRUE(same_bits(baseline.tensors[i], by_hand.tensors[i])) << w.dump() << ": " << args[i].name;
-  }
+  layer_test::expect_baseline_is_parts_by_hand<Args>(def(), test::seed_for("GptOssLayer.Parts"), call_parts_by_hand);
 }
 
 // Wrong parts, installed as candidates, reach the composed baseline; the check fails each.
@@ -140,10 +88,12 @@ TEST(GptOssLayer, OracleFailsAWrongPart) {
     Json workload;
     const char* op;
     fk_op_fn fn;
-  } wrong[] = {{def().test_workloads[0], "attention_sink_rescale", sinks_ignored},
+  } wrong[] = {// The first layer's prefill: its first tokens see a key or two, so every head's sink
+               // takes a large share (over many keys, random sinks may all take little).
+               {def().test_workloads[2], "attention_sink_rescale", sinks_ignored},
                {def().test_workloads[1], "moe_topk_softmax", softmax_over_all_experts},
                {clamped, "fused_experts_swigluoai", unclamped_experts},
-               {def().test_workloads[2], "linear", linear_without_bias}};
+               {def().test_workloads[0], "linear", linear_without_bias}};
   for (const auto& [w, op, fn] : wrong) {
     const auto honest = bench::check_op(def(), w, seed, DeviceType::cpu);
     EXPECT_TRUE(honest.passed) << w.dump() << ": " << honest.message;

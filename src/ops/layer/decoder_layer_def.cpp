@@ -15,6 +15,7 @@
 #include "ops/common/layer_cost.h"
 #include "ops/layer/decoder_layer_composed.h"
 #include "ops/layer/decoder_layer_reference.h"
+#include "ops/layer/layer_reference_parts.h"
 #include "ops/layer/paged_layer_case.h"
 #include "ops/rope/rope_workload.h"
 
@@ -26,9 +27,7 @@ constexpr const char* kOp = Args::kName;
 
 fk_status decoder_layer_cpu(const void* args, void* stream) {
   const auto& a = *static_cast<const Args*>(args);
-  const bool oracle = a.hidden.dtype == DType::f64 || a.residual.dtype == DType::f64 ||
-                      a.k_cache.dtype == DType::f64 || a.v_cache.dtype == DType::f64;
-  if (!oracle) return decoder_layer_composed_cpu(args, stream);
+  if (!is_oracle_call(a)) return decoder_layer_composed_cpu(args, stream);
   return op_guard([&] { decoder_layer_reference(a); });
 }
 
@@ -93,41 +92,28 @@ OpCase make_layer_case(const std::vector<TensorArg>& layout, const Json& w, uint
   rope.theta = wl_float(w, "rope_theta", 10000.0);
 
   OpCase c = begin_case<Args>(w, layout.size());
-  c.tensors = {
-      random_tensor({T, H}, dt, seed, kHidden, -1.f, 1.f),
-      random_tensor({T, H}, dt, seed, kResidual, -2.f, 2.f),
-      random_tensor({H}, dt, seed, kInputNorm, 0.5f, 1.5f),
-      projection(qkv_rows, H, dt, seed, kQkv),
-      l.qkv_bias ? random_tensor({qkv_rows}, dt, seed, kQkvBias, -0.5f, 0.5f) : absent_tensor(dt),
-      l.qk_norm ? random_tensor({D}, dt, seed, kQNorm, 0.5f, 1.5f) : absent_tensor(dt),
-      l.qk_norm ? random_tensor({D}, dt, seed, kKNorm, 0.5f, 1.5f) : absent_tensor(dt),
-      projection(H, l.heads * D, dt, seed, kO),
-      random_tensor({H}, dt, seed, kPostNorm, 0.5f, 1.5f),
-      projection(2 * I, H, dt, seed, kGateUp),
-      projection(H, I, dt, seed, kDown),
-      tokens.positions,
-      make_rope_cos_sin_cache(rope, tokens.max_kv, l.rot_dim),
-      at.k_cache,
-      at.v_cache,
-      tokens.slots,
-      at.qo_indptr,
-      at.kv_indptr,
-      at.kv_indices,
-      at.kv_last_page_len,
-      at.qo_indptr_host,
-      at.kv_indptr_host,
-      at.kv_last_page_len_host,
-      Tensor::empty({T, H}, dt),
-      Tensor::empty({T, H}, dt),
-      Tensor::empty({T, qkv_rows}, dt),
-      Tensor::empty({T, l.heads * D}, dt),
-      Tensor::empty({T, 2 * I}, dt),
-      Tensor::empty({T, I}, dt),
-      at.float_workspace,
-      at.int_workspace,
-      at.host_int_workspace,
-      at.plan_info,
-  };
+  c.tensors = joined<Tensor>({
+      {
+          random_tensor({T, H}, dt, seed, kHidden, -1.f, 1.f),
+          random_tensor({T, H}, dt, seed, kResidual, -2.f, 2.f),
+          random_tensor({H}, dt, seed, kInputNorm, 0.5f, 1.5f),
+          projection(qkv_rows, H, dt, seed, kQkv),
+          l.qkv_bias ? random_tensor({qkv_rows}, dt, seed, kQkvBias, -0.5f, 0.5f) : absent_tensor(dt),
+          l.qk_norm ? random_tensor({D}, dt, seed, kQNorm, 0.5f, 1.5f) : absent_tensor(dt),
+          l.qk_norm ? random_tensor({D}, dt, seed, kKNorm, 0.5f, 1.5f) : absent_tensor(dt),
+          projection(H, l.heads * D, dt, seed, kO),
+          random_tensor({H}, dt, seed, kPostNorm, 0.5f, 1.5f),
+          projection(2 * I, H, dt, seed, kGateUp),
+          projection(H, I, dt, seed, kDown),
+      },
+      layer_paged_tensors(tokens, make_rope_cos_sin_cache(rope, tokens.max_kv, l.rot_dim), at),
+      layer_stream_workspaces(T, H, qkv_rows, l.heads * D, dt),
+      {
+          Tensor::empty({T, 2 * I}, dt),
+          Tensor::empty({T, I}, dt),
+      },
+      layer_attention_workspaces(at),
+  });
   Args& a = c.as<Args>();
   a.num_heads = static_cast<int32_t>(l.heads);
   a.num_kv_heads = static_cast<int32_t>(l.kv_heads);
@@ -232,41 +218,28 @@ OpDef make_def() {
   d.summary = "one pre-norm decoder layer (Llama / Qwen3): norms, QKV, rope, KV-cache write, paged attention, o, "
               "SwiGLU MLP, residual adds";
   d.args_size = sizeof(Args);
-  d.tensor_args = {
-      {"hidden", ArgRole::inout, offsetof(Args, hidden)},
-      {"residual", ArgRole::inout, offsetof(Args, residual)},
-      {"input_norm", ArgRole::in, offsetof(Args, input_norm)},
-      {"qkv_weight", ArgRole::in, offsetof(Args, qkv_weight)},
-      {"qkv_bias", ArgRole::in, offsetof(Args, qkv_bias)},
-      {"q_norm", ArgRole::in, offsetof(Args, q_norm)},
-      {"k_norm", ArgRole::in, offsetof(Args, k_norm)},
-      {"o_weight", ArgRole::in, offsetof(Args, o_weight)},
-      {"post_attention_norm", ArgRole::in, offsetof(Args, post_attention_norm)},
-      {"gate_up_weight", ArgRole::in, offsetof(Args, gate_up_weight)},
-      {"down_weight", ArgRole::in, offsetof(Args, down_weight)},
-      {"positions", ArgRole::in, offsetof(Args, positions)},
-      {"cos_sin_cache", ArgRole::in, offsetof(Args, cos_sin_cache)},
-      {"k_cache", ArgRole::inout, offsetof(Args, k_cache)},
-      {"v_cache", ArgRole::inout, offsetof(Args, v_cache)},
-      {"slot_mapping", ArgRole::in, offsetof(Args, slot_mapping)},
-      {"qo_indptr", ArgRole::in, offsetof(Args, qo_indptr)},
-      {"kv_indptr", ArgRole::in, offsetof(Args, kv_indptr)},
-      {"kv_indices", ArgRole::in, offsetof(Args, kv_indices)},
-      {"kv_last_page_len", ArgRole::in, offsetof(Args, kv_last_page_len)},
-      {"qo_indptr_host", ArgRole::in, offsetof(Args, qo_indptr_host), /*host_only=*/true},
-      {"kv_indptr_host", ArgRole::in, offsetof(Args, kv_indptr_host), /*host_only=*/true},
-      {"kv_last_page_len_host", ArgRole::in, offsetof(Args, kv_last_page_len_host), /*host_only=*/true},
-      {"normed", ArgRole::workspace, offsetof(Args, normed)},
-      {"residual_mid", ArgRole::workspace, offsetof(Args, residual_mid)},
-      {"qkv", ArgRole::workspace, offsetof(Args, qkv)},
-      {"attn_out", ArgRole::workspace, offsetof(Args, attn_out)},
-      {"gate_up", ArgRole::workspace, offsetof(Args, gate_up)},
-      {"act", ArgRole::workspace, offsetof(Args, act)},
-      {"float_workspace", ArgRole::workspace, offsetof(Args, float_workspace)},
-      {"int_workspace", ArgRole::workspace, offsetof(Args, int_workspace)},
-      {"host_int_workspace", ArgRole::workspace, offsetof(Args, host_int_workspace), /*host_only=*/true},
-      {"plan_info", ArgRole::workspace, offsetof(Args, plan_info), /*host_only=*/true},
-  };
+  d.tensor_args = joined<TensorArg>({
+      {
+          {"hidden", ArgRole::inout, offsetof(Args, hidden)},
+          {"residual", ArgRole::inout, offsetof(Args, residual)},
+          {"input_norm", ArgRole::in, offsetof(Args, input_norm)},
+          {"qkv_weight", ArgRole::in, offsetof(Args, qkv_weight)},
+          {"qkv_bias", ArgRole::in, offsetof(Args, qkv_bias)},
+          {"q_norm", ArgRole::in, offsetof(Args, q_norm)},
+          {"k_norm", ArgRole::in, offsetof(Args, k_norm)},
+          {"o_weight", ArgRole::in, offsetof(Args, o_weight)},
+          {"post_attention_norm", ArgRole::in, offsetof(Args, post_attention_norm)},
+          {"gate_up_weight", ArgRole::in, offsetof(Args, gate_up_weight)},
+          {"down_weight", ArgRole::in, offsetof(Args, down_weight)},
+      },
+      layer_paged_args<Args>(),
+      layer_stream_workspace_args<Args>(),
+      {
+          {"gate_up", ArgRole::workspace, offsetof(Args, gate_up)},
+          {"act", ArgRole::workspace, offsetof(Args, act)},
+      },
+      layer_attention_workspace_args<Args>(),
+  });
   d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) { return make_layer_case(layout, w, seed); };
   d.cost = decoder_layer_cost;
   d.tolerance = decoder_layer_tolerance;

@@ -1,7 +1,6 @@
 #include "ops/layer/gpt_oss_layer_check.h"
 
 #include <cmath>
-#include <utility>
 
 #include "fk/element.h"
 #include "fk/ops/gpt_oss_layer.h"
@@ -49,26 +48,8 @@ Tolerance gpt_oss_layer_tolerance(const OpCase& c, const TensorArg& arg, DType d
 }
 
 std::string check_gpt_oss_layer_outputs(const OpCase& host, const OpCase& oracle, const OpCase& actual) {
-  const bool against_baseline = &host == &oracle;
-  const auto& want = oracle.as<Args>();
-  const auto& got = actual.as<Args>();
-  std::string why;
-  const std::pair<const char*, TensorView Args::*> state[] = {
-      {"k_cache", &Args::k_cache}, {"v_cache", &Args::v_cache}, {"residual", &Args::residual}};
-  for (const auto& [name, field] : state) {
-    const TensorArg arg{name, ArgRole::inout, 0};
-    const DType dt = (got.*field).dtype;
-    why += compare_rows(name, got.*field, want.*field,
-                        layer_row_tolerance(gpt_oss_layer_tolerance(host, arg, dt), dt, got.input_norm.dtype, against_baseline));
-  }
-  if (!why.empty()) return why;
-
-  // hidden, token by token; a row off the reference's is recomputed from this residual.
-  const TensorArg hidden_arg{"hidden", ArgRole::inout, 0};
-  const RowTolerance tol = layer_row_tolerance(gpt_oss_layer_tolerance(host, hidden_arg, got.hidden.dtype),
-                                               got.hidden.dtype, got.input_norm.dtype, against_baseline);
-  return check_moe_hidden_rows(gpt_oss_layer_router(host.as<Args>()), got.residual, got.hidden, want.hidden,
-                               got.topk_ids.shape[1], tol);
+  return check_moe_layer_outputs<Args>(host, oracle, actual, gpt_oss_layer_tolerance,
+                                       gpt_oss_layer_router(host.as<Args>()));
 }
 
 }  // namespace fk::ops

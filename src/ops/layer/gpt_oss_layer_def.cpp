@@ -15,6 +15,7 @@
 #include "ops/layer/gpt_oss_layer_check.h"
 #include "ops/layer/gpt_oss_layer_composed.h"
 #include "ops/layer/gpt_oss_layer_reference.h"
+#include "ops/layer/layer_reference_parts.h"
 #include "ops/layer/paged_layer_case.h"
 #include "ops/rope/rope_workload.h"
 
@@ -26,9 +27,7 @@ constexpr const char* kOp = Args::kName;
 
 fk_status gpt_oss_layer_cpu(const void* args, void* stream) {
   const auto& a = *static_cast<const Args*>(args);
-  const bool oracle = a.hidden.dtype == DType::f64 || a.residual.dtype == DType::f64 ||
-                      a.k_cache.dtype == DType::f64 || a.v_cache.dtype == DType::f64;
-  if (!oracle) return gpt_oss_layer_composed_cpu(args, stream);
+  if (!is_oracle_call(a)) return gpt_oss_layer_composed_cpu(args, stream);
   return op_guard([&] { gpt_oss_layer_reference(a); });
 }
 
@@ -101,48 +100,35 @@ OpCase make_layer_case(const std::vector<TensorArg>& layout, const Json& w, uint
   const LayerTokens tokens = layer_tokens(pw, at);
 
   OpCase c = begin_case<Args>(w, layout.size());
-  c.tensors = {
-      random_tensor({T, H}, dt, seed, kHidden, -1.f, 1.f),
-      random_tensor({T, H}, dt, seed, kResidual, -2.f, 2.f),
-      random_tensor({H}, dt, seed, kInputNorm, 0.5f, 1.5f),
-      projection({qkv_rows, H}, dt, seed, kQkv),
-      random_tensor({qkv_rows}, dt, seed, kQkvBias, -0.5f, 0.5f),
-      random_tensor({l.heads}, DType::f32, seed, kSinks, -2.f, 2.f),
-      projection({H, l.heads * D}, dt, seed, kO),
-      random_tensor({H}, dt, seed, kOBias, -0.5f, 0.5f),
-      random_tensor({H}, dt, seed, kPostNorm, 0.5f, 1.5f),
-      projection({E, H}, dt, seed, kRouter),
-      random_tensor({E}, dt, seed, kRouterBias, -0.5f, 0.5f),
-      projection({E, 2 * I, H}, dt, seed, kW13),
-      random_tensor({E, 2 * I}, dt, seed, kW13Bias, -0.5f, 0.5f),
-      projection({E, H, I}, dt, seed, kW2),
-      random_tensor({E, H}, dt, seed, kW2Bias, -0.5f, 0.5f),
-      tokens.positions,
-      make_rope_cos_sin_cache(rope_of(w), tokens.max_kv, D),
-      at.k_cache,
-      at.v_cache,
-      tokens.slots,
-      at.qo_indptr,
-      at.kv_indptr,
-      at.kv_indices,
-      at.kv_last_page_len,
-      at.qo_indptr_host,
-      at.kv_indptr_host,
-      at.kv_last_page_len_host,
-      Tensor::empty({T, H}, dt),
-      Tensor::empty({T, H}, dt),
-      Tensor::empty({T, qkv_rows}, dt),
-      Tensor::empty({T, l.heads * D}, dt),
-      Tensor::empty({T, l.heads}, DType::f32),
-      Tensor::empty({T, E}, dt),
-      Tensor::empty({T, k}, DType::f32),
-      Tensor::empty({T, k}, DType::i32),
-      Tensor::empty({fused_experts_swigluoai_workspace_bytes(T, k, I)}, DType::u8),
-      at.float_workspace,
-      at.int_workspace,
-      at.host_int_workspace,
-      at.plan_info,
-  };
+  c.tensors = joined<Tensor>({
+      {
+          random_tensor({T, H}, dt, seed, kHidden, -1.f, 1.f),
+          random_tensor({T, H}, dt, seed, kResidual, -2.f, 2.f),
+          random_tensor({H}, dt, seed, kInputNorm, 0.5f, 1.5f),
+          projection({qkv_rows, H}, dt, seed, kQkv),
+          random_tensor({qkv_rows}, dt, seed, kQkvBias, -0.5f, 0.5f),
+          random_tensor({l.heads}, DType::f32, seed, kSinks, -2.f, 2.f),
+          projection({H, l.heads * D}, dt, seed, kO),
+          random_tensor({H}, dt, seed, kOBias, -0.5f, 0.5f),
+          random_tensor({H}, dt, seed, kPostNorm, 0.5f, 1.5f),
+          projection({E, H}, dt, seed, kRouter),
+          random_tensor({E}, dt, seed, kRouterBias, -0.5f, 0.5f),
+          projection({E, 2 * I, H}, dt, seed, kW13),
+          random_tensor({E, 2 * I}, dt, seed, kW13Bias, -0.5f, 0.5f),
+          projection({E, H, I}, dt, seed, kW2),
+          random_tensor({E, H}, dt, seed, kW2Bias, -0.5f, 0.5f),
+      },
+      layer_paged_tensors(tokens, make_rope_cos_sin_cache(rope_of(w), tokens.max_kv, D), at),
+      layer_stream_workspaces(T, H, qkv_rows, l.heads * D, dt),
+      {
+          Tensor::empty({T, l.heads}, DType::f32),
+          Tensor::empty({T, E}, dt),
+          Tensor::empty({T, k}, DType::f32),
+          Tensor::empty({T, k}, DType::i32),
+          Tensor::empty({fused_experts_swigluoai_workspace_bytes(T, k, I)}, DType::u8),
+      },
+      layer_attention_workspaces(at),
+  });
   Args& a = c.as<Args>();
   a.num_heads = static_cast<int32_t>(l.heads);
   a.num_kv_heads = static_cast<int32_t>(l.kv_heads);
@@ -211,48 +197,35 @@ OpDef make_def() {
   d.summary = "one gpt-oss decoder layer: norms, QKV with bias, rope, KV-cache write, paged attention with sinks "
               "(sliding or full), o with bias, router, top-k softmax, biased experts with the clamped SwiGLU";
   d.args_size = sizeof(Args);
-  d.tensor_args = {
-      {"hidden", ArgRole::inout, offsetof(Args, hidden)},
-      {"residual", ArgRole::inout, offsetof(Args, residual)},
-      {"input_norm", ArgRole::in, offsetof(Args, input_norm)},
-      {"qkv_weight", ArgRole::in, offsetof(Args, qkv_weight)},
-      {"qkv_bias", ArgRole::in, offsetof(Args, qkv_bias)},
-      {"sinks", ArgRole::in, offsetof(Args, sinks)},
-      {"o_weight", ArgRole::in, offsetof(Args, o_weight)},
-      {"o_bias", ArgRole::in, offsetof(Args, o_bias)},
-      {"post_attention_norm", ArgRole::in, offsetof(Args, post_attention_norm)},
-      {"router_weight", ArgRole::in, offsetof(Args, router_weight)},
-      {"router_bias", ArgRole::in, offsetof(Args, router_bias)},
-      {"w13", ArgRole::in, offsetof(Args, w13)},
-      {"w13_bias", ArgRole::in, offsetof(Args, w13_bias)},
-      {"w2", ArgRole::in, offsetof(Args, w2)},
-      {"w2_bias", ArgRole::in, offsetof(Args, w2_bias)},
-      {"positions", ArgRole::in, offsetof(Args, positions)},
-      {"cos_sin_cache", ArgRole::in, offsetof(Args, cos_sin_cache)},
-      {"k_cache", ArgRole::inout, offsetof(Args, k_cache)},
-      {"v_cache", ArgRole::inout, offsetof(Args, v_cache)},
-      {"slot_mapping", ArgRole::in, offsetof(Args, slot_mapping)},
-      {"qo_indptr", ArgRole::in, offsetof(Args, qo_indptr)},
-      {"kv_indptr", ArgRole::in, offsetof(Args, kv_indptr)},
-      {"kv_indices", ArgRole::in, offsetof(Args, kv_indices)},
-      {"kv_last_page_len", ArgRole::in, offsetof(Args, kv_last_page_len)},
-      {"qo_indptr_host", ArgRole::in, offsetof(Args, qo_indptr_host), /*host_only=*/true},
-      {"kv_indptr_host", ArgRole::in, offsetof(Args, kv_indptr_host), /*host_only=*/true},
-      {"kv_last_page_len_host", ArgRole::in, offsetof(Args, kv_last_page_len_host), /*host_only=*/true},
-      {"normed", ArgRole::workspace, offsetof(Args, normed)},
-      {"residual_mid", ArgRole::workspace, offsetof(Args, residual_mid)},
-      {"qkv", ArgRole::workspace, offsetof(Args, qkv)},
-      {"attn_out", ArgRole::workspace, offsetof(Args, attn_out)},
-      {"lse", ArgRole::workspace, offsetof(Args, lse)},
-      {"router_logits", ArgRole::workspace, offsetof(Args, router_logits)},
-      {"topk_weights", ArgRole::workspace, offsetof(Args, topk_weights)},
-      {"topk_ids", ArgRole::workspace, offsetof(Args, topk_ids)},
-      {"moe_workspace", ArgRole::workspace, offsetof(Args, moe_workspace)},
-      {"float_workspace", ArgRole::workspace, offsetof(Args, float_workspace)},
-      {"int_workspace", ArgRole::workspace, offsetof(Args, int_workspace)},
-      {"host_int_workspace", ArgRole::workspace, offsetof(Args, host_int_workspace), /*host_only=*/true},
-      {"plan_info", ArgRole::workspace, offsetof(Args, plan_info), /*host_only=*/true},
-  };
+  d.tensor_args = joined<TensorArg>({
+      {
+          {"hidden", ArgRole::inout, offsetof(Args, hidden)},
+          {"residual", ArgRole::inout, offsetof(Args, residual)},
+          {"input_norm", ArgRole::in, offsetof(Args, input_norm)},
+          {"qkv_weight", ArgRole::in, offsetof(Args, qkv_weight)},
+          {"qkv_bias", ArgRole::in, offsetof(Args, qkv_bias)},
+          {"sinks", ArgRole::in, offsetof(Args, sinks)},
+          {"o_weight", ArgRole::in, offsetof(Args, o_weight)},
+          {"o_bias", ArgRole::in, offsetof(Args, o_bias)},
+          {"post_attention_norm", ArgRole::in, offsetof(Args, post_attention_norm)},
+          {"router_weight", ArgRole::in, offsetof(Args, router_weight)},
+          {"router_bias", ArgRole::in, offsetof(Args, router_bias)},
+          {"w13", ArgRole::in, offsetof(Args, w13)},
+          {"w13_bias", ArgRole::in, offsetof(Args, w13_bias)},
+          {"w2", ArgRole::in, offsetof(Args, w2)},
+          {"w2_bias", ArgRole::in, offsetof(Args, w2_bias)},
+      },
+      layer_paged_args<Args>(),
+      layer_stream_workspace_args<Args>(),
+      {
+          {"lse", ArgRole::workspace, offsetof(Args, lse)},
+          {"router_logits", ArgRole::workspace, offsetof(Args, router_logits)},
+          {"topk_weights", ArgRole::workspace, offsetof(Args, topk_weights)},
+          {"topk_ids", ArgRole::workspace, offsetof(Args, topk_ids)},
+          {"moe_workspace", ArgRole::workspace, offsetof(Args, moe_workspace)},
+      },
+      layer_attention_workspace_args<Args>(),
+  });
   d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) { return make_layer_case(layout, w, seed); };
   d.cost = gpt_oss_layer_cost;
   d.tolerance = gpt_oss_layer_tolerance;

@@ -21,12 +21,7 @@ namespace {
 
 constexpr const char* kOp = GptOssLayerArgs::kName;
 
-Tensor f64(int64_t rows, int64_t cols) { return Tensor::empty({rows, cols}, DType::f64); }
-
-void copy_values(const TensorView& dst, const TensorView& src) {
-  for (int64_t t = 0; t < src.shape[0]; ++t)
-    for (int64_t h = 0; h < src.shape[1]; ++h) set(dst, get(src, t, h), t, h);
-}
+Tensor f64(int64_t rows, int64_t cols) { return f64_matrix(rows, cols); }
 
 // out[t, h, :] *= sigmoid(lse[t, h] ln 2 - sinks[h]) (attention_sink_rescale); a row that saw
 // no key (lse = -inf) is zero and stays so.

@@ -13,6 +13,19 @@
 
 namespace fk::ops {
 
+// Whether a layer op's CPU call is the oracle's (f64 stream or caches): the reference runs,
+// not the composition of the parts, which take the model dtype only.
+template <class LayerArgs>
+bool is_oracle_call(const LayerArgs& a) {
+  return a.hidden.dtype == DType::f64 || a.residual.dtype == DType::f64 || a.k_cache.dtype == DType::f64 ||
+         a.v_cache.dtype == DType::f64;
+}
+
+// An uninitialised f64 matrix, and the values of one [rows, cols] matrix into another of
+// any dtype (rounded to it).
+Tensor f64_matrix(int64_t rows, int64_t cols);
+void copy_values(const TensorView& dst, const TensorView& src);
+
 // A cache in the model dtype for the attention reference, which reads caches of q's dtype:
 // a copy of the oracle's f64 cache. The copy is exact: every value of the oracle's cache is
 // a model-dtype value (the case's inputs, and keys and values the layer rounded to the dtype).

@@ -18,6 +18,7 @@
 #include "ops/layer/moe_layer_composed.h"
 #include "ops/layer/moe_layer_reference.h"
 #include "ops/layer/moe_layer_routing.h"
+#include "ops/layer/layer_reference_parts.h"
 #include "ops/layer/paged_layer_case.h"
 #include "ops/rope/rope_workload.h"
 
@@ -29,9 +30,7 @@ constexpr const char* kOp = Args::kName;
 
 fk_status moe_layer_cpu(const void* args, void* stream) {
   const auto& a = *static_cast<const Args*>(args);
-  const bool oracle = a.hidden.dtype == DType::f64 || a.residual.dtype == DType::f64 ||
-                      a.k_cache.dtype == DType::f64 || a.v_cache.dtype == DType::f64;
-  if (!oracle) return moe_layer_composed_cpu(args, stream);
+  if (!is_oracle_call(a)) return moe_layer_composed_cpu(args, stream);
   return op_guard([&] { moe_layer_reference(a); });
 }
 
@@ -94,44 +93,31 @@ OpCase make_layer_case(const std::vector<TensorArg>& layout, const Json& w, uint
   rope.theta = wl_float(w, "rope_theta", 1e6);
 
   OpCase c = begin_case<Args>(w, layout.size());
-  c.tensors = {
-      random_tensor({T, H}, dt, seed, kHidden, -1.f, 1.f),
-      random_tensor({T, H}, dt, seed, kResidual, -2.f, 2.f),
-      random_tensor({H}, dt, seed, kInputNorm, 0.5f, 1.5f),
-      projection({qkv_rows, H}, dt, seed, kQkv),
-      l.qkv_bias ? random_tensor({qkv_rows}, dt, seed, kQkvBias, -0.5f, 0.5f) : absent_tensor(dt),
-      l.qk_norm ? random_tensor({D}, dt, seed, kQNorm, 0.5f, 1.5f) : absent_tensor(dt),
-      l.qk_norm ? random_tensor({D}, dt, seed, kKNorm, 0.5f, 1.5f) : absent_tensor(dt),
-      projection({H, l.heads * D}, dt, seed, kO),
-      random_tensor({H}, dt, seed, kPostNorm, 0.5f, 1.5f),
-      projection({E, H}, dt, seed, kRouter),
-      projection({E, 2 * I, H}, dt, seed, kW13),
-      projection({E, H, I}, dt, seed, kW2),
-      tokens.positions,
-      make_rope_cos_sin_cache(rope, tokens.max_kv, D),
-      at.k_cache,
-      at.v_cache,
-      tokens.slots,
-      at.qo_indptr,
-      at.kv_indptr,
-      at.kv_indices,
-      at.kv_last_page_len,
-      at.qo_indptr_host,
-      at.kv_indptr_host,
-      at.kv_last_page_len_host,
-      Tensor::empty({T, H}, dt),
-      Tensor::empty({T, H}, dt),
-      Tensor::empty({T, qkv_rows}, dt),
-      Tensor::empty({T, l.heads * D}, dt),
-      Tensor::empty({T, E}, dt),
-      Tensor::empty({T, k}, DType::f32),
-      Tensor::empty({T, k}, DType::i32),
-      Tensor::empty({fused_experts_workspace_bytes(T, k, E, H, I)}, DType::u8),
-      at.float_workspace,
-      at.int_workspace,
-      at.host_int_workspace,
-      at.plan_info,
-  };
+  c.tensors = joined<Tensor>({
+      {
+          random_tensor({T, H}, dt, seed, kHidden, -1.f, 1.f),
+          random_tensor({T, H}, dt, seed, kResidual, -2.f, 2.f),
+          random_tensor({H}, dt, seed, kInputNorm, 0.5f, 1.5f),
+          projection({qkv_rows, H}, dt, seed, kQkv),
+          l.qkv_bias ? random_tensor({qkv_rows}, dt, seed, kQkvBias, -0.5f, 0.5f) : absent_tensor(dt),
+          l.qk_norm ? random_tensor({D}, dt, seed, kQNorm, 0.5f, 1.5f) : absent_tensor(dt),
+          l.qk_norm ? random_tensor({D}, dt, seed, kKNorm, 0.5f, 1.5f) : absent_tensor(dt),
+          projection({H, l.heads * D}, dt, seed, kO),
+          random_tensor({H}, dt, seed, kPostNorm, 0.5f, 1.5f),
+          projection({E, H}, dt, seed, kRouter),
+          projection({E, 2 * I, H}, dt, seed, kW13),
+          projection({E, H, I}, dt, seed, kW2),
+      },
+      layer_paged_tensors(tokens, make_rope_cos_sin_cache(rope, tokens.max_kv, D), at),
+      layer_stream_workspaces(T, H, qkv_rows, l.heads * D, dt),
+      {
+          Tensor::empty({T, E}, dt),
+          Tensor::empty({T, k}, DType::f32),
+          Tensor::empty({T, k}, DType::i32),
+          Tensor::empty({fused_experts_workspace_bytes(T, k, E, H, I)}, DType::u8),
+      },
+      layer_attention_workspaces(at),
+  });
   Args& a = c.as<Args>();
   a.num_heads = static_cast<int32_t>(l.heads);
   a.num_kv_heads = static_cast<int32_t>(l.kv_heads);
@@ -177,27 +163,8 @@ Tolerance moe_layer_tolerance(const OpCase& c, const TensorArg& arg, DType dt) {
   return tol;
 }
 
-// The cache rows and the residual element-wise; hidden token by token, a row off the
-// reference's recomputed from this implementation's residual (moe_layer_routing.h).
-std::string check_moe_layer_outputs(const OpCase& host, const OpCase& oracle, const OpCase& actual) {
-  const bool against_baseline = &host == &oracle;
-  const auto& want = oracle.as<Args>();
-  const auto& got = actual.as<Args>();
-  std::string why;
-  const std::pair<const char*, TensorView Args::*> state[] = {
-      {"k_cache", &Args::k_cache}, {"v_cache", &Args::v_cache}, {"residual", &Args::residual}};
-  for (const auto& [name, field] : state) {
-    const TensorArg arg{name, ArgRole::inout, 0};
-    const DType dt = (got.*field).dtype;
-    why += compare_rows(name, got.*field, want.*field,
-                        layer_row_tolerance(moe_layer_tolerance(host, arg, dt), dt, got.input_norm.dtype, against_baseline));
-  }
-  if (!why.empty()) return why;
-  const TensorArg hidden_arg{"hidden", ArgRole::inout, 0};
-  const RowTolerance tol = layer_row_tolerance(moe_layer_tolerance(host, hidden_arg, got.hidden.dtype), got.hidden.dtype,
-                                              got.input_norm.dtype, against_baseline);
-  return check_moe_hidden_rows(moe_layer_router(host.as<Args>()), got.residual, got.hidden, want.hidden,
-                               got.topk_ids.shape[1], tol);
+std::string check_moe_layer(const OpCase& host, const OpCase& oracle, const OpCase& actual) {
+  return check_moe_layer_outputs<Args>(host, oracle, actual, moe_layer_tolerance, moe_layer_router(host.as<Args>()));
 }
 
 // Minimal traffic: the attention weights and the router once, each expert a token selects
@@ -253,48 +220,35 @@ OpDef make_def() {
   d.summary = "one MoE decoder layer (Mixtral / Qwen3-MoE): norms, QKV, rope (q/k norms), KV-cache write, paged "
               "attention, o, router, top-k softmax, SwiGLU experts, residual adds";
   d.args_size = sizeof(Args);
-  d.tensor_args = {
-      {"hidden", ArgRole::inout, offsetof(Args, hidden)},
-      {"residual", ArgRole::inout, offsetof(Args, residual)},
-      {"input_norm", ArgRole::in, offsetof(Args, input_norm)},
-      {"qkv_weight", ArgRole::in, offsetof(Args, qkv_weight)},
-      {"qkv_bias", ArgRole::in, offsetof(Args, qkv_bias)},
-      {"q_norm", ArgRole::in, offsetof(Args, q_norm)},
-      {"k_norm", ArgRole::in, offsetof(Args, k_norm)},
-      {"o_weight", ArgRole::in, offsetof(Args, o_weight)},
-      {"post_attention_norm", ArgRole::in, offsetof(Args, post_attention_norm)},
-      {"router_weight", ArgRole::in, offsetof(Args, router_weight)},
-      {"w13", ArgRole::in, offsetof(Args, w13)},
-      {"w2", ArgRole::in, offsetof(Args, w2)},
-      {"positions", ArgRole::in, offsetof(Args, positions)},
-      {"cos_sin_cache", ArgRole::in, offsetof(Args, cos_sin_cache)},
-      {"k_cache", ArgRole::inout, offsetof(Args, k_cache)},
-      {"v_cache", ArgRole::inout, offsetof(Args, v_cache)},
-      {"slot_mapping", ArgRole::in, offsetof(Args, slot_mapping)},
-      {"qo_indptr", ArgRole::in, offsetof(Args, qo_indptr)},
-      {"kv_indptr", ArgRole::in, offsetof(Args, kv_indptr)},
-      {"kv_indices", ArgRole::in, offsetof(Args, kv_indices)},
-      {"kv_last_page_len", ArgRole::in, offsetof(Args, kv_last_page_len)},
-      {"qo_indptr_host", ArgRole::in, offsetof(Args, qo_indptr_host), /*host_only=*/true},
-      {"kv_indptr_host", ArgRole::in, offsetof(Args, kv_indptr_host), /*host_only=*/true},
-      {"kv_last_page_len_host", ArgRole::in, offsetof(Args, kv_last_page_len_host), /*host_only=*/true},
-      {"normed", ArgRole::workspace, offsetof(Args, normed)},
-      {"residual_mid", ArgRole::workspace, offsetof(Args, residual_mid)},
-      {"qkv", ArgRole::workspace, offsetof(Args, qkv)},
-      {"attn_out", ArgRole::workspace, offsetof(Args, attn_out)},
-      {"router_logits", ArgRole::workspace, offsetof(Args, router_logits)},
-      {"topk_weights", ArgRole::workspace, offsetof(Args, topk_weights)},
-      {"topk_ids", ArgRole::workspace, offsetof(Args, topk_ids)},
-      {"moe_workspace", ArgRole::workspace, offsetof(Args, moe_workspace)},
-      {"float_workspace", ArgRole::workspace, offsetof(Args, float_workspace)},
-      {"int_workspace", ArgRole::workspace, offsetof(Args, int_workspace)},
-      {"host_int_workspace", ArgRole::workspace, offsetof(Args, host_int_workspace), /*host_only=*/true},
-      {"plan_info", ArgRole::workspace, offsetof(Args, plan_info), /*host_only=*/true},
-  };
+  d.tensor_args = joined<TensorArg>({
+      {
+          {"hidden", ArgRole::inout, offsetof(Args, hidden)},
+          {"residual", ArgRole::inout, offsetof(Args, residual)},
+          {"input_norm", ArgRole::in, offsetof(Args, input_norm)},
+          {"qkv_weight", ArgRole::in, offsetof(Args, qkv_weight)},
+          {"qkv_bias", ArgRole::in, offsetof(Args, qkv_bias)},
+          {"q_norm", ArgRole::in, offsetof(Args, q_norm)},
+          {"k_norm", ArgRole::in, offsetof(Args, k_norm)},
+          {"o_weight", ArgRole::in, offsetof(Args, o_weight)},
+          {"post_attention_norm", ArgRole::in, offsetof(Args, post_attention_norm)},
+          {"router_weight", ArgRole::in, offsetof(Args, router_weight)},
+          {"w13", ArgRole::in, offsetof(Args, w13)},
+          {"w2", ArgRole::in, offsetof(Args, w2)},
+      },
+      layer_paged_args<Args>(),
+      layer_stream_workspace_args<Args>(),
+      {
+          {"router_logits", ArgRole::workspace, offsetof(Args, router_logits)},
+          {"topk_weights", ArgRole::workspace, offsetof(Args, topk_weights)},
+          {"topk_ids", ArgRole::workspace, offsetof(Args, topk_ids)},
+          {"moe_workspace", ArgRole::workspace, offsetof(Args, moe_workspace)},
+      },
+      layer_attention_workspace_args<Args>(),
+  });
   d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) { return make_layer_case(layout, w, seed); };
   d.cost = moe_layer_cost;
   d.tolerance = moe_layer_tolerance;
-  d.check_outputs = check_moe_layer_outputs;
+  d.check_outputs = check_moe_layer;
   d.workload_from_call = workload_from_call;
   // Every op whose candidate must reach the layer: those the composition calls, and the
   // parts of the fused ones among them (their own compositions call those).

@@ -21,12 +21,7 @@ namespace {
 
 constexpr const char* kOp = MoeLayerArgs::kName;
 
-Tensor f64(int64_t rows, int64_t cols) { return Tensor::empty({rows, cols}, DType::f64); }
-
-void copy_values(const TensorView& dst, const TensorView& src) {
-  for (int64_t t = 0; t < src.shape[0]; ++t)
-    for (int64_t h = 0; h < src.shape[1]; ++h) set(dst, get(src, t, h), t, h);
-}
+Tensor f64(int64_t rows, int64_t cols) { return f64_matrix(rows, cols); }
 
 // The experts of `weights` / `ids` [n, k] on x [n, H] into out [n, H] (any dtypes).
 void experts(const MoeLayerArgs& a, const TensorView& out, const TensorView& x, const TensorView& weights,

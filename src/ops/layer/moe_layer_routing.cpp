@@ -170,13 +170,26 @@ RowTolerance layer_row_tolerance(Tolerance tol, DType dt, DType model, bool agai
                       widen * 8 * half_rounding_unit(model)};
 }
 
-std::string compare_rows(const char* name, const TensorView& got, const TensorView& want, const RowTolerance& tol) {
+Tensor layer_o_rows(const TensorView& residual_out, const TensorView& hidden_in, const TensorView& residual_in,
+                    bool first_layer) {
+  const int64_t T = residual_out.shape[0], H = residual_out.shape[1];
+  Tensor o = Tensor::empty({T, H}, DType::f64);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < H; ++h) {
+      const double s = get(hidden_in, t, h) + (first_layer ? 0.0 : get(residual_in, t, h));
+      o.data_as<double>()[t * H + h] = get(residual_out, t, h) - s;
+    }
+  return o;
+}
+
+std::string compare_rows(const char* name, const TensorView& got, const TensorView& want, const RowTolerance& tol,
+                         const TensorView* scale) {
   const int64_t n = got.rank > 0 ? got.shape[got.rank - 1] : 1, rows = n > 0 ? got.numel() / n : 0;
   int64_t bad = 0, worst = -1;
   double worst_excess = -1;
   Tolerance worst_tol{};
   for (int64_t row = 0; row < rows; ++row) {
-    const Tolerance t = row_tolerance(tol, want, row * n, n);
+    const Tolerance t = row_tolerance(tol, scale != nullptr ? *scale : want, row * n, n);
     for (int64_t i = row * n; i < (row + 1) * n; ++i) {
       const double x = load_element(got.element_ptr(i), got.dtype), r = load_element(want.element_ptr(i), want.dtype);
       if (within_tolerance(x, r, t)) continue;

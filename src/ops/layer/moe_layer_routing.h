@@ -73,8 +73,15 @@ Tolerance row_tolerance(const RowTolerance& r, const TensorView& want, int64_t f
 RowTolerance layer_row_tolerance(Tolerance tol, DType dt, DType model, bool against_baseline);
 
 // "" when every row (last dimension) of the packed tensor `got` is within its bound of
-// `want`'s, else a summary.
-std::string compare_rows(const char* name, const TensorView& got, const TensorView& want, const RowTolerance& tol);
+// `want`'s, else a summary. The bound of a row scales with the same row of `scale` (of
+// want's shape), or of want itself: the residual's with o alone, the part of it the layer
+// computed (the stream added to it is exact).
+std::string compare_rows(const char* name, const TensorView& got, const TensorView& want, const RowTolerance& tol,
+                         const TensorView* scale = nullptr);
+// o = residual_out - s of a layer's outputs, with s its input stream (hidden, plus the
+// residual in unless first_layer), as f64 [T, H].
+Tensor layer_o_rows(const TensorView& residual_out, const TensorView& hidden_in, const TensorView& residual_in,
+                    bool first_layer);
 
 // "" when each token row of got_hidden [T, H] is within its bound of want_hidden's, or of
 // the experts' output on a routing its logits allow (from `residual`, the implementation's
@@ -82,5 +89,30 @@ std::string compare_rows(const char* name, const TensorView& got, const TensorVi
 // the terms summed into it, where that is larger than the op's tolerance), else why not.
 std::string check_moe_hidden_rows(const MoeLayerRouter& r, const TensorView& residual, const TensorView& got_hidden,
                                   const TensorView& want_hidden, int64_t k, const RowTolerance& tol);
+
+// A MoE layer op's output check (OpDef::check_outputs; `tolerance` its OpDef::tolerance):
+// the cache rows and the residual against the reference row by row, then hidden token by
+// token. "" when right, else why not. `oracle` holds the reference's outputs; when it is
+// `host` itself (a timed call checked against the baseline's outputs) the bounds double.
+template <class Args, class ToleranceFn>
+std::string check_moe_layer_outputs(const OpCase& host, const OpCase& oracle, const OpCase& actual,
+                                    ToleranceFn tolerance, const MoeLayerRouter& router) {
+  const bool against_baseline = &host == &oracle;
+  const auto& want = oracle.as<Args>();
+  const auto& got = actual.as<Args>();
+  const DType model = got.input_norm.dtype;
+  auto bounds = [&](const char* name, DType dt) {
+    return layer_row_tolerance(tolerance(host, TensorArg{name, ArgRole::inout, 0}, dt), dt, model, against_baseline);
+  };
+  const auto& in = host.as<Args>();
+  const Tensor o = layer_o_rows(want.residual, in.hidden, in.residual, in.first_layer != 0);
+  const TensorView o_rows = o.view();
+  std::string why = compare_rows("k_cache", got.k_cache, want.k_cache, bounds("k_cache", got.k_cache.dtype));
+  why += compare_rows("v_cache", got.v_cache, want.v_cache, bounds("v_cache", got.v_cache.dtype));
+  why += compare_rows("residual", got.residual, want.residual, bounds("residual", got.residual.dtype), &o_rows);
+  if (!why.empty()) return why;
+  return check_moe_hidden_rows(router, got.residual, got.hidden, want.hidden, got.topk_ids.shape[1],
+                               bounds("hidden", got.hidden.dtype));
+}
 
 }  // namespace fk::ops

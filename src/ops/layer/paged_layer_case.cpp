@@ -35,4 +35,20 @@ LayerTokens layer_tokens(const attn::PagedWorkload& pw, const attn::PagedCaseTen
   return x;
 }
 
+std::vector<Tensor> layer_paged_tensors(const LayerTokens& tokens, const Tensor& cos_sin_cache,
+                                        const attn::PagedCaseTensors& at) {
+  return {tokens.positions,   cos_sin_cache,  at.k_cache,          at.v_cache,           tokens.slots,
+          at.qo_indptr,       at.kv_indptr,   at.kv_indices,       at.kv_last_page_len,  at.qo_indptr_host,
+          at.kv_indptr_host,  at.kv_last_page_len_host};
+}
+
+std::vector<Tensor> layer_stream_workspaces(int64_t T, int64_t H, int64_t qkv_rows, int64_t q_size, DType dt) {
+  return {Tensor::empty({T, H}, dt), Tensor::empty({T, H}, dt), Tensor::empty({T, qkv_rows}, dt),
+          Tensor::empty({T, q_size}, dt)};
+}
+
+std::vector<Tensor> layer_attention_workspaces(const attn::PagedCaseTensors& at) {
+  return {at.float_workspace, at.int_workspace, at.host_int_workspace, at.plan_info};
+}
+
 }  // namespace fk::ops

@@ -1,8 +1,11 @@
-// What the paged-attention layer ops' definitions share (decoder_layer, gpt_oss_layer): the
-// batch of a workload, the positions and cache slots of its query tokens, the traffic of
-// the layer beside its weights, and the batch of a captured call.
+// What the paged-attention layer ops' definitions share (decoder_layer, moe_layer,
+// gpt_oss_layer): the batch of a workload, the positions and cache slots of its query
+// tokens, the argument groups every such layer has (and their tensors in a case, in the
+// same order), the traffic of the layer beside its weights, and the batch of a captured call.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "fk/element.h"
 #include "fk/op_registry.h"
@@ -24,6 +27,60 @@ struct LayerTokens {
   int64_t max_kv = 1;
 };
 LayerTokens layer_tokens(const attn::PagedWorkload& pw, const attn::PagedCaseTensors& at);
+
+// The rope, cache and batch arguments (positions, cos_sin_cache, k_cache, v_cache,
+// slot_mapping, the four indptr / index tensors and the three host mirrors), in that order.
+template <class Args>
+std::vector<TensorArg> layer_paged_args() {
+  return {
+      {"positions", ArgRole::in, offsetof(Args, positions)},
+      {"cos_sin_cache", ArgRole::in, offsetof(Args, cos_sin_cache)},
+      {"k_cache", ArgRole::inout, offsetof(Args, k_cache)},
+      {"v_cache", ArgRole::inout, offsetof(Args, v_cache)},
+      {"slot_mapping", ArgRole::in, offsetof(Args, slot_mapping)},
+      {"qo_indptr", ArgRole::in, offsetof(Args, qo_indptr)},
+      {"kv_indptr", ArgRole::in, offsetof(Args, kv_indptr)},
+      {"kv_indices", ArgRole::in, offsetof(Args, kv_indices)},
+      {"kv_last_page_len", ArgRole::in, offsetof(Args, kv_last_page_len)},
+      {"qo_indptr_host", ArgRole::in, offsetof(Args, qo_indptr_host), /*host_only=*/true},
+      {"kv_indptr_host", ArgRole::in, offsetof(Args, kv_indptr_host), /*host_only=*/true},
+      {"kv_last_page_len_host", ArgRole::in, offsetof(Args, kv_last_page_len_host), /*host_only=*/true},
+  };
+}
+// The stream's workspaces every layer has first: normed, residual_mid, qkv, attn_out.
+template <class Args>
+std::vector<TensorArg> layer_stream_workspace_args() {
+  return {
+      {"normed", ArgRole::workspace, offsetof(Args, normed)},
+      {"residual_mid", ArgRole::workspace, offsetof(Args, residual_mid)},
+      {"qkv", ArgRole::workspace, offsetof(Args, qkv)},
+      {"attn_out", ArgRole::workspace, offsetof(Args, attn_out)},
+  };
+}
+// The attention op's workspaces and plan, every layer's last arguments.
+template <class Args>
+std::vector<TensorArg> layer_attention_workspace_args() {
+  return {
+      {"float_workspace", ArgRole::workspace, offsetof(Args, float_workspace)},
+      {"int_workspace", ArgRole::workspace, offsetof(Args, int_workspace)},
+      {"host_int_workspace", ArgRole::workspace, offsetof(Args, host_int_workspace), /*host_only=*/true},
+      {"plan_info", ArgRole::workspace, offsetof(Args, plan_info), /*host_only=*/true},
+  };
+}
+// The groups' tensors in a case, in the same orders (the stream's workspaces for T tokens of
+// hidden size H, qkv_rows and q_size columns, in the model dtype).
+std::vector<Tensor> layer_paged_tensors(const LayerTokens& tokens, const Tensor& cos_sin_cache,
+                                        const attn::PagedCaseTensors& at);
+std::vector<Tensor> layer_stream_workspaces(int64_t T, int64_t H, int64_t qkv_rows, int64_t q_size, DType dt);
+std::vector<Tensor> layer_attention_workspaces(const attn::PagedCaseTensors& at);
+
+// Concatenates argument (or tensor) groups.
+template <class T>
+std::vector<T> joined(std::initializer_list<std::vector<T>> parts) {
+  std::vector<T> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
 
 // The bytes a layer moves beside its weights: the K/V every query reads and this step's
 // K/V written, positions, slots, metadata and cos/sin rows, the stream read and written.
