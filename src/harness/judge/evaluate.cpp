@@ -123,7 +123,8 @@ TimedSample remote_call(const OpDef& def, const Implementation& impl, const OpCa
   // machine's load. Time the runner was off every processor (the wall time less its CPU
   // time, all its threads) and spent waiting for one (run_delay) is taken off; time it
   // chose not to run (sleeping, blocked on work elsewhere) is not. Both figures are the
-  // kernel's, and a window a little wider than the call's makes both err on the short side.
+  // kernel's, read over a window a little wider than the call's: the CPU time over it is
+  // the longer, so wall less CPU errs on the short side, and it bounds the wait taken off.
   if (reply.cpu_us < 0 || reply.waited_us < 0) return {reply.us};
   const double off = std::min(reply.us - reply.cpu_us, reply.waited_us);
   if (off <= 0) return {reply.us};
