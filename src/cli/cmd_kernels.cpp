@@ -124,9 +124,13 @@ void print_run(const CandidateRun& r) {
   for (const auto& w : r.result.workloads) {
     if (!w.timed) continue;
     const std::string speedup = speedup_measured(w.speedup) ? "x" + format_speedup(w.speedup) : "n/a";
-    std::printf("    %-56s base %9s us  cand %9s us  %-7s [%s]\n", w.shape.dump().c_str(),
+    // Calls that waited for a processor (a busy machine; their wait is not in their time).
+    const int waited = w.baseline.descheduled + w.candidate.descheduled;
+    const std::string busy =
+        waited > 0 ? concat("  (", waited, " of ", w.baseline.samples + w.candidate.samples, " calls descheduled)") : "";
+    std::printf("    %-56s base %9s us  cand %9s us  %-7s [%s]%s\n", w.shape.dump().c_str(),
                 format_time_us(w.baseline).c_str(), format_time_us(w.candidate).c_str(), speedup.c_str(),
-                w.correct ? "ok" : "FAIL");
+                w.correct ? "ok" : "FAIL", busy.c_str());
   }
   if (r.result.verdict != Verdict::PASSED) {
     std::string msg = r.result.message;
