@@ -9,6 +9,15 @@
 
 namespace fk::engine {
 
+// The engine's per-op path for a model whose layers one layer op covers: the same single ops
+// called one by one, to compare the layer op's host and launch cost (and a candidate's layer)
+// against. The layer op's CUDA baseline composes those ops, so both compute the same bits.
+constexpr const char* kAsParts = "as_parts";
+constexpr const char* kAsPartsSummary = "the engine runs each layer as its single ops instead of this layer op";
+FK_REGISTER_VARIANT(ops::DecoderLayerArgs::kName, kAsParts, kAsPartsSummary);
+FK_REGISTER_VARIANT(ops::MoeLayerArgs::kName, kAsParts, kAsPartsSummary);
+FK_REGISTER_VARIANT(ops::GptOssLayerArgs::kName, kAsParts, kAsPartsSummary);
+
 DecoderModel::LayerOp DecoderModel::choose_layer_op() const {
   if (!fuse_norm_linear_ || spec_.qk_norm_across_heads) return LayerOp::none;
   bool decoder = spec_.activation == MlpActivation::silu;
@@ -27,7 +36,11 @@ DecoderModel::LayerOp DecoderModel::choose_layer_op() const {
     gpt_oss = gpt_oss && no_cap && spec_.is_moe_layer(l) && w.qkv_bias.defined() && w.o_bias.defined() &&
               w.router_bias.defined() && w.sinks.defined();
   }
-  return decoder ? LayerOp::decoder : moe ? LayerOp::moe : gpt_oss ? LayerOp::gpt_oss : LayerOp::none;
+  const LayerOp op = decoder ? LayerOp::decoder : moe ? LayerOp::moe : gpt_oss ? LayerOp::gpt_oss : LayerOp::none;
+  const char* name = op == LayerOp::decoder ? ops::DecoderLayerArgs::kName
+                     : op == LayerOp::moe   ? ops::MoeLayerArgs::kName
+                                            : ops::GptOssLayerArgs::kName;
+  return op != LayerOp::none && OpRegistry::global().variant_on(name, kAsParts) ? LayerOp::none : op;
 }
 
 void DecoderModel::layer_op(const ForwardBatch& b, int64_t l, const KvCache& kv, const TensorView& residual,
