@@ -571,6 +571,7 @@ SCIENCE_TASKS = {
 # (4096 image + 512 text tokens) and 512^2, captured by `fk capture --workload 1024px | 512px`
 # (one denoising step on the GPU): the blocks are the L3 tasks.
 DIFFUSION = ["flux.1-dev"]
+WORLD = ["oasis-500m"]  # world models: a DiT over video frames
 DIFFUSION_TASKS = {
     "flux_double_block": dict(op="flux_double_block", models=DIFFUSION,
                               check=[{"hidden": 128, "heads": 2, "mlp": 256, "text": 5, "image": 8},
@@ -601,6 +602,12 @@ DIFFUSION_TASKS = {
     "flux_qk_norm_rope": dict(op="qk_norm_rope", models=DIFFUSION,
                               check=[{"tokens": 5, "q_heads": 4, "kv_heads": 4, "head_size": 64, "max_pos": 64,
                                       "style": "gptj"}]),
+    # Oasis-500m's axial DiT: its tokens between frame-major (spatial attention, per-frame
+    # adaLN) and position-major order (temporal attention). No capture yet: the op's bench
+    # workloads (1 to 32 frames of 144 positions).
+    "transpose_tokens": dict(op="transpose_tokens", models=WORLD,
+                             check=[{"batch": 2, "x": 3, "y": 5, "channels": 16},
+                                    {"batch": 1, "x": 5, "y": 3, "channels": 13, "dtype": "f32"}]),
 }
 
 

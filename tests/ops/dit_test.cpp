@@ -1,4 +1,4 @@
-// The DiT ops (silu, adaln_modulate, gated_residual_add, flow_match_euler_step) beyond the generic oracle test:
+// The DiT ops (silu, adaln_modulate, gated_residual_add, flow_match_euler_step, ddim_step) beyond the generic oracle test:
 // hand-computed values, the per-sample vectors reaching only their own tokens, row-strided
 // modulation vectors (slices of one [B, 6H] linear output, as FLUX passes them), in-place
 // update that leaves the inputs alone, and named errors for bad arguments.
@@ -17,6 +17,7 @@ namespace fk {
 namespace {
 
 using ops::AdaLnModulateArgs;
+using ops::DdimStepArgs;
 using ops::FlowMatchEulerStepArgs;
 using ops::GatedResidualAddArgs;
 using ops::SiluArgs;
@@ -127,6 +128,24 @@ TEST(DitFlowMatchEulerStep, StepsInPlaceInFloat) {
   EXPECT_EQ(get(x.view(), 0, 0), 1.0078125);
 }
 
+TEST(DitDdimStep, CombinesSampleAndOutputInPlace) {
+  Tensor sample = f32_matrix(1, 3, {1.f, -2.f, 4.f});
+  const Tensor output = f32_matrix(1, 3, {2.f, 1.f, -0.5f});
+  expect_ok(DeviceType::cpu, DdimStepArgs{sample, output, 0.5f, -0.25f});
+  const float* s = sample.data_as<float>();
+  EXPECT_FLOAT_EQ(s[0], 0.f);
+  EXPECT_FLOAT_EQ(s[1], -1.25f);
+  EXPECT_FLOAT_EQ(s[2], 2.125f);
+  EXPECT_FLOAT_EQ(output.data_as<float>()[0], 2.f);
+  // bf16: one rounding of the whole sum. 1 * 1 + 0.00392 * 1 rounds up to 1.0078125; the
+  // product rounded to bf16 first (0.00390625) would land on the midpoint and round to 1.
+  Tensor x = Tensor::empty({1, 1}, DType::bf16), v = Tensor::empty({1, 1}, DType::bf16);
+  set(x.view(), 1.0, 0, 0);
+  set(v.view(), 1.0, 0, 0);
+  expect_ok(DeviceType::cpu, DdimStepArgs{x, v, 1.f, 0.00392f});
+  EXPECT_EQ(get(x.view(), 0, 0), 1.0078125);
+}
+
 TEST(DitOps, NamedErrors) {
   const Tensor x = f32_matrix(4, 2, {0, 0, 0, 0, 0, 0, 0, 0});
   Tensor out = Tensor::empty({4, 2}, DType::f32);
@@ -144,6 +163,9 @@ TEST(DitOps, NamedErrors) {
   expect_invalid(DeviceType::cpu, FlowMatchEulerStepArgs{out, x, std::numeric_limits<float>::infinity()},
                  "dt must be finite");
   expect_invalid(DeviceType::cpu, FlowMatchEulerStepArgs{out, out, -0.1f}, "overlap");
+  expect_invalid(DeviceType::cpu, DdimStepArgs{out, x, std::nanf(""), 1.f}, "c_sample and c_output must be finite");
+  expect_invalid(DeviceType::cpu, DdimStepArgs{out, out, 1.f, 0.5f}, "overlap");
+  expect_invalid(DeviceType::cpu, DdimStepArgs{out, three, 1.f, 0.5f}, "sample");
 }
 
 // flux_single_block (L3): the oracle test holds its baseline to the double-precision

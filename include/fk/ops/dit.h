@@ -1,6 +1,8 @@
-// Ops of diffusion transformers (DiT / MMDiT: FLUX.1, SD3, HunyuanVideo): the conditioning
-// activation and the adaLN modulation and gated residual around every block. Shapes beside
-// each field: T tokens (packed, B samples of L = T / B consecutive tokens each), H hidden.
+// Ops of diffusion transformers (DiT / MMDiT: FLUX.1, SD3, HunyuanVideo; the axial DiT of the
+// Oasis world model): the conditioning activation, the adaLN modulation and gated residual
+// around every block, and the token reordering between spatial and temporal attention.
+// Shapes beside each field: T tokens (packed, B samples of L = T / B consecutive tokens
+// each), H hidden.
 //
 // Common rules:
 // - Dtypes: f32, f16 or bf16; every tensor has the dtype of input. Math is fp32 (CUDA) or
@@ -60,6 +62,37 @@ struct FlowMatchEulerStepArgs {
   TensorView sample;        // [T, C] updated; f32/f16/bf16; rows contiguous (row stride free)
   TensorView model_output;  // [T, C] read; dtype of sample; rows contiguous; must not overlap sample
   float dt;                 // finite (FLUX: negative, sigma decreases)
+};
+
+// One DDIM step of a v-prediction diffusion model (Oasis's sampler), IN PLACE:
+//   sample = c_sample * sample + c_output * model_output
+// The step x_t -> x_t' (x0 = sqrt(a) x - sqrt(1 - a) v, eps = sqrt(1 - a) x + sqrt(a) v,
+// x_t' = sqrt(a') x0 + sqrt(1 - a') eps, with a = alphas_cumprod[t], a' = alphas_cumprod[t'])
+// is linear in x and v: the sampler computes the two coefficients from the schedule on the
+// host in double, and the op is one fp32 fused multiply-add per element, rounded once.
+struct DdimStepArgs {
+  static constexpr const char* kName = "ddim_step";
+  TensorView sample;        // [T, C] updated; f32/f16/bf16; rows contiguous (row stride free)
+  TensorView model_output;  // [T, C] read; dtype of sample; rows contiguous; must not overlap sample
+  float c_sample;           // finite
+  float c_output;           // finite
+};
+
+// Swaps the two token axes of a packed token buffer, a copy (no rounding):
+//   out[b, y, x, :] = input[b, x, y, :]
+// An axial spatio-temporal DiT (Oasis-500m: T frames of S = 144 patch tokens) alternates
+// spatial and temporal attention. Frame-major order [B, T, S, C] is what the spatial
+// attention and the per-frame adaLN modulation need (each frame's S tokens consecutive, one
+// modulation vector per frame); the temporal attention needs each spatial position's T
+// frames as consecutive tokens, [B, S, T, C]. One op serves both directions (X = T, Y = S
+// and back). Unlike the other DiT ops these tensors are rank 4 and need not follow the
+// [T, H] rules above: the input's token strides are free, so a slice of a packed qkv (or
+// of any wider buffer) is read in place; out is written contiguous, which keeps the kernel
+// a gather of whole C-element rows.
+struct TransposeTokensArgs {
+  static constexpr const char* kName = "transpose_tokens";
+  TensorView out;    // [B, Y, X, C] written; dtype of input; contiguous; must not overlap input
+  TensorView input;  // [B, X, Y, C] read; f32/f16/bf16; C contiguous (stride 1), other strides free (>= 0)
 };
 
 // FLUX.1's single-stream block (diffusers' FluxSingleTransformerBlock), L3, over B samples

@@ -63,4 +63,40 @@ inline void validate_flow_match_euler_step(const FlowMatchEulerStepArgs& a, Devi
   expect_no_overlap(op, "sample", a.sample, "model_output", a.model_output);
 }
 
+inline void validate_ddim_step(const DdimStepArgs& a, DeviceType backend) {
+  constexpr const char* op = DdimStepArgs::kName;
+  expect_activation_rows(op, "model_output", a.model_output, backend);
+  expect_dtype_in(op, "model_output", a.model_output, {DType::f32, DType::f16, DType::bf16});
+  expect_activation_rows(op, "sample", a.sample, backend);
+  expect_same_shape(op, "sample", a.sample, "model_output", a.model_output);
+  expect_written_dtype(op, "sample", a.sample, a.model_output.dtype, backend);
+  FK_CHECK(std::isfinite(a.c_sample) && std::isfinite(a.c_output), op, ": c_sample and c_output must be finite, got ",
+           a.c_sample, " and ", a.c_output);
+  expect_no_overlap(op, "sample", a.sample, "model_output", a.model_output);
+}
+
+// input [B, X, Y, C] -> out [B, Y, X, C]. The input's strides are free but non-negative (the
+// overlap check measures a view's span from its first element); out is contiguous.
+inline void validate_transpose_tokens(const TransposeTokensArgs& a, DeviceType backend) {
+  constexpr const char* op = TransposeTokensArgs::kName;
+  const TensorView &in = a.input, &out = a.out;
+  expect_rank(op, "input", in, 4);
+  expect_device(op, "input", in, backend);
+  expect_dtype_in(op, "input", in, {DType::f32, DType::f16, DType::bf16});
+  FK_CHECK(in.strides[3] == 1 || in.shape[3] <= 1, op, ": input [B, X, Y, C] must have a contiguous channel dimension",
+           " (stride 1), got ", describe(in), " with strides ", shape_to_string(in.strides, in.rank));
+  FK_CHECK(in.strides[0] >= 0 && in.strides[1] >= 0 && in.strides[2] >= 0, op,
+           ": input strides must be non-negative, got ", shape_to_string(in.strides, in.rank), " for ", describe(in));
+  expect_rank(op, "out", out, 4);
+  expect_device(op, "out", out, backend);
+  FK_CHECK(out.shape[0] == in.shape[0] && out.shape[1] == in.shape[2] && out.shape[2] == in.shape[1] &&
+               out.shape[3] == in.shape[3],
+           op, ": out must be [B, Y, X, C] = [", in.shape[0], ", ", in.shape[2], ", ", in.shape[1], ", ", in.shape[3],
+           "] for input [B, X, Y, C] ", describe(in), ", got ", describe(out));
+  expect_written_dtype(op, "out", out, in.dtype, backend);
+  FK_CHECK(out.is_contiguous(), op, ": out must be contiguous, got ", describe(out), " with strides ",
+           shape_to_string(out.strides, out.rank));
+  expect_no_overlap(op, "out", out, "input", in);
+}
+
 }  // namespace fk::ops
