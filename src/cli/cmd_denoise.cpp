@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/latents_report.h"
 #include "cli/model_lookup.h"
 #include "cli/variant_option.h"
 #include "core/safetensors/safetensors.h"
@@ -76,7 +77,7 @@ void run(DenoiseCli& o) {
   serving::denoise::DenoiseRunner runner(*model, lo, sched);
   const serving::denoise::DenoiseResult res = runner.run(r);
 
-  const std::string checksum = safetensors::hash_hex(safetensors::content_hash64(res.latents.data(), res.latents.nbytes()));
+  const std::string checksum = latents_checksum(res.latents);
   json j{{"model", o.model},
          {"architecture", src.registration->architecture},
          {"pattern", "denoise"},
@@ -106,16 +107,7 @@ void run(DenoiseCli& o) {
               static_cast<long long>(r.batch), static_cast<long long>(r.width), static_cast<long long>(r.height),
               static_cast<long long>(r.steps), r.guidance_scale, res.seconds,
               res.seconds / static_cast<double>(r.steps));
-  std::printf("latents [%lld, %lld] checksum %s\n", static_cast<long long>(res.latents.size(0)),
-              static_cast<long long>(res.latents.size(1)), checksum.c_str());
-  if (!o.out.empty()) {
-    safetensors::save(o.out, {{"latents", res.latents.view()}});
-    std::printf("latents written to %s\n", o.out.c_str());
-  }
-  if (o.json_out.empty()) return;
-  std::ofstream f(o.json_out);
-  FK_CHECK(f.good(), "denoise: cannot write ", o.json_out);
-  f << j.dump(2) << "\n";
+  report_latents(res.latents, checksum, o.out, o.json_out, j, "denoise");
 }
 
 void setup(CLI::App& app) {

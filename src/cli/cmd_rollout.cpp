@@ -6,15 +6,14 @@
 // the time and the frames per second.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/latents_report.h"
 #include "cli/model_lookup.h"
 #include "cli/variant_option.h"
-#include "core/safetensors/safetensors.h"
 #include "harness/device/device_info.h"
 #include "fk/runtime.h"
 #include "fk/status.h"
@@ -62,7 +61,7 @@ void run(RolloutCli& o) {
   serving::denoise::OasisRollout rollout(*model, lo);
   const serving::denoise::OasisRolloutResult res = rollout.run(r);
 
-  const std::string checksum = safetensors::hash_hex(safetensors::content_hash64(res.latents.data(), res.latents.nbytes()));
+  const std::string checksum = latents_checksum(res.latents);
   json j{{"model", o.model},
                {"architecture", src.registration->architecture},
                {"pattern", "denoise"},
@@ -91,16 +90,7 @@ void run(RolloutCli& o) {
               static_cast<long long>(r.clips), static_cast<long long>(r.frames), static_cast<long long>(r.prompt_frames),
               static_cast<long long>(r.ddim_steps), res.seconds, res.frames_per_second(),
               static_cast<long long>(res.forward_passes));
-  std::printf("latents [%lld, %lld] checksum %s\n", static_cast<long long>(res.latents.size(0)),
-              static_cast<long long>(res.latents.size(1)), checksum.c_str());
-  if (!o.out.empty()) {
-    safetensors::save(o.out, {{"latents", res.latents.view()}});
-    std::printf("latents written to %s\n", o.out.c_str());
-  }
-  if (o.json_out.empty()) return;
-  std::ofstream f(o.json_out);
-  FK_CHECK(f.good(), "rollout: cannot write ", o.json_out);
-  f << j.dump(2) << "\n";
+  report_latents(res.latents, checksum, o.out, o.json_out, j, "rollout");
 }
 
 void setup(CLI::App& app) {

@@ -42,7 +42,8 @@ DenoiseRunner::DenoiseRunner(models::Model& model, const models::LoadOptions& lo
   FK_CHECK(hs && ehs && pooled && find_decl(inputs, "timestep") && find_decl(inputs, "img_ids") &&
                find_decl(inputs, "txt_ids"),
            "denoise: model '", model.architecture(), "' does not take FLUX's inputs (hidden_states, ",
-           "encoder_hidden_states, pooled_projections, timestep, txt_ids, img_ids)");
+           "encoder_hidden_states, pooled_projections, timestep, txt_ids, img_ids); world models (Oasis) run with ",
+           "`fk rollout`");
   channels_ = hs->shape[1];
   joint_dim_ = ehs->shape[1];
   pooled_dim_ = pooled->shape[1];

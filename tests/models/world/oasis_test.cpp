@@ -3,6 +3,8 @@
 // checkpoints and step inputs.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <memory>
 #include <string>
 
 #include "fk/status.h"
@@ -112,6 +114,63 @@ TEST(Oasis, RefusesBadStepInputsByName) {
   const Tensor x = Tensor::zeros({2 * 12, 16}, DType::bf16), action = Tensor::zeros({2, 4}, DType::bf16);
   in.tensors = {{"timestep", t.view()}, {"x", x.view()}, {"external_cond", action.view()}};
   EXPECT_NE(error_of([&] { model->forward(in, nullptr); }).find("external_cond must be [2, 5]"), std::string::npos);
+}
+
+// The rollout: named refusals before any step, and seeded draws that repeat.
+class OasisRolloutTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    model_ = OasisModel::from_config(resolve_model("tiny-oasis").config_json, "tiny-oasis");
+    options_.max_seqs = 8;  // tiny-oasis's max_frames: one clip's window
+    options_.max_tokens = 8 * 12;
+    model_->load(options_);
+  }
+  serving::denoise::OasisRolloutResult roll(const serving::denoise::OasisRolloutRequest& r) {
+    serving::denoise::OasisRollout rollout(*model_, options_);
+    return rollout.run(r);
+  }
+  std::unique_ptr<Model> model_;
+  LoadOptions options_;
+};
+
+TEST_F(OasisRolloutTest, RefusesBadRequestsByName) {
+  auto refusal = [&](auto&& edit) {
+    serving::denoise::OasisRolloutRequest r;
+    r.frames = 4;
+    r.ddim_steps = 2;
+    edit(r);
+    return error_of([&] { roll(r); });
+  };
+  EXPECT_NE(refusal([](auto& r) { r.frames = 1; }).find("leave none to generate"), std::string::npos);
+  EXPECT_NE(refusal([](auto& r) { r.clips = 0; }).find("clips must be at least 1"), std::string::npos);
+  EXPECT_NE(refusal([](auto& r) { r.ddim_steps = 0; }).find("steps must be at least 1"), std::string::npos);
+  EXPECT_NE(refusal([](auto& r) { r.clips = 2, r.frames = 8; }).find("need max_seqs 16"), std::string::npos);
+  EXPECT_NE(refusal([](auto& r) { r.prompt = Tensor::zeros({11, 16}, DType::bf16); }).find("prompt must be bf16[12, 16]"),
+            std::string::npos);
+  EXPECT_NE(refusal([](auto& r) { r.noise = Tensor::zeros({12, 16}, DType::bf16); }).find("noise must be bf16[36, 16]"),
+            std::string::npos);
+  EXPECT_NE(refusal([](auto& r) { r.actions = Tensor::zeros({4, 5}, DType::f32); }).find("actions must be bf16[4, 5]"),
+            std::string::npos);
+  auto flux = create_model_from_config(resolve_model("tiny-flux").config_json, "tiny-flux");
+  LoadOptions o;
+  o.max_tokens = 64;
+  o.max_seqs = 1;
+  flux->load(o);
+  EXPECT_NE(error_of([&] { serving::denoise::OasisRollout r(*flux, o); }).find("is not an Oasis DiT"),
+            std::string::npos);
+}
+
+TEST_F(OasisRolloutTest, SeedsRepeatAndDiffer) {
+  serving::denoise::OasisRolloutRequest r;
+  r.frames = 4;
+  r.ddim_steps = 2;
+  r.seed = 7;
+  const Tensor a = roll(r).latents, b = roll(r).latents;
+  r.seed = 8;
+  const Tensor c = roll(r).latents;
+  ASSERT_EQ(a.nbytes(), b.nbytes());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.nbytes()), 0);
+  EXPECT_NE(std::memcmp(a.data(), c.data(), a.nbytes()), 0);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fk/status.h"
+#include "models/config_json.h"
 
 namespace fk::models::world {
 namespace {
@@ -10,21 +11,13 @@ namespace {
 using nlohmann::json;
 
 int64_t int_field(const json& j, const char* key, int64_t fallback, std::string_view source) {
-  if (!j.contains(key) || j[key].is_null()) return fallback;
-  FK_CHECK(j[key].is_number_integer(), source, ": Oasis config '", key, "' must be an integer, got ", j[key].dump());
-  return j[key].get<int64_t>();
+  return config_int(j, key, fallback, source, "Oasis");
 }
 
 }  // namespace
 
 OasisConfig parse_oasis_config(std::string_view config_json, std::string_view source) {
-  json j;
-  try {
-    j = json::parse(config_json);
-  } catch (const json::exception& e) {
-    FK_FAIL(FK_ERR_INVALID_ARGUMENT, source, ": not valid JSON: ", e.what());
-  }
-  FK_CHECK(j.is_object(), source, ": a config must be a JSON object");
+  const json j = parse_config_object(config_json, source);
   const std::string cls = j.value("_class_name", std::string());
   FK_CHECK(cls == "OasisDiT", source, ": _class_name '", cls, "' is not an Oasis DiT config (expected \"OasisDiT\")");
   OasisConfig c;
