@@ -602,12 +602,22 @@ DIFFUSION_TASKS = {
     "flux_qk_norm_rope": dict(op="qk_norm_rope", models=DIFFUSION,
                               check=[{"tokens": 5, "q_heads": 4, "kv_heads": 4, "head_size": 64, "max_pos": 64,
                                       "style": "gptj"}]),
-    # Oasis-500m's axial DiT: its tokens between frame-major (spatial attention, per-frame
-    # adaLN) and position-major order (temporal attention). No capture yet: the op's bench
-    # workloads (1 to 32 frames of 144 positions).
+}
+
+# World models: Oasis-500m's spatio-temporal DiT. No capture yet: the ops' bench workloads
+# (its 32-frame window of 144 patches, earlier windows, one frame). The block is the L3 task;
+# transpose_tokens moves its tokens between frame-major (spatial attention, per-frame adaLN)
+# and position-major order (temporal attention); ddim_step is its sampler's update.
+WORLD_TASKS = {
+    "oasis_block": dict(op="oasis_block", models=WORLD,
+                        check=[{"hidden": 128, "heads": 2, "mlp": 256, "frames": 3, "seq": 6},
+                               {"hidden": 128, "heads": 2, "mlp": 256, "frames": 2, "seq": 5, "clips": 2}]),
     "transpose_tokens": dict(op="transpose_tokens", models=WORLD,
                              check=[{"batch": 2, "x": 3, "y": 5, "channels": 16},
                                     {"batch": 1, "x": 5, "y": 3, "channels": 13, "dtype": "f32"}]),
+    "ddim_step": dict(op="ddim_step", models=WORLD,
+                      check=[{"tokens": 16, "hidden": 64, "c_sample": 0.0447, "c_output": -0.999},
+                             {"tokens": 5, "hidden": 64, "c_sample": 1.0, "c_output": 0.0, "dtype": "f32"}]),
 }
 
 
@@ -737,6 +747,7 @@ def main():
     write_tasks(VLM_TASKS, "multimodal", captures, catalog)
     write_tasks(SCIENCE_TASKS, "science", captures, catalog)
     write_tasks(DIFFUSION_TASKS, "vision-video-audio", captures, catalog, folder="diffusion")
+    write_tasks(WORLD_TASKS, "world-models", captures, catalog, folder="world")
     write_tasks(DETECTION_TASKS, "edge-detection", captures, catalog, folder="vision")
 
 

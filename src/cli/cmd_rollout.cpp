@@ -14,9 +14,9 @@
 #include "cli/latents_report.h"
 #include "cli/model_lookup.h"
 #include "cli/variant_option.h"
-#include "harness/device/device_info.h"
 #include "fk/runtime.h"
 #include "fk/status.h"
+#include "harness/device/device_info.h"
 #include "models/world/oasis/oasis_model.h"
 #include "serving/denoise/oasis_rollout.h"
 
@@ -63,40 +63,43 @@ void run(RolloutCli& o) {
 
   const std::string checksum = latents_checksum(res.latents);
   json j{{"model", o.model},
-               {"architecture", src.registration->architecture},
-               {"pattern", "denoise"},
-               {"weights", src.preset ? "dummy" : "checkpoint"},
-               {"device", device},
-               {"dtype", o.dtype},
-               {"clips", r.clips},
-               {"frames", r.frames},
-               {"prompt_frames", r.prompt_frames},
-               {"ddim_steps", r.ddim_steps},
-               {"seed", r.seed},
-               {"prompt", "a random latent frame of the seed and random 0/1 actions (the VAE is not in the engine yet)"},
-               {"generated_frames", res.generated_frames},
-               {"forward_passes", res.forward_passes},
-               {"seconds", res.seconds},
-               {"frames_per_second", res.frames_per_second()},
-               {"latents_shape", {res.latents.size(0), res.latents.size(1)}},
-               {"checksum", checksum},
-               {"checksum_of", "XXH64 of the latent patches' bytes after the rollout"},
-               {"command", invoked_command()}};
+         {"architecture", src.registration->architecture},
+         {"pattern", "denoise"},
+         {"weights", src.preset ? "dummy" : "checkpoint"},
+         {"device", device},
+         {"dtype", o.dtype},
+         {"clips", r.clips},
+         {"frames", r.frames},
+         {"prompt_frames", r.prompt_frames},
+         {"ddim_steps", r.ddim_steps},
+         {"seed", r.seed},
+         {"prompt", "a random latent frame of the seed and random 0/1 actions (the VAE is not in the engine yet)"},
+         {"generated_frames", res.generated_frames},
+         {"forward_passes", res.forward_passes},
+         {"seconds", res.seconds},
+         {"frames_per_second", res.frames_per_second()},
+         {"latents_shape", {res.latents.size(0), res.latents.size(1)}},
+         {"checksum", checksum},
+         {"checksum_of", "XXH64 of the latent patches' bytes after the rollout"},
+         {"command", invoked_command()}};
   if (device == "cuda") j["device_info"] = bench::to_json(bench::query_gpu(0));
   std::printf("model %s (architecture %s, denoise) on %s, %s, %s weights\n", o.model.c_str(),
-              src.registration->architecture.c_str(), device.c_str(), o.dtype.c_str(), src.preset ? "dummy" : "checkpoint");
-  std::printf("%lld clip(s) of %lld frames from %lld prompt frame(s), %lld DDIM steps: %.3f s, %.2f frames/s "
-              "(%lld forward passes)\n",
-              static_cast<long long>(r.clips), static_cast<long long>(r.frames), static_cast<long long>(r.prompt_frames),
-              static_cast<long long>(r.ddim_steps), res.seconds, res.frames_per_second(),
-              static_cast<long long>(res.forward_passes));
+              src.registration->architecture.c_str(), device.c_str(), o.dtype.c_str(),
+              src.preset ? "dummy" : "checkpoint");
+  std::printf(
+      "%lld clip(s) of %lld frames from %lld prompt frame(s), %lld DDIM steps: %.3f s, %.2f frames/s "
+      "(%lld forward passes)\n",
+      static_cast<long long>(r.clips), static_cast<long long>(r.frames), static_cast<long long>(r.prompt_frames),
+      static_cast<long long>(r.ddim_steps), res.seconds, res.frames_per_second(),
+      static_cast<long long>(res.forward_passes));
   report_latents(res.latents, checksum, o.out, o.json_out, j, "rollout");
 }
 
 void setup(CLI::App& app) {
   static RolloutCli o;
-  auto* cmd = app.add_subcommand("rollout", "A world model's rollout (Oasis): latent frames from a prompt frame and "
-                                            "an action per frame, DDIM steps per frame; frames per second");
+  auto* cmd = app.add_subcommand("rollout",
+                                 "A world model's rollout (Oasis): latent frames from a prompt frame and "
+                                 "an action per frame, DDIM steps per frame; frames per second");
   cmd->add_option("--model", o.model, kModelHelp)->capture_default_str();
   cmd->add_option("--device", o.device, "cpu, cuda or auto")->capture_default_str();
   cmd->add_option("--dtype", o.dtype, "Model dtype: f16 or bf16")->capture_default_str();
@@ -104,7 +107,8 @@ void setup(CLI::App& app) {
   cmd->add_option("--prompt-frames", o.request.prompt_frames, "Prompt frames")->capture_default_str();
   cmd->add_option("--steps", o.request.ddim_steps, "DDIM steps per frame")->capture_default_str();
   cmd->add_option("--clips", o.request.clips, "Clips rolled out together")->capture_default_str();
-  cmd->add_option("--seed", o.request.seed, "Seed of the prompt, the actions and the frames' noise")->capture_default_str();
+  cmd->add_option("--seed", o.request.seed, "Seed of the prompt, the actions and the frames' noise")
+      ->capture_default_str();
   cmd->add_option("--weight-seed", o.weight_seed, "Seed of dummy weights (presets)")->capture_default_str();
   cmd->add_option("--out", o.out, "Write the latent frames as safetensors (tensor 'latents', patch layout)");
   cmd->add_option("--json-out", o.json_out, "Also write the summary as JSON to this file");

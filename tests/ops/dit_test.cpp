@@ -194,5 +194,32 @@ TEST(DitFluxSingleBlock, UpdatesHiddenInPlaceAndNamesBadArguments) {
   expect_invalid(DeviceType::cpu, bad, "positions must be [12]");
 }
 
+// oasis_block (L3): likewise, and that its two halves read their own tables and offsets.
+TEST(DitOasisBlock, UpdatesHiddenInPlaceAndNamesBadArguments) {
+  const OpDef& def = OpRegistry::global().def(ops::OasisBlockArgs::kName);
+  OpCase c = def.make_case({{"hidden", 64}, {"heads", 2}, {"mlp", 128}, {"frames", 3}, {"seq", 4}, {"clips", 2}},
+                           test::seed_for("oasis_block"));
+  const Tensor hidden_before = c.tensors[0].clone(), weight_before = c.tensors[4].clone();
+  expect_ok(DeviceType::cpu, c.as<ops::OasisBlockArgs>());
+  double moved = 0;
+  for (int64_t i = 0; i < c.tensors[0].numel(); ++i)
+    moved = std::max(moved, std::fabs(get(c.tensors[0].view(), i / 64, i % 64) - get(hidden_before.view(), i / 64, i % 64)));
+  EXPECT_GT(moved, 0.01);
+  test::expect_views_near(c.tensors[4].view(), weight_before.view(), {0, 0}, "spatial.qkv_weight is read only");
+  const ops::OasisBlockArgs good = c.as<ops::OasisBlockArgs>();
+  ops::OasisBlockArgs bad = good;
+  bad.frames = 4;  // 6 frames of cond are not clips of 4
+  expect_invalid(DeviceType::cpu, bad, "frames 4 must be positive and divide the 6 frames");
+  bad = good;
+  bad.num_heads = 3;
+  expect_invalid(DeviceType::cpu, bad, "num_heads 3 must divide the hidden size 64");
+  bad = good;
+  bad.temporal_cu_seqlens = good.spatial_cu_seqlens;  // 7 offsets where 2 clips x 4 positions need 9
+  expect_invalid(DeviceType::cpu, bad, "temporal_cu_seqlens must be [9]");
+  bad = good;
+  bad.temporal.fc2_weight = good.temporal.fc1_weight;
+  expect_invalid(DeviceType::cpu, bad, "temporal.fc2_weight");
+}
+
 }  // namespace
 }  // namespace fk

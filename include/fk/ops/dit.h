@@ -172,4 +172,49 @@ struct FluxDoubleBlockArgs {
   float eps;                 // FLUX: 1e-6
 };
 
+// One half of an Oasis block's weights (spatial or temporal), torch.nn.Linear layouts.
+struct OasisHalfWeights {
+  TensorView mod_weight, mod_bias;  // [6H, H], [6H]: shift, scale, gate (attention) | (MLP)
+  TensorView qkv_weight;            // [3H, H] (no bias)
+  TensorView out_weight, out_bias;  // [H, H], [H]
+  TensorView fc1_weight, fc1_bias;  // [M, H], [M]
+  TensorView fc2_weight, fc2_bias;  // [H, M], [H]
+};
+
+// Oasis-500m's spatio-temporal DiT block (open-oasis's SpatioTemporalDiTBlock), L3, over B
+// clips of T latent frames of S patch tokens in frame-major order (N = B T S rows, F = B T
+// frames), the residual stream updated IN PLACE. Two halves, spatial then temporal, each:
+//   shift1, scale1, gate1, shift2, scale2, gate2 = linear(cond, mod_weight, mod_bias)  (per frame)
+//   q, k, v = linear(adaln_modulate(hidden, shift1, scale1), qkv_weight), rotated as
+//             interleaved pairs (rotary_embedding, gptj) by the half's table
+//   hidden += gate1 * linear(attention(q, k, v), out_weight, out_bias)
+//   hidden += gate2 * linear(gelu_tanh(linear(adaln_modulate(hidden, shift2, scale2), fc1)), fc2)
+// Spatial: rows at spatial_positions of spatial_cos_sin; attention bidirectional within each
+// frame (spatial_cu_seqlens). Temporal: q, k, v taken to position-major order
+// (transpose_tokens), rows at temporal_positions of temporal_cos_sin, attention causal over
+// each position's T frames (temporal_cu_seqlens), the output back to frame-major. The
+// baseline composes those registry ops (a candidate for any of them reaches it); the
+// workspaces hold the intermediates in the weights' dtype.
+struct OasisBlockArgs {
+  static constexpr const char* kName = "oasis_block";
+  TensorView hidden;               // [N, H] inout; f16/bf16 (f64 for the oracle); contiguous
+  TensorView cond;                 // [F, H] read: silu of each frame's conditioning; dtype of the weights
+  OasisHalfWeights spatial, temporal;
+  TensorView spatial_positions;    // [N] read; i32: each token's position in its frame
+  TensorView temporal_positions;   // [N] read; i32: in position-major order, each token's frame
+  TensorView spatial_cos_sin;      // [S, D] read; f32
+  TensorView temporal_cos_sin;     // [P >= T, D] read; f32
+  TensorView spatial_cu_seqlens;   // [F + 1] read; i32: 0, S, 2S, ...
+  TensorView temporal_cu_seqlens;  // [B S + 1] read; i32: 0, T, 2T, ...
+  TensorView mod;                  // [F, 6H] workspace
+  TensorView normed;               // [N, H] workspace
+  TensorView qkv, qkv_t;           // [N, 3H] workspace each (frame-major, position-major)
+  TensorView attn, attn_t;         // [N, H] workspace each
+  TensorView mlp, act;             // [N, M] workspace each
+  TensorView out;                  // [N, H] workspace
+  int32_t num_heads;
+  int32_t frames;                  // T >= 1, dividing F
+  float eps;                       // Oasis: 1e-6
+};
+
 }  // namespace fk::ops

@@ -13,7 +13,8 @@ void ddim_step_reference(const A& a) {
   for (int64_t t = 0; t < a.sample.shape[0]; ++t)
     for (int64_t j = 0; j < a.sample.shape[1]; ++j)
       set(a.sample,
-          static_cast<double>(a.c_sample) * get(a.sample, t, j) + static_cast<double>(a.c_output) * get(a.model_output, t, j),
+          static_cast<double>(a.c_sample) * get(a.sample, t, j) +
+              static_cast<double>(a.c_output) * get(a.model_output, t, j),
           t, j);
 }
 

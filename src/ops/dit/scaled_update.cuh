@@ -54,14 +54,19 @@ void launch_rows(const Params<T>& p, int64_t rows, cudaStream_t stream) {
 }
 
 // sample and output: validated [T, C] views of one float dtype, rows contiguous.
-inline void launch(const TensorView& sample, const TensorView& output, float c_sample, float c_output,
-                   const char* op, void* stream) {
+inline void launch(const TensorView& sample, const TensorView& output, float c_sample, float c_output, const char* op,
+                   void* stream) {
   const int64_t rows = sample.shape[0];
   if (rows == 0 || sample.shape[1] == 0) return;
   cuda::dispatch_float_dtype(output.dtype, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const Params<T> p{sample.ptr<T>(), sample.strides[0], output.ptr<T>(), output.strides[0],
-                      c_sample,        c_output,          static_cast<int>(sample.shape[1])};
+    const Params<T> p{sample.ptr<T>(),
+                      sample.strides[0],
+                      output.ptr<T>(),
+                      output.strides[0],
+                      c_sample,
+                      c_output,
+                      static_cast<int>(sample.shape[1])};
     constexpr int N = 16 / static_cast<int>(sizeof(T));
     const bool vec_ok = p.cols % N == 0 && (rows == 1 || (p.sample_stride % N == 0 && p.output_stride % N == 0)) &&
                         cuda::aligned16(p.sample) && cuda::aligned16(p.output);

@@ -21,8 +21,6 @@ namespace {
 
 constexpr const char* kOp = GptOssLayerArgs::kName;
 
-Tensor f64(int64_t rows, int64_t cols) { return f64_matrix(rows, cols); }
-
 // out[t, h, :] *= sigmoid(lse[t, h] ln 2 - sinks[h]) (attention_sink_rescale); a row that saw
 // no key (lse = -inf) is zero and stays so.
 void rescale_by_sinks(const TensorView& out, const TensorView& lse, const TensorView& sinks) {
@@ -44,18 +42,12 @@ MoeLayerRouter gpt_oss_layer_router(const GptOssLayerArgs& a) {
   MoeLayerRouter r{a.post_attention_norm, a.router_weight, a.router_bias, a.eps, /*renormalize=*/true, {}};
   r.expert_row = [a](const TensorView& x, int64_t row, int32_t e) {
     // The clamped SwiGLU of fk/ops/moe_swigluoai.h on [g | u] = w13[e] @ x[row] + w13_bias[e].
-    const int64_t H = x.shape[1], I = a.w13.shape[1] / 2;
+    GateUp gu = gate_up_row(a.w13, a.w13_bias, e, x, row);
     const double limit = a.swiglu_limit, alpha = a.swiglu_alpha;
-    std::vector<double> act(static_cast<size_t>(I));
-    for (int64_t i = 0; i < I; ++i) {
-      double g = get(a.w13_bias, e, i), u = get(a.w13_bias, e, I + i);
-      for (int64_t h = 0; h < H; ++h) {
-        g += get(a.w13, e, i, h) * get(x, row, h);
-        u += get(a.w13, e, I + i, h) * get(x, row, h);
-      }
-      g = std::min(g, limit);
-      u = std::clamp(u, -limit, limit);
-      act[static_cast<size_t>(i)] = (u + 1.0) * g / (1.0 + std::exp(-alpha * g));
+    std::vector<double>& act = gu.g;
+    for (size_t i = 0; i < act.size(); ++i) {
+      const double g = std::min(act[i], limit), u = std::clamp(gu.u[i], -limit, limit);
+      act[i] = (u + 1.0) * g / (1.0 + std::exp(-alpha * g));
     }
     return down_projection(a.w2, a.w2_bias, e, act);
   };
@@ -72,7 +64,8 @@ void gpt_oss_layer_reference(const GptOssLayerArgs& a) {
 
   // The input norm and the QKV projection; the stream s in residual_mid (rounded), or in
   // hidden itself on the first layer.
-  Tensor normed = f64(T, H), attn_out = f64(T, s.q_size()), lse = f64(T, s.heads), first_o = f64(T, H);
+  Tensor normed = f64_matrix(T, H), attn_out = f64_matrix(T, s.q_size()), lse = f64_matrix(T, s.heads),
+         first_o = f64_matrix(T, H);
   const TensorView& stream = a.first_layer ? a.hidden : a.residual_mid;
   if (a.first_layer) {
     rms_norm_reference(normed, a.hidden, nullptr, a.input_norm, a.eps, NormScale::weight);
@@ -93,23 +86,15 @@ void gpt_oss_layer_reference(const GptOssLayerArgs& a) {
   linear_reference(LinearArgs{o, attn_out, a.o_weight, a.o_bias, none, none});
   copy_values(a.residual, stream);
   rms_norm_reference(normed, o, &a.residual, a.post_attention_norm, a.eps, NormScale::weight);
-  Tensor logits = f64(T, g.experts);
+  Tensor logits = f64_matrix(T, g.experts);
   linear_reference(LinearArgs{logits, normed, a.router_weight, a.router_bias, none, none});
 
   // Top-k of the f64 logits, softmax over the k, the experts.
   const MoeLayerRouter router = gpt_oss_layer_router(a);
-  Tensor ids = Tensor::empty({T, k}, DType::i32), weights = f64(T, k);
-  for (int64_t t = 0; t < T; ++t) {
-    const std::vector<int32_t> top = top_k_experts(logits, t, k);
-    const std::vector<double> w = routing_weights(router, logits, t, top);
-    for (int64_t j = 0; j < k; ++j) {
-      ids.data_as<int32_t>()[t * k + j] = top[static_cast<size_t>(j)];
-      set(weights.view(), w[static_cast<size_t>(j)], t, j);
-    }
-  }
-  const FusedExpertsSwigluOaiArgs experts{a.hidden, normed, a.w13,   a.w13_bias,     a.w2,
-                                          a.w2_bias, weights, ids, TensorView{}, a.swiglu_alpha,
-                                          a.swiglu_limit};
+  const RoutedRows routed = route_rows(router, logits, k);
+  const FusedExpertsSwigluOaiArgs experts{a.hidden,   normed,         a.w13,      a.w13_bias,
+                                          a.w2,       a.w2_bias,      routed.weights, routed.ids,
+                                          TensorView{}, a.swiglu_alpha, a.swiglu_limit};
   swigluoai_experts_reference(experts, experts_shape(a, T, k));
 }
 

@@ -21,8 +21,6 @@ namespace {
 
 constexpr const char* kOp = MoeLayerArgs::kName;
 
-Tensor f64(int64_t rows, int64_t cols) { return f64_matrix(rows, cols); }
-
 // The experts of `weights` / `ids` [n, k] on x [n, H] into out [n, H] (any dtypes).
 void experts(const MoeLayerArgs& a, const TensorView& out, const TensorView& x, const TensorView& weights,
              const TensorView& ids) {
@@ -35,16 +33,9 @@ MoeLayerRouter moe_layer_router(const MoeLayerArgs& a) {
   MoeLayerRouter r{a.post_attention_norm, a.router_weight, TensorView{}, a.eps, a.renormalize != 0, {}};
   r.expert_row = [a](const TensorView& x, int64_t row, int32_t e) {
     // act = silu(g) * u with [g | u] = w13[e] @ x[row], as fused_experts_reference.
-    const int64_t H = x.shape[1], I = a.w13.shape[1] / 2;
-    std::vector<double> act(static_cast<size_t>(I));
-    for (int64_t i = 0; i < I; ++i) {
-      double g = 0, u = 0;
-      for (int64_t h = 0; h < H; ++h) {
-        g += get(a.w13, e, i, h) * get(x, row, h);
-        u += get(a.w13, e, I + i, h) * get(x, row, h);
-      }
-      act[static_cast<size_t>(i)] = g / (1.0 + std::exp(-g)) * u;
-    }
+    GateUp gu = gate_up_row(a.w13, TensorView{}, e, x, row);
+    std::vector<double>& act = gu.g;
+    for (size_t i = 0; i < act.size(); ++i) act[i] = act[i] / (1.0 + std::exp(-act[i])) * gu.u[i];
     return down_projection(a.w2, TensorView{}, e, act);
   };
   return r;
@@ -60,7 +51,7 @@ void moe_layer_reference(const MoeLayerArgs& a) {
 
   // The input norm and the QKV projection; the stream s in residual_mid (rounded), or in
   // hidden itself on the first layer.
-  Tensor normed = f64(T, H), attn_out = f64(T, s.q_size()), first_o = f64(T, H);
+  Tensor normed = f64_matrix(T, H), attn_out = f64_matrix(T, s.q_size()), first_o = f64_matrix(T, H);
   const TensorView& stream = a.first_layer ? a.hidden : a.residual_mid;
   if (a.first_layer) {
     rms_norm_reference(normed, a.hidden, nullptr, a.input_norm, a.eps, NormScale::weight);
@@ -81,21 +72,13 @@ void moe_layer_reference(const MoeLayerArgs& a) {
   linear_reference(LinearArgs{o, attn_out, a.o_weight, none, none, none});
   copy_values(a.residual, stream);
   rms_norm_reference(normed, o, &a.residual, a.post_attention_norm, a.eps, NormScale::weight);
-  Tensor logits = f64(T, g.experts);
+  Tensor logits = f64_matrix(T, g.experts);
   linear_reference(LinearArgs{logits, normed, a.router_weight, none, none, none});
 
   // Top-k of the f64 logits, their weights, the experts.
   const MoeLayerRouter router = moe_layer_router(a);
-  Tensor ids = Tensor::empty({T, k}, DType::i32), weights = f64(T, k);
-  for (int64_t t = 0; t < T; ++t) {
-    const std::vector<int32_t> top = top_k_experts(logits, t, k);
-    const std::vector<double> w = routing_weights(router, logits, t, top);
-    for (int64_t j = 0; j < k; ++j) {
-      ids.data_as<int32_t>()[t * k + j] = top[static_cast<size_t>(j)];
-      set(weights.view(), w[static_cast<size_t>(j)], t, j);
-    }
-  }
-  experts(a, a.hidden, normed, weights, ids);
+  const RoutedRows routed = route_rows(router, logits, k);
+  experts(a, a.hidden, normed, routed.weights, routed.ids);
 }
 
 }  // namespace fk::ops

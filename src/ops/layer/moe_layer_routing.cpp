@@ -7,6 +7,8 @@
 #include "fk/element.h"
 #include "fk/ops/linear.h"
 #include "ops/common/layer_cost.h"
+#include "ops/common/validate.h"
+#include "ops/layer/layer_reference_parts.h"
 #include "ops/linear/linear_reference.h"
 #include "ops/norm/norm_reference.h"
 
@@ -146,6 +148,35 @@ std::vector<double> routing_weights(const MoeLayerRouter& r, const TensorView& l
   std::vector<double> w;
   for (int32_t e : selected) w.push_back(std::exp(get(logits, row, e) - top) / sum);
   return w;
+}
+
+RoutedRows route_rows(const MoeLayerRouter& r, const TensorView& logits, int64_t k) {
+  const int64_t T = logits.shape[0];
+  RoutedRows out{Tensor::empty({T, k}, DType::i32), f64_matrix(T, k)};
+  for (int64_t t = 0; t < T; ++t) {
+    const std::vector<int32_t> top = top_k_experts(logits, t, k);
+    const std::vector<double> w = routing_weights(r, logits, t, top);
+    for (int64_t j = 0; j < k; ++j) {
+      out.ids.data_as<int32_t>()[t * k + j] = top[static_cast<size_t>(j)];
+      set(out.weights.view(), w[static_cast<size_t>(j)], t, j);
+    }
+  }
+  return out;
+}
+
+GateUp gate_up_row(const TensorView& w13, const TensorView& w13_bias, int32_t e, const TensorView& x, int64_t row) {
+  const int64_t H = x.shape[1], I = w13.shape[1] / 2;
+  GateUp r{std::vector<double>(static_cast<size_t>(I)), std::vector<double>(static_cast<size_t>(I))};
+  const bool bias = arg_present(w13_bias);
+  for (int64_t i = 0; i < I; ++i) {
+    double g = bias ? get(w13_bias, e, i) : 0.0, u = bias ? get(w13_bias, e, I + i) : 0.0;
+    for (int64_t h = 0; h < H; ++h) {
+      g += get(w13, e, i, h) * get(x, row, h);
+      u += get(w13, e, I + i, h) * get(x, row, h);
+    }
+    r.g[static_cast<size_t>(i)] = g, r.u[static_cast<size_t>(i)] = u;
+  }
+  return r;
 }
 
 bool within_tolerance(double got, double want, Tolerance tol) {

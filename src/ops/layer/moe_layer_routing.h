@@ -51,6 +51,20 @@ std::vector<int32_t> top_k_experts(const TensorView& logits, int64_t row, int64_
 std::vector<double> routing_weights(const MoeLayerRouter& r, const TensorView& logits, int64_t row,
                                     const std::vector<int32_t>& selected);
 
+// The routing of every row of logits [T, E] (f64): the top-k ids [T, k] (i32) and their
+// weights [T, k] (f64), as an oracle hands them to its experts.
+struct RoutedRows {
+  Tensor ids, weights;
+};
+RoutedRows route_rows(const MoeLayerRouter& r, const TensorView& logits, int64_t k);
+
+// [g | u] = w13[e] @ x[row] (+ w13_bias[e] where given) of w13 [E, 2I, H], in f64: the
+// gate and up halves an expert's activation combines.
+struct GateUp {
+  std::vector<double> g, u;
+};
+GateUp gate_up_row(const TensorView& w13, const TensorView& w13_bias, int32_t e, const TensorView& x, int64_t row);
+
 // An element's bound, atol + rtol |want|; a NaN where the reference has one (cache slots no
 // query may read, poisoned by the case) must stay NaN.
 bool within_tolerance(double got, double want, Tolerance tol);

@@ -66,16 +66,20 @@ OasisRolloutResult OasisRollout::run(const OasisRolloutRequest& r, void* stream)
   const Device dev = options_.device;
 
   Tensor latents = Tensor::empty({b_count * r.frames * s, f}, dt, dev, stream);
-  auto clip_frames = [&](int64_t b, int64_t first, int64_t n) { return rows(latents, (b * r.frames + first) * s, n * s); };
+  auto clip_frames = [&](int64_t b, int64_t first, int64_t n) {
+    return rows(latents, (b * r.frames + first) * s, n * s);
+  };
   if (r.prompt.defined()) {
     FK_CHECK(r.prompt.dtype() == dt && r.prompt.rank() == 2 && r.prompt.size(0) == b_count * r.prompt_frames * s &&
                  r.prompt.size(1) == f,
              "rollout: prompt must be ", dtype_name(dt), "[", b_count * r.prompt_frames * s, ", ", f, "] (", b_count,
              " clips x ", r.prompt_frames, " frames x ", s, " patches), got ", describe(r.prompt.view()));
     for (int64_t b = 0; b < b_count; ++b)
-      copy_rows(clip_frames(b, 0, r.prompt_frames), rows(r.prompt, b * r.prompt_frames * s, r.prompt_frames * s), stream);
+      copy_rows(clip_frames(b, 0, r.prompt_frames), rows(r.prompt, b * r.prompt_frames * s, r.prompt_frames * s),
+                stream);
   } else {
-    for (int64_t b = 0; b < b_count; ++b) fill_normal(clip_frames(b, 0, r.prompt_frames), r.seed, 2 * b, 0.f, 1.f, stream);
+    for (int64_t b = 0; b < b_count; ++b)
+      fill_normal(clip_frames(b, 0, r.prompt_frames), r.seed, 2 * b, 0.f, 1.f, stream);
   }
   const int64_t generated = r.frames - r.prompt_frames;
   Tensor noise;
@@ -155,7 +159,8 @@ OasisRolloutResult OasisRollout::run(const OasisRolloutRequest& r, void* stream)
       }
     }
     if (b_count > 1)
-      for (int64_t b = 0; b < b_count; ++b) copy_rows(clip_frames(b, i, 1), rows(batch_x, (b * w + w - 1) * s, s), stream);
+      for (int64_t b = 0; b < b_count; ++b)
+        copy_rows(clip_frames(b, i, 1), rows(batch_x, (b * w + w - 1) * s, s), stream);
   }
   rt::stream_synchronize(stream);
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();

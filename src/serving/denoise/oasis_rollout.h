@@ -24,8 +24,8 @@ namespace fk::serving::denoise {
 
 struct OasisRolloutRequest {
   int64_t clips = 1;
-  int64_t prompt_frames = 1;     // given (or drawn) latent frames the rollout continues
-  int64_t frames = 32;           // total frames of each clip, prompt included
+  int64_t prompt_frames = 1;  // given (or drawn) latent frames the rollout continues
+  int64_t frames = 32;        // total frames of each clip, prompt included
   int64_t ddim_steps = 10;
   int64_t stabilization_level = 15;  // context frames run at noise level stabilization_level - 1
   uint64_t seed = 0;
@@ -38,8 +38,8 @@ struct OasisRolloutRequest {
 };
 
 struct OasisRolloutResult {
-  Tensor latents;        // [clips * frames * S, C p p] on the host, model dtype
-  double seconds = 0;    // the generated frames' loop, wall clock (device synchronised)
+  Tensor latents;      // [clips * frames * S, C p p] on the host, model dtype
+  double seconds = 0;  // the generated frames' loop, wall clock (device synchronised)
   int64_t forward_passes = 0;
   double frames_per_second() const;  // generated frames (all clips) per second
   int64_t generated_frames = 0;

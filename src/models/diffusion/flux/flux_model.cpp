@@ -10,6 +10,7 @@
 #include "fk/ops/linear.h"
 #include "fk/runtime.h"
 #include "fk/status.h"
+#include "models/step_io.h"
 
 namespace fk::models::diffusion {
 namespace {
@@ -126,24 +127,6 @@ void FluxModel::load(const LoadOptions& o) {
   loaded_ = true;
 }
 
-// On `stream`, ordered after the kernels of the step before, which may still read the
-// buffer (a pageable source is staged by the driver before the call returns).
-void FluxModel::upload(const Tensor& dst, const void* src, size_t bytes, void* stream) {
-  FK_CHECK(bytes <= dst.nbytes(), "flux: internal: upload of ", bytes, " bytes into a ", dst.nbytes(), "-byte buffer");
-  if (bytes == 0) return;
-  if (dst.device().is_cpu())
-    std::memcpy(dst.data(), src, bytes);
-  else
-    rt::memcpy_async(dst.data(), dst.device(), src, Device::cpu(), bytes, stream);
-}
-
-TensorView FluxModel::input(const StepInputs& in, const char* name, bool required) const {
-  for (const auto& [n, v] : in.tensors)
-    if (n == name) return v;
-  FK_CHECK(!required, "flux: step input '", name, "' is missing");
-  return TensorView{};
-}
-
 TensorView FluxModel::text_rows(const Tensor& t, int64_t b) const {
   return rows(t, b * (text_len_ + image_len_), text_len_);
 }
@@ -156,13 +139,14 @@ TensorView FluxModel::sample_rows(const Tensor& t, int64_t b) const {
 
 void FluxModel::plan(const StepInputs& in, void* stream) {
   FK_CHECK(loaded_, "flux: plan before load");
-  const TensorView ts = input(in, "timestep", true);
+  const TensorView ts = step_input(in, "timestep", true, "flux");
   const float* t = host_f32(ts, "timestep", -1, 0);
   const int64_t b = ts.shape[0];
   FK_CHECK(b >= 1, "flux: timestep names no sample");
   FK_CHECK(b <= options_.max_seqs, "flux: ", b, " samples, more than the ", options_.max_seqs,
            " the model was loaded for (max_seqs)");
-  const TensorView txt = input(in, "txt_ids", true), img = input(in, "img_ids", true);
+  const TensorView txt = step_input(in, "txt_ids", true, "flux");
+  const TensorView img = step_input(in, "img_ids", true, "flux");
   const float* txt_ids = host_f32(txt, "txt_ids", -1, 3);
   const float* img_ids = host_f32(img, "img_ids", -1, 3);
   const int64_t lt = txt.shape[0], li = img.shape[0], s = lt + li;
@@ -186,11 +170,11 @@ void FluxModel::plan(const StepInputs& in, void* stream) {
       for (int64_t k = 0; k < tc; ++k)
         store_element(host.data() + static_cast<size_t>(i * tc + k) * dtype_size(dt), dt, row[static_cast<size_t>(k)]);
     }
-    upload(dst, host.data(), host.size(), stream);
+    upload_to(dst, host.data(), host.size(), stream, "flux");
   };
   project(t, t_proj_);
   if (config_.guidance_embeds) {
-    const TensorView g = input(in, "guidance", true);
+    const TensorView g = step_input(in, "guidance", true, "flux");
     FK_CHECK(g.rank == 1 && g.shape[0] == b, "flux: guidance must be [", b, "] (one scale per sample), got ",
              describe(g));
     const float* gv = host_f32(g, "guidance", b, 0);
@@ -204,8 +188,8 @@ void FluxModel::plan(const StepInputs& in, void* stream) {
   for (int64_t i = 0; i < b; ++i)
     for (int64_t j = 0; j < s; ++j) pos[static_cast<size_t>(i * s + j)] = static_cast<int32_t>(j);
   for (int64_t i = 0; i <= b; ++i) cu[static_cast<size_t>(i)] = static_cast<int32_t>(i * s);
-  upload(positions_, pos.data(), pos.size() * sizeof(int32_t), stream);
-  upload(cu_seqlens_, cu.data(), cu.size() * sizeof(int32_t), stream);
+  upload_to(positions_, pos.data(), pos.size() * sizeof(int32_t), stream, "flux");
+  upload_to(cu_seqlens_, cu.data(), cu.size() * sizeof(int32_t), stream, "flux");
 
   // The RoPE table of ids = [txt_ids; img_ids] (FluxPosEmbed): for axis a of width d_a,
   // pair k turns by pos_a / theta^(2k / d_a), computed in double, stored as f32.
@@ -227,7 +211,7 @@ void FluxModel::plan(const StepInputs& in, void* stream) {
         }
       }
     }
-    upload(cos_sin_, table.data(), table.size() * sizeof(float), stream);
+    upload_to(cos_sin_, table.data(), table.size() * sizeof(float), stream, "flux");
     ids_ = std::move(ids);
   }
 }
@@ -235,7 +219,7 @@ void FluxModel::plan(const StepInputs& in, void* stream) {
 void FluxModel::conditioning(const StepInputs& in, void* stream) {
   const DeviceType be = options_.device.type;
   const int64_t b = batch_;
-  const TensorView pooled = input(in, "pooled_projections", true);
+  const TensorView pooled = step_input(in, "pooled_projections", true, "flux");
   FK_CHECK(pooled.rank == 2 && pooled.shape[0] == b && pooled.shape[1] == config_.pooled_projection_dim,
            "flux: pooled_projections must be [", b, ", ", config_.pooled_projection_dim, "], got ", describe(pooled));
   // TimestepEmbedding: linear_2(silu(linear_1(x))).
@@ -339,7 +323,8 @@ TensorView FluxModel::forward(const StepInputs& in, void* stream) {
   FK_CHECK(loaded_, "flux: forward before load");
   FK_CHECK(batch_ > 0, "flux: forward before plan");
   const DeviceType be = options_.device.type;
-  const TensorView hs = input(in, "hidden_states", true), ehs = input(in, "encoder_hidden_states", true);
+  const TensorView hs = step_input(in, "hidden_states", true, "flux");
+  const TensorView ehs = step_input(in, "encoder_hidden_states", true, "flux");
   FK_CHECK(hs.rank == 2 && hs.shape[0] == batch_ * image_len_ && hs.shape[1] == config_.in_channels,
            "flux: hidden_states must be [", batch_ * image_len_, ", ", config_.in_channels, "] (B x Li packed latents as ",
            "planned), got ", describe(hs));

@@ -67,8 +67,6 @@ class FluxModel final : public Model {
   const LoadOptions& load_options() const { return options_; }
 
  private:
-  TensorView input(const StepInputs& in, const char* name, bool required) const;
-  void upload(const Tensor& dst, const void* src, size_t bytes, void* stream);
   void conditioning(const StepInputs& in, void* stream);
   void double_block(const FluxDoubleBlockWeights& w, void* stream);
   void single_block(const FluxSingleBlockWeights& w, void* stream);

@@ -40,8 +40,8 @@ OasisConfig parse_oasis_config(std::string_view config_json, std::string_view so
            "mlp_ratio must be positive, external_cond_dim not negative");
   FK_CHECK(c.input_h % c.patch_size == 0 && c.input_w % c.patch_size == 0, source, ": the latent frame ", c.input_h,
            "x", c.input_w, " is not a whole number of ", c.patch_size, "x", c.patch_size, " patches");
-  FK_CHECK(c.hidden_size % c.num_heads == 0, source, ": hidden_size ", c.hidden_size, " is not a multiple of num_heads ",
-           c.num_heads);
+  FK_CHECK(c.hidden_size % c.num_heads == 0, source, ": hidden_size ", c.hidden_size,
+           " is not a multiple of num_heads ", c.num_heads);
   const int64_t d = c.head_dim();
   // The spatial RoPE turns half the head by the row and half by the column, in pairs.
   FK_CHECK(d % 8 == 0 && d >= 8 && d <= 256, source, ": head dim ", d,

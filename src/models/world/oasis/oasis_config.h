@@ -12,15 +12,15 @@ namespace fk::models::world {
 struct OasisConfig {
   int64_t input_h = 18, input_w = 32;  // latent frame size (the ViT VAE's 360x640 / 20)
   int64_t patch_size = 2;
-  int64_t in_channels = 16;             // latent channels (out_channels: the same)
+  int64_t in_channels = 16;  // latent channels (out_channels: the same)
   int64_t hidden_size = 1024;
-  int64_t depth = 16;                   // spatio-temporal blocks
+  int64_t depth = 16;  // spatio-temporal blocks
   int64_t num_heads = 16;
   double mlp_ratio = 4.0;
-  int64_t external_cond_dim = 25;       // the action vector per frame; 0: none
-  int64_t max_frames = 32;              // the temporal attention's context window
-  double norm_eps = 1e-6;               // every LayerNorm (fixed upstream)
-  int64_t timestep_channels = 256;      // the sinusoidal projection's width (fixed upstream)
+  int64_t external_cond_dim = 25;   // the action vector per frame; 0: none
+  int64_t max_frames = 32;          // the temporal attention's context window
+  double norm_eps = 1e-6;           // every LayerNorm (fixed upstream)
+  int64_t timestep_channels = 256;  // the sinusoidal projection's width (fixed upstream)
 
   int64_t head_dim() const { return hidden_size / num_heads; }
   int64_t mlp_hidden() const { return static_cast<int64_t>(static_cast<double>(hidden_size) * mlp_ratio); }

@@ -5,14 +5,12 @@
 
 #include "fk/element.h"
 #include "fk/op_registry.h"
-#include "fk/ops/activation.h"
 #include "fk/ops/dit.h"
 #include "fk/ops/elementwise.h"
 #include "fk/ops/linear.h"
-#include "fk/ops/rope.h"
-#include "fk/ops/varlen_attention.h"
 #include "fk/runtime.h"
 #include "fk/status.h"
+#include "models/step_io.h"
 #include "ops/common/views.h"
 
 namespace fk::models::world {
@@ -33,20 +31,9 @@ TensorView chunk(const Tensor& mod, int64_t frames, int64_t k, int64_t h) {
   return views::columns(rows(mod, 0, frames), k * h, h);
 }
 
-// A [R, C] view (rows contiguous, row stride kept) as [B, X, Y, C] with R = B X Y.
-TensorView grid(const TensorView& m, int64_t b, int64_t x, int64_t y) {
-  TensorView v = m;
-  v.rank = 4;
-  v.shape[0] = b, v.shape[1] = x, v.shape[2] = y, v.shape[3] = m.shape[1];
-  v.strides[3] = m.strides[1];
-  v.strides[2] = m.strides[0];
-  v.strides[1] = y * m.strides[0];
-  v.strides[0] = x * y * m.strides[0];
-  return v;
-}
-
 ops::LinearArgs linear(const TensorView& out, const TensorView& in, const OasisLinear& w) {
-  return ops::LinearArgs{out, in, w.weight, w.bias.defined() ? w.bias.view() : TensorView{}, TensorView{}, TensorView{}};
+  return ops::LinearArgs{out,          in,          w.weight, w.bias.defined() ? w.bias.view() : TensorView{},
+                         TensorView{}, TensorView{}};
 }
 
 // linspace(lo, hi, n)[i] as torch computes it in float32 (n == 1: lo).
@@ -77,7 +64,9 @@ std::vector<TensorDecl> OasisModel::weights() const { return oasis_weight_decls(
 std::vector<TensorDecl> OasisModel::inputs() const {
   const DType dt = options_.dtype;
   std::vector<TensorDecl> d = {
-      {"x", {kPerCall, config_.patch_features()}, dt,
+      {"x",
+       {kPerCall, config_.patch_features()},
+       dt,
        "noisy latent patches: B clips x T frames x S patches, each patch's (channel, row, column) values"},
       {"timestep", {kPerCall, kPerCall}, DType::f32, "[B, T] noise level of each frame, on the host"}};
   if (config_.external_cond_dim > 0)
@@ -86,7 +75,9 @@ std::vector<TensorDecl> OasisModel::inputs() const {
 }
 
 std::vector<TensorDecl> OasisModel::outputs() const {
-  return {{"sample", {kPerCall, config_.patch_features()}, options_.dtype,
+  return {{"sample",
+           {kPerCall, config_.patch_features()},
+           options_.dtype,
            "the prediction per patch, in x's (channel, row, column) order"}};
 }
 
@@ -151,34 +142,16 @@ void OasisModel::load(const LoadOptions& o) {
     }
     rope_row(angles, temporal.data() + t * d);
   }
-  upload(spatial_cos_sin_, spatial.data(), spatial.size() * sizeof(float), o.stream);
-  upload(temporal_cos_sin_, temporal.data(), temporal.size() * sizeof(float), o.stream);
+  upload_to(spatial_cos_sin_, spatial.data(), spatial.size() * sizeof(float), o.stream, "oasis");
+  upload_to(temporal_cos_sin_, temporal.data(), temporal.size() * sizeof(float), o.stream, "oasis");
   if (o.device.is_cuda()) rt::stream_synchronize(o.stream);  // the host tables go out of scope
   clips_ = frames_ = 0;
   loaded_ = true;
 }
 
-// On `stream`, ordered after the kernels of the step before, which may still read the
-// buffer (a pageable source is staged by the driver before the call returns).
-void OasisModel::upload(const Tensor& dst, const void* src, size_t bytes, void* stream) {
-  FK_CHECK(bytes <= dst.nbytes(), "oasis: internal: upload of ", bytes, " bytes into a ", dst.nbytes(), "-byte buffer");
-  if (bytes == 0) return;
-  if (dst.device().is_cpu())
-    std::memcpy(dst.data(), src, bytes);
-  else
-    rt::memcpy_async(dst.data(), dst.device(), src, Device::cpu(), bytes, stream);
-}
-
-TensorView OasisModel::input(const StepInputs& in, const char* name, bool required) const {
-  for (const auto& [n, v] : in.tensors)
-    if (n == name) return v;
-  FK_CHECK(!required, "oasis: step input '", name, "' is missing");
-  return TensorView{};
-}
-
 void OasisModel::plan(const StepInputs& in, void* stream) {
   FK_CHECK(loaded_, "oasis: plan before load");
-  const TensorView ts = input(in, "timestep", true);
+  const TensorView ts = step_input(in, "timestep", true, "oasis");
   FK_CHECK(ts.device.is_cpu() && ts.dtype == DType::f32 && ts.rank == 2 && ts.is_contiguous(),
            "oasis: timestep must be a contiguous [B, T] f32 tensor on the host, got ", describe(ts));
   const int64_t b = ts.shape[0], t = ts.shape[1], s = config_.frame_tokens();
@@ -197,7 +170,8 @@ void OasisModel::plan(const StepInputs& in, void* stream) {
   const float* tv = static_cast<const float*>(ts.data);
   std::vector<char> proj(static_cast<size_t>(frames * tc) * dtype_size(dt));
   for (int64_t f = 0; f < frames; ++f) {
-    FK_CHECK(std::isfinite(tv[f]), "oasis: timestep ", tv[f], " of frame ", f % t, " of clip ", f / t, " is not finite");
+    FK_CHECK(std::isfinite(tv[f]), "oasis: timestep ", tv[f], " of frame ", f % t, " of clip ", f / t,
+             " is not finite");
     for (int64_t k = 0; k < half; ++k) {
       const float freq = std::exp(-std::log(10000.f) * static_cast<float>(k) / static_cast<float>(half));
       const double arg = static_cast<double>(tv[f] * freq);
@@ -206,7 +180,7 @@ void OasisModel::plan(const StepInputs& in, void* stream) {
       store_element(row + static_cast<size_t>(half + k) * dtype_size(dt), dt, std::sin(arg));
     }
   }
-  upload(t_proj_, proj.data(), proj.size(), stream);
+  upload_to(t_proj_, proj.data(), proj.size(), stream, "oasis");
 
   // Frame-major tokens (clip, frame, position) read spatial RoPE row `position`; the
   // position-major copy (clip, position, frame) reads temporal row `frame`.
@@ -219,10 +193,10 @@ void OasisModel::plan(const StepInputs& in, void* stream) {
   std::vector<int32_t> scu(static_cast<size_t>(frames + 1)), tcu(static_cast<size_t>(b * s + 1));
   for (int64_t i = 0; i <= frames; ++i) scu[static_cast<size_t>(i)] = static_cast<int32_t>(i * s);
   for (int64_t i = 0; i <= b * s; ++i) tcu[static_cast<size_t>(i)] = static_cast<int32_t>(i * t);
-  upload(spatial_positions_, sp.data(), sp.size() * sizeof(int32_t), stream);
-  upload(temporal_positions_, tp.data(), tp.size() * sizeof(int32_t), stream);
-  upload(spatial_cu_, scu.data(), scu.size() * sizeof(int32_t), stream);
-  upload(temporal_cu_, tcu.data(), tcu.size() * sizeof(int32_t), stream);
+  upload_to(spatial_positions_, sp.data(), sp.size() * sizeof(int32_t), stream, "oasis");
+  upload_to(temporal_positions_, tp.data(), tp.size() * sizeof(int32_t), stream, "oasis");
+  upload_to(spatial_cu_, scu.data(), scu.size() * sizeof(int32_t), stream, "oasis");
+  upload_to(temporal_cu_, tcu.data(), tcu.size() * sizeof(int32_t), stream, "oasis");
 }
 
 void OasisModel::conditioning(const StepInputs& in, void* stream) {
@@ -232,7 +206,7 @@ void OasisModel::conditioning(const StepInputs& in, void* stream) {
   call_op(linear(rows(c1_, 0, f), rows(t_proj_, 0, f), weights_.t_1), be, stream);
   call_op(ops::SiluArgs{rows(c2_, 0, f), rows(c1_, 0, f)}, be, stream);
   call_op(linear(rows(temb_, 0, f), rows(c2_, 0, f), weights_.t_2), be, stream);
-  const TensorView action = input(in, "external_cond", false);
+  const TensorView action = step_input(in, "external_cond", false, "oasis");
   if (action.data != nullptr) {
     FK_CHECK(config_.external_cond_dim > 0, "oasis: external_cond given, but the model has no external_cond layer");
     FK_CHECK(action.rank == 2 && action.shape[0] == f && action.shape[1] == config_.external_cond_dim,
@@ -245,57 +219,49 @@ void OasisModel::conditioning(const StepInputs& in, void* stream) {
   call_op(ops::SiluArgs{rows(cond_, 0, f), rows(temb_, 0, f)}, be, stream);
 }
 
-// The attention of a half block over n_'s qkv: within each frame (spatial) or across the
-// frames of each position, causal in time (temporal, in position-major order).
-void OasisModel::attention(bool temporal, void* stream) {
-  const DeviceType be = options_.device.type;
-  const int64_t h = config_.hidden_size, d = config_.head_dim(), heads = config_.num_heads;
-  const int64_t s = config_.frame_tokens(), n = clips_ * frames_ * s;
-  const TensorView qkv_fm = rows(qkv_, 0, n);
-  if (temporal)
-    call_op(ops::TransposeTokensArgs{grid(rows(qkv_t_, 0, n), clips_, s, frames_), grid(qkv_fm, clips_, frames_, s)},
-            be, stream);
-  const TensorView qkv = temporal ? rows(qkv_t_, 0, n) : qkv_fm;
-  const TensorView q = views::columns(qkv, 0, h), k = views::columns(qkv, h, h), v = views::columns(qkv, 2 * h, h);
-  call_op(ops::RotaryEmbeddingArgs{rows(temporal ? temporal_positions_ : spatial_positions_, 0, n), q, k,
-                                   temporal ? rows(temporal_cos_sin_, 0, frames_) : spatial_cos_sin_.view(),
-                                   static_cast<int32_t>(d), ops::RopeStyle::gptj},
-          be, stream);
-  const int64_t seqs = temporal ? clips_ * s : clips_ * frames_, len = temporal ? frames_ : s;
-  const TensorView cu = rows(temporal ? temporal_cu_ : spatial_cu_, 0, seqs + 1);
-  const TensorView out = rows(temporal ? attn_t_ : attn_, 0, n);
-  ops::VarlenAttentionArgs a{};
-  a.out = views::heads(out, heads, d);
-  a.q = views::heads(q, heads, d);
-  a.k = views::heads(k, heads, d);
-  a.v = views::heads(v, heads, d);
-  a.cu_seqlens_q = a.cu_seqlens_k = cu;
-  a.max_seqlen_q = a.max_seqlen_k = static_cast<int32_t>(len);
-  a.sm_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-  a.causal = temporal ? 1 : 0;
-  call_op(a, be, stream);
-  if (temporal)
-    call_op(ops::TransposeTokensArgs{grid(rows(attn_, 0, n), clips_, frames_, s), grid(out, clips_, s, frames_)}, be,
-            stream);
+namespace {
+
+ops::OasisHalfWeights half_weights(const OasisHalfBlockWeights& w) {
+  ops::OasisHalfWeights v{};
+  v.mod_weight = w.modulation.weight, v.mod_bias = w.modulation.bias;
+  v.qkv_weight = w.qkv.weight;
+  v.out_weight = w.out.weight, v.out_bias = w.out.bias;
+  v.fc1_weight = w.fc1.weight, v.fc1_bias = w.fc1.bias;
+  v.fc2_weight = w.fc2.weight, v.fc2_bias = w.fc2.bias;
+  return v;
 }
 
-// One half of a SpatioTemporalDiTBlock: adaLN-Zero around the attention, then the MLP.
-void OasisModel::half_block(const OasisHalfBlockWeights& w, bool temporal, void* stream) {
-  const DeviceType be = options_.device.type;
-  const int64_t h = config_.hidden_size, f = clips_ * frames_, n = f * config_.frame_tokens();
-  const float eps = static_cast<float>(config_.norm_eps);
-  const TensorView x = rows(x_, 0, n), normed = rows(n_, 0, n), y = rows(y_, 0, n);
-  call_op(linear(rows(mod_, 0, f), rows(cond_, 0, f), w.modulation), be, stream);
-  call_op(ops::AdaLnModulateArgs{normed, x, chunk(mod_, f, 0, h), chunk(mod_, f, 1, h), eps}, be, stream);
-  call_op(linear(rows(qkv_, 0, n), normed, w.qkv), be, stream);
-  attention(temporal, stream);
-  call_op(linear(y, rows(attn_, 0, n), w.out), be, stream);
-  call_op(ops::GatedResidualAddArgs{x, y, chunk(mod_, f, 2, h)}, be, stream);
-  call_op(ops::AdaLnModulateArgs{normed, x, chunk(mod_, f, 3, h), chunk(mod_, f, 4, h), eps}, be, stream);
-  call_op(linear(rows(mlp_, 0, n), normed, w.fc1), be, stream);
-  call_op(ops::GeluArgs{rows(act_, 0, n), rows(mlp_, 0, n), ops::GeluApprox::tanh}, be, stream);
-  call_op(linear(y, rows(act_, 0, n), w.fc2), be, stream);
-  call_op(ops::GatedResidualAddArgs{x, y, chunk(mod_, f, 5, h)}, be, stream);
+}  // namespace
+
+// One oasis_block call (an L3 op whose baseline is the sequence of registry ops the block is
+// made of: per half adaLN, QKV, RoPE, attention (the temporal one in position-major order),
+// the gated output and MLP), so that a candidate may replace the whole block.
+void OasisModel::block(const OasisBlockWeights& w, void* stream) {
+  const int64_t f = clips_ * frames_, n = f * config_.frame_tokens(), s = config_.frame_tokens();
+  ops::OasisBlockArgs a{};
+  a.hidden = rows(x_, 0, n);
+  a.cond = rows(cond_, 0, f);
+  a.spatial = half_weights(w.spatial);
+  a.temporal = half_weights(w.temporal);
+  a.spatial_positions = rows(spatial_positions_, 0, n);
+  a.temporal_positions = rows(temporal_positions_, 0, n);
+  a.spatial_cos_sin = spatial_cos_sin_.view();
+  a.temporal_cos_sin = rows(temporal_cos_sin_, 0, frames_);
+  a.spatial_cu_seqlens = rows(spatial_cu_, 0, f + 1);
+  a.temporal_cu_seqlens = rows(temporal_cu_, 0, clips_ * s + 1);
+  a.mod = rows(mod_, 0, f);
+  a.normed = rows(n_, 0, n);
+  a.qkv = rows(qkv_, 0, n);
+  a.qkv_t = rows(qkv_t_, 0, n);
+  a.attn = rows(attn_, 0, n);
+  a.attn_t = rows(attn_t_, 0, n);
+  a.mlp = rows(mlp_, 0, n);
+  a.act = rows(act_, 0, n);
+  a.out = rows(y_, 0, n);
+  a.num_heads = static_cast<int32_t>(config_.num_heads);
+  a.frames = static_cast<int32_t>(frames_);
+  a.eps = static_cast<float>(config_.norm_eps);
+  call_op(a, options_.device.type, stream);
 }
 
 void OasisModel::final_layer(void* stream) {
@@ -312,16 +278,13 @@ TensorView OasisModel::forward(const StepInputs& in, void* stream) {
   FK_CHECK(loaded_, "oasis: forward before load");
   FK_CHECK(clips_ > 0, "oasis: forward before plan");
   const int64_t n = clips_ * frames_ * config_.frame_tokens();
-  const TensorView x = input(in, "x", true);
+  const TensorView x = step_input(in, "x", true, "oasis");
   FK_CHECK(x.rank == 2 && x.shape[0] == n && x.shape[1] == config_.patch_features(), "oasis: x must be [", n, ", ",
            config_.patch_features(), "] (", clips_, " clips x ", frames_, " frames x ", config_.frame_tokens(),
            " patches as planned), got ", describe(x));
   conditioning(in, stream);
   call_op(linear(rows(x_, 0, n), x, weights_.x_embedder), options_.device.type, stream);
-  for (const OasisBlockWeights& b : weights_.blocks) {
-    half_block(b.spatial, false, stream);
-    half_block(b.temporal, true, stream);
-  }
+  for (const OasisBlockWeights& b : weights_.blocks) block(b, stream);
   final_layer(stream);
   return rows(out_, 0, n);
 }

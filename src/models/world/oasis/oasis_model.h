@@ -10,7 +10,8 @@
 //
 // Forward:
 //   x = x_embedder(patches);  c = t_embedder(sinusoid(t)) [+ external_cond(action)] per frame
-//   per block, two halves with adaLN-Zero (shift, scale, gate x 2 from linear(silu(c))):
+//   per block (one oasis_block call, fk/ops/dit.h), two halves with adaLN-Zero (shift,
+//   scale, gate x 2 from linear(silu(c))):
 //     spatial:  attention within each frame (bidirectional over its S tokens), q and k turned
 //               by an axial RoPE (half the head by the row, half by the column, "pixel"
 //               frequencies over positions in [-1, 1]);
@@ -66,11 +67,8 @@ class OasisModel final : public Model {
   const OasisConfig& config() const { return config_; }
 
  private:
-  TensorView input(const StepInputs& in, const char* name, bool required) const;
-  void upload(const Tensor& dst, const void* src, size_t bytes, void* stream);
   void conditioning(const StepInputs& in, void* stream);
-  void half_block(const OasisHalfBlockWeights& w, bool temporal, void* stream);
-  void attention(bool temporal, void* stream);
+  void block(const OasisBlockWeights& w, void* stream);
   void final_layer(void* stream);
 
   OasisConfig config_;
@@ -78,23 +76,23 @@ class OasisModel final : public Model {
   bool loaded_ = false;
   OasisWeights weights_;
   // Activations, for options_.max_tokens rows and options_.max_seqs frames.
-  Tensor x_;       // [N, H] the residual stream (frame-major)
-  Tensor n_;       // [N, H] normalised and modulated
-  Tensor qkv_;     // [N, 3H] frame-major
-  Tensor qkv_t_;   // [N, 3H] position-major (the temporal attention's q, k, v)
-  Tensor attn_;    // [N, H] attention output, frame-major
-  Tensor attn_t_;  // [N, H] the temporal attention's output, position-major
-  Tensor y_;       // [N, H] a branch's output before its gate
-  Tensor mlp_;     // [N, M] the MLP hidden
-  Tensor act_;     // [N, M] after the GELU
-  Tensor out_;     // [N, C p p]
-  Tensor mod_;     // [F, 6H] a half block's modulation vectors per frame
-  Tensor t_proj_;  // [F, 256] sinusoidal projections
-  Tensor c1_, c2_, temb_, cond_;  // [F, H]; cond_ = silu(temb)
+  Tensor x_;                                       // [N, H] the residual stream (frame-major)
+  Tensor n_;                                       // [N, H] normalised and modulated
+  Tensor qkv_;                                     // [N, 3H] frame-major
+  Tensor qkv_t_;                                   // [N, 3H] position-major (the temporal attention's q, k, v)
+  Tensor attn_;                                    // [N, H] attention output, frame-major
+  Tensor attn_t_;                                  // [N, H] the temporal attention's output, position-major
+  Tensor y_;                                       // [N, H] a branch's output before its gate
+  Tensor mlp_;                                     // [N, M] the MLP hidden
+  Tensor act_;                                     // [N, M] after the GELU
+  Tensor out_;                                     // [N, C p p]
+  Tensor mod_;                                     // [F, 6H] a half block's modulation vectors per frame
+  Tensor t_proj_;                                  // [F, 256] sinusoidal projections
+  Tensor c1_, c2_, temb_, cond_;                   // [F, H]; cond_ = silu(temb)
   Tensor spatial_positions_, temporal_positions_;  // [N] i32: row of the RoPE table per token
   Tensor spatial_cu_, temporal_cu_;                // [F + 1], [B S + 1] i32 sequence offsets
-  Tensor spatial_cos_sin_;   // [S, D] f32: cos of the D/2 pair angles | their sin
-  Tensor temporal_cos_sin_;  // [max_frames, D] f32
+  Tensor spatial_cos_sin_;                         // [S, D] f32: cos of the D/2 pair angles | their sin
+  Tensor temporal_cos_sin_;                        // [max_frames, D] f32
   // The planned batch: B clips of T frames.
   int64_t clips_ = 0, frames_ = 0;
 };

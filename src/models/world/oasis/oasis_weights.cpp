@@ -31,7 +31,8 @@ OasisWeights build(const OasisConfig& c, const Source& src) {
     return l;
   };
   OasisWeights w;
-  w.x_embedder.weight = src("x_embedder.proj.weight", {h, c.in_channels, p, p}, {h, c.patch_features()}, Kind::projection);
+  w.x_embedder.weight =
+      src("x_embedder.proj.weight", {h, c.in_channels, p, p}, {h, c.patch_features()}, Kind::projection);
   w.x_embedder.bias = src("x_embedder.proj.bias", {h}, {h}, Kind::bias);
   w.t_1 = linear("t_embedder.mlp.0", h, c.timestep_channels);
   w.t_2 = linear("t_embedder.mlp.2", h, h);
