@@ -15,7 +15,6 @@
 #include "cli/latents_report.h"
 #include "cli/model_lookup.h"
 #include "cli/variant_option.h"
-#include "core/safetensors/safetensors.h"
 #include "fk/runtime.h"
 #include "fk/status.h"
 #include "serving/denoise/denoise_runner.h"
@@ -65,11 +64,7 @@ void run(DenoiseCli& o) {
 
   const auto& r = o.request;
   std::unique_ptr<models::Model> model = models::create_model_from_config(src.config_json, src.source);
-  models::LoadOptions lo;
-  lo.device = device == "cuda" ? Device::cuda() : Device::cpu();
-  lo.dtype = o.dtype == "f16" ? DType::f16 : DType::bf16;
-  lo.checkpoint = src.checkpoint;
-  lo.seed = o.weight_seed;
+  models::LoadOptions lo = latents_load_options(src, device, o.dtype, o.weight_seed);
   lo.max_seqs = std::max<int64_t>(r.batch, 1);
   lo.max_tokens = lo.max_seqs * (std::max<int64_t>(r.text_len, 1) + std::max<int64_t>(r.height / 16, 1) *
                                                                        std::max<int64_t>(r.width / 16, 1));
@@ -78,31 +73,22 @@ void run(DenoiseCli& o) {
   const serving::denoise::DenoiseResult res = runner.run(r);
 
   const std::string checksum = latents_checksum(res.latents);
-  json j{{"model", o.model},
-         {"architecture", src.registration->architecture},
-         {"pattern", "denoise"},
-         {"weights", src.preset ? "dummy" : "checkpoint"},
-         {"device", device},
-         {"dtype", o.dtype},
-         {"batch", r.batch},
-         {"height", r.height},
-         {"width", r.width},
-         {"steps", r.steps},
-         {"guidance_scale", r.guidance_scale},
-         {"seed", r.seed},
-         {"text_len", r.text_len},
-         {"prompt", "random embeddings of the seed (the text encoders are not in the engine yet)"},
-         {"image_seq_len", res.image_seq_len},
-         {"sigmas", res.schedule.sigmas},
-         {"seconds", res.seconds},
-         {"seconds_per_step", res.seconds / static_cast<double>(r.steps)},
-         {"latents_shape", {res.latents.size(0), res.latents.size(1)}},
-         {"checksum", checksum},
-         {"checksum_of", "XXH64 of the packed latents' bytes after the last step"},
-         {"command", invoked_command()}};
-  std::printf("model %s (architecture %s, denoise) on %s, %s, %s weights\n", o.model.c_str(),
-              src.registration->architecture.c_str(), device.c_str(), o.dtype.c_str(),
-              src.preset ? "dummy" : "checkpoint");
+  json j = latents_summary(o.model, src, device, o.dtype);
+  j.update({{"batch", r.batch},
+            {"height", r.height},
+            {"width", r.width},
+            {"steps", r.steps},
+            {"guidance_scale", r.guidance_scale},
+            {"seed", r.seed},
+            {"text_len", r.text_len},
+            {"prompt", "random embeddings of the seed (the text encoders are not in the engine yet)"},
+            {"image_seq_len", res.image_seq_len},
+            {"sigmas", res.schedule.sigmas},
+            {"seconds", res.seconds},
+            {"seconds_per_step", res.seconds / static_cast<double>(r.steps)},
+            {"latents_shape", {res.latents.size(0), res.latents.size(1)}},
+            {"checksum", checksum},
+            {"checksum_of", "XXH64 of the packed latents' bytes after the last step"}});
   std::printf("%lld x %lldx%lld, %lld steps, guidance %.2f: %.3f s (%.3f s per step)\n",
               static_cast<long long>(r.batch), static_cast<long long>(r.width), static_cast<long long>(r.height),
               static_cast<long long>(r.steps), r.guidance_scale, res.seconds,

@@ -16,7 +16,6 @@
 #include "cli/variant_option.h"
 #include "fk/runtime.h"
 #include "fk/status.h"
-#include "harness/device/device_info.h"
 #include "models/world/oasis/oasis_model.h"
 #include "serving/denoise/oasis_rollout.h"
 
@@ -50,11 +49,7 @@ void run(RolloutCli& o) {
   const auto& r = o.request;
   FK_CHECK(r.clips >= 1, "rollout: --clips must be at least 1, got ", r.clips);
   const int64_t window = std::clamp<int64_t>(r.frames, 1, oasis->config().max_frames);
-  models::LoadOptions lo;
-  lo.device = device == "cuda" ? Device::cuda() : Device::cpu();
-  lo.dtype = o.dtype == "f16" ? DType::f16 : DType::bf16;
-  lo.checkpoint = src.checkpoint;
-  lo.seed = o.weight_seed;
+  models::LoadOptions lo = latents_load_options(src, device, o.dtype, o.weight_seed);
   lo.max_seqs = r.clips * window;
   lo.max_tokens = lo.max_seqs * oasis->config().frame_tokens();
   model->load(lo);
@@ -62,30 +57,20 @@ void run(RolloutCli& o) {
   const serving::denoise::OasisRolloutResult res = rollout.run(r);
 
   const std::string checksum = latents_checksum(res.latents);
-  json j{{"model", o.model},
-         {"architecture", src.registration->architecture},
-         {"pattern", "denoise"},
-         {"weights", src.preset ? "dummy" : "checkpoint"},
-         {"device", device},
-         {"dtype", o.dtype},
-         {"clips", r.clips},
-         {"frames", r.frames},
-         {"prompt_frames", r.prompt_frames},
-         {"ddim_steps", r.ddim_steps},
-         {"seed", r.seed},
-         {"prompt", "a random latent frame of the seed and random 0/1 actions (the VAE is not in the engine yet)"},
-         {"generated_frames", res.generated_frames},
-         {"forward_passes", res.forward_passes},
-         {"seconds", res.seconds},
-         {"frames_per_second", res.frames_per_second()},
-         {"latents_shape", {res.latents.size(0), res.latents.size(1)}},
-         {"checksum", checksum},
-         {"checksum_of", "XXH64 of the latent patches' bytes after the rollout"},
-         {"command", invoked_command()}};
-  if (device == "cuda") j["device_info"] = bench::to_json(bench::query_gpu(0));
-  std::printf("model %s (architecture %s, denoise) on %s, %s, %s weights\n", o.model.c_str(),
-              src.registration->architecture.c_str(), device.c_str(), o.dtype.c_str(),
-              src.preset ? "dummy" : "checkpoint");
+  json j = latents_summary(o.model, src, device, o.dtype);
+  j.update({{"clips", r.clips},
+            {"frames", r.frames},
+            {"prompt_frames", r.prompt_frames},
+            {"ddim_steps", r.ddim_steps},
+            {"seed", r.seed},
+            {"prompt", "a random latent frame of the seed and random 0/1 actions (the VAE is not in the engine yet)"},
+            {"generated_frames", res.generated_frames},
+            {"forward_passes", res.forward_passes},
+            {"seconds", res.seconds},
+            {"frames_per_second", res.frames_per_second()},
+            {"latents_shape", {res.latents.size(0), res.latents.size(1)}},
+            {"checksum", checksum},
+            {"checksum_of", "XXH64 of the latent patches' bytes after the rollout"}});
   std::printf(
       "%lld clip(s) of %lld frames from %lld prompt frame(s), %lld DDIM steps: %.3f s, %.2f frames/s "
       "(%lld forward passes)\n",

@@ -3,10 +3,35 @@
 #include <cstdio>
 #include <fstream>
 
+#include "cli/command.h"
 #include "core/safetensors/safetensors.h"
 #include "fk/status.h"
+#include "harness/device/device_info.h"
 
 namespace fk::cli {
+
+models::LoadOptions latents_load_options(const models::ModelSource& src, const std::string& device,
+                                         const std::string& dtype, uint64_t weight_seed) {
+  models::LoadOptions lo;
+  lo.device = device == "cuda" ? Device::cuda() : Device::cpu();
+  lo.dtype = dtype == "f16" ? DType::f16 : DType::bf16;
+  lo.checkpoint = src.checkpoint;
+  lo.seed = weight_seed;
+  return lo;
+}
+
+nlohmann::json latents_summary(const std::string& model, const models::ModelSource& src, const std::string& device,
+                               const std::string& dtype) {
+  const char* weights = src.preset ? "dummy" : "checkpoint";
+  nlohmann::json j{{"model", model},   {"architecture", src.registration->architecture},
+                   {"pattern", "denoise"}, {"weights", weights},
+                   {"device", device}, {"dtype", dtype},
+                   {"command", invoked_command()}};
+  if (device == "cuda") j["device_info"] = bench::to_json(bench::query_gpu(0));
+  std::printf("model %s (architecture %s, denoise) on %s, %s, %s weights\n", model.c_str(),
+              src.registration->architecture.c_str(), device.c_str(), dtype.c_str(), weights);
+  return j;
+}
 
 std::string latents_checksum(const Tensor& latents) {
   return safetensors::hash_hex(safetensors::content_hash64(latents.data(), latents.nbytes()));

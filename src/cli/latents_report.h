@@ -1,12 +1,26 @@
-// The ends of the commands whose result is latents (fk denoise, fk rollout): their checksum,
-// the line that prints it, the latents as safetensors (--out) and the summary JSON (--json-out).
+// What the commands whose result is latents (fk denoise, fk rollout) share: the model's load
+// options, the summary's first fields and the line that says what ran, the latents'
+// checksum, the line that prints it, the latents as safetensors (--out) and the summary JSON
+// (--json-out).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "fk/tensor.h"
+#include "models/model.h"
+#include "models/registry.h"
 
 namespace fk::cli {
+
+// Device ("cpu", "cuda"), dtype ("bf16", "f16"), the checkpoint of `src` (none for a preset:
+// dummy weights of `weight_seed`); the step limits are the command's to set.
+models::LoadOptions latents_load_options(const models::ModelSource& src, const std::string& device,
+                                         const std::string& dtype, uint64_t weight_seed);
+
+// model, architecture, pattern, weights, device (with the GPU's description), dtype and the
+// command line; prints "model M (architecture A, denoise) on D, T, W weights".
+nlohmann::json latents_summary(const std::string& model, const models::ModelSource& src, const std::string& device,
+                               const std::string& dtype);
 
 // XXH64 of the latents' bytes, as hex.
 std::string latents_checksum(const Tensor& latents);

@@ -11,6 +11,7 @@
 #include "fk/ops/linear.h"
 #include "fk/ops/rope.h"
 #include "fk/ops/varlen_attention.h"
+#include "ops/activation/activation_reference.h"
 #include "ops/common/case_builder.h"
 #include "ops/common/layer_cost.h"
 #include "ops/common/packed_validate.h"
@@ -179,8 +180,6 @@ fk_status composed(const void* args, void* stream) {
   });
 }
 
-double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
-
 // n = layer_norm(x rows) * (1 + scale) + shift, in double.
 void modulate_rows(const TensorView& x, const TensorView& out, const TensorView& mod, int64_t b, int64_t shift_col,
                    int64_t scale_col, int64_t h, double eps) {
@@ -239,7 +238,7 @@ void reference(const A& a) {
       const TensorView mv = rows(mlp.view(), first, n);
       linear_reference(LinearArgs{mv, nn, w.ff_up_weight, w.ff_up_bias, none, none});
       for (int64_t t = 0; t < n; ++t)
-        for (int64_t j = 0; j < m; ++j) set(mv, gelu_tanh(get(mv, t, j)), t, j);
+        for (int64_t j = 0; j < m; ++j) set(mv, gelu_ref(get(mv, t, j), GeluApprox::tanh), t, j);
       linear_reference(LinearArgs{yv, mv, w.ff_down_weight, w.ff_down_bias, none, none});
       gated_add(5 * h);
     }

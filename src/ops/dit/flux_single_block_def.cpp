@@ -10,6 +10,7 @@
 #include "fk/ops/linear.h"
 #include "fk/ops/rope.h"
 #include "fk/ops/varlen_attention.h"
+#include "ops/activation/activation_reference.h"
 #include "ops/common/case_builder.h"
 #include "ops/common/layer_cost.h"
 #include "ops/common/packed_validate.h"
@@ -127,8 +128,6 @@ fk_status composed(const void* args, void* stream) {
   });
 }
 
-double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
-
 // The oracle: hidden is f64. q, k, v (the qkv workspace, with the norms and rotation applied
 // in place by qk_norm_rope's double-precision CPU baseline) are rounded to the dtype, as
 // varlen_attention reads 16-bit inputs; everything else is f64.
@@ -165,7 +164,7 @@ void reference(const A& a) {
   Tensor mlp = f64(t_count, m);
   linear_reference(LinearArgs{mlp.view(), normed.view(), a.mlp_weight, a.mlp_bias, none, none});
   for (int64_t t = 0; t < t_count; ++t)
-    for (int64_t j = 0; j < m; ++j) set(cat.view(), gelu_tanh(get(mlp.view(), t, j)), t, h + j);
+    for (int64_t j = 0; j < m; ++j) set(cat.view(), gelu_ref(get(mlp.view(), t, j), GeluApprox::tanh), t, h + j);
   linear_reference(LinearArgs{out.view(), cat.view(), a.out_weight, a.out_bias, none, none});
   for (int64_t t = 0; t < t_count; ++t)
     for (int64_t j = 0; j < h; ++j)

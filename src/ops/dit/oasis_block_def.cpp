@@ -10,6 +10,7 @@
 #include "fk/ops/linear.h"
 #include "fk/ops/rope.h"
 #include "fk/ops/varlen_attention.h"
+#include "ops/activation/activation_reference.h"
 #include "ops/common/case_builder.h"
 #include "ops/common/layer_cost.h"
 #include "ops/common/packed_validate.h"
@@ -180,8 +181,6 @@ fk_status composed(const void* args, void* stream) {
   });
 }
 
-double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
-
 // The registry's CPU baseline of a part that is its double-precision reference (never a candidate).
 template <class Args>
 void part_reference(const Args& args) {
@@ -244,7 +243,7 @@ void reference_half(const A& a, const OasisHalfWeights& w, const BlockShape& s, 
   modulated_norm(normed.view(), a.hidden, mod.view(), 3, s, a.eps);
   linear_reference(LinearArgs{mlp.view(), normed.view(), w.fc1_weight, w.fc1_bias, none, none});
   for (int64_t t = 0; t < n; ++t)
-    for (int64_t j = 0; j < s.mlp; ++j) set(mlp.view(), gelu_tanh(get(mlp.view(), t, j)), t, j);
+    for (int64_t j = 0; j < s.mlp; ++j) set(mlp.view(), gelu_ref(get(mlp.view(), t, j), GeluApprox::tanh), t, j);
   linear_reference(LinearArgs{y.view(), mlp.view(), w.fc2_weight, w.fc2_bias, none, none});
   gated_add(a.hidden, y.view(), mod.view(), 5, s);
 }
