@@ -14,8 +14,6 @@
 #include "cli/command.h"
 #include "cli/latents_report.h"
 #include "cli/model_lookup.h"
-#include "cli/variant_option.h"
-#include "fk/runtime.h"
 #include "fk/status.h"
 #include "serving/denoise/denoise_runner.h"
 
@@ -26,15 +24,9 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 struct DenoiseCli {
-  std::string model = "tiny-flux";
-  std::string device = "auto";
-  std::string dtype = "bf16";
+  LatentsOptions common{.model = "tiny-flux"};
   std::string scheduler_config;
-  std::string out;
-  std::string json_out;
   serving::denoise::DenoiseRequest request;
-  uint64_t weight_seed = 0;
-  std::vector<std::string> variants;
 };
 
 std::string read_file(const fs::path& p) {
@@ -46,12 +38,8 @@ std::string read_file(const fs::path& p) {
 }
 
 void run(DenoiseCli& o) {
-  select_variants(o.variants);
-  std::string device = o.device;
-  if (device == "auto") device = rt::cuda_available() ? "cuda" : "cpu";
-  FK_CHECK(device == "cpu" || device == "cuda", "denoise: --device must be cpu, cuda or auto, got ", o.device);
-  FK_CHECK(o.dtype == "f16" || o.dtype == "bf16", "denoise: --dtype must be f16 or bf16, got ", o.dtype);
-  const models::ModelSource src = lookup_model(o.model, models::RunPattern::denoise, device, "fk denoise");
+  const std::string device = o.common.resolve("denoise");
+  const models::ModelSource src = lookup_model(o.common.model, models::RunPattern::denoise, device, "fk denoise");
 
   // The scheduler: --scheduler-config, else a diffusers pipeline folder's
   // scheduler/scheduler_config.json beside transformer/, else FLUX.1-dev's.
@@ -64,7 +52,7 @@ void run(DenoiseCli& o) {
 
   const auto& r = o.request;
   std::unique_ptr<models::Model> model = models::create_model_from_config(src.config_json, src.source);
-  models::LoadOptions lo = latents_load_options(src, device, o.dtype, o.weight_seed);
+  models::LoadOptions lo = latents_load_options(src, device, o.common.dtype, o.common.weight_seed);
   lo.max_seqs = std::max<int64_t>(r.batch, 1);
   lo.max_tokens = lo.max_seqs * (std::max<int64_t>(r.text_len, 1) + std::max<int64_t>(r.height / 16, 1) *
                                                                        std::max<int64_t>(r.width / 16, 1));
@@ -73,7 +61,7 @@ void run(DenoiseCli& o) {
   const serving::denoise::DenoiseResult res = runner.run(r);
 
   const std::string checksum = latents_checksum(res.latents);
-  json j = latents_summary(o.model, src, device, o.dtype);
+  json j = latents_summary(o.common.model, src, device, o.common.dtype);
   j.update({{"batch", r.batch},
             {"height", r.height},
             {"width", r.width},
@@ -93,16 +81,14 @@ void run(DenoiseCli& o) {
               static_cast<long long>(r.batch), static_cast<long long>(r.width), static_cast<long long>(r.height),
               static_cast<long long>(r.steps), r.guidance_scale, res.seconds,
               res.seconds / static_cast<double>(r.steps));
-  report_latents(res.latents, checksum, o.out, o.json_out, j, "denoise");
+  report_latents(res.latents, checksum, o.common.out, o.common.json_out, j, "denoise");
 }
 
 void setup(CLI::App& app) {
   static DenoiseCli o;
   auto* cmd = app.add_subcommand("denoise", "The Denoise step loop of a FLUX.1 transformer on seeded latents and "
                                             "random prompt embeddings; packed latents out, with a checksum");
-  cmd->add_option("--model", o.model, kModelHelp)->capture_default_str();
-  cmd->add_option("--device", o.device, "cpu, cuda or auto")->capture_default_str();
-  cmd->add_option("--dtype", o.dtype, "Model dtype: f16 or bf16")->capture_default_str();
+  o.common.add_to(cmd, "Write the packed latents as safetensors (tensor 'latents')");
   cmd->add_option("--height", o.request.height, "Image height in pixels (multiple of 16)")->capture_default_str();
   cmd->add_option("--width", o.request.width, "Image width in pixels (multiple of 16)")->capture_default_str();
   cmd->add_option("--steps", o.request.steps, "Denoising steps")->capture_default_str();
@@ -110,12 +96,8 @@ void setup(CLI::App& app) {
   cmd->add_option("--batch", o.request.batch, "Images")->capture_default_str();
   cmd->add_option("--text-len", o.request.text_len, "Prompt tokens (T5 sequence length)")->capture_default_str();
   cmd->add_option("--seed", o.request.seed, "Seed of the latents and prompt embeddings")->capture_default_str();
-  cmd->add_option("--weight-seed", o.weight_seed, "Seed of dummy weights (presets)")->capture_default_str();
   cmd->add_option("--scheduler-config", o.scheduler_config,
                   "diffusers scheduler_config.json (default: a pipeline folder's, else FLUX.1-dev's)");
-  cmd->add_option("--out", o.out, "Write the packed latents as safetensors (tensor 'latents')");
-  cmd->add_option("--json-out", o.json_out, "Also write the summary as JSON to this file");
-  add_variant_option(cmd, o.variants);
   cmd->callback([] { run(o); });
 }
 FK_CLI_COMMAND(setup);

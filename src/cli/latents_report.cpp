@@ -4,11 +4,32 @@
 #include <fstream>
 
 #include "cli/command.h"
+#include "cli/model_lookup.h"
+#include "cli/variant_option.h"
 #include "core/safetensors/safetensors.h"
+#include "fk/runtime.h"
 #include "fk/status.h"
 #include "harness/device/device_info.h"
 
 namespace fk::cli {
+
+void LatentsOptions::add_to(CLI::App* cmd, const char* out_help) {
+  cmd->add_option("--model", model, kModelHelp)->capture_default_str();
+  cmd->add_option("--device", device, "cpu, cuda or auto")->capture_default_str();
+  cmd->add_option("--dtype", dtype, "Model dtype: f16 or bf16")->capture_default_str();
+  cmd->add_option("--weight-seed", weight_seed, "Seed of dummy weights (presets)")->capture_default_str();
+  cmd->add_option("--out", out, out_help);
+  cmd->add_option("--json-out", json_out, "Also write the summary as JSON to this file");
+  add_variant_option(cmd, variants);
+}
+
+std::string LatentsOptions::resolve(const char* command) const {
+  select_variants(variants);
+  const std::string d = device == "auto" ? (rt::cuda_available() ? "cuda" : "cpu") : device;
+  FK_CHECK(d == "cpu" || d == "cuda", command, ": --device must be cpu, cuda or auto, got ", device);
+  FK_CHECK(dtype == "f16" || dtype == "bf16", command, ": --dtype must be f16 or bf16, got ", dtype);
+  return d;
+}
 
 models::LoadOptions latents_load_options(const models::ModelSource& src, const std::string& device,
                                          const std::string& dtype, uint64_t weight_seed) {

@@ -3,14 +3,33 @@
 // checksum, the line that prints it, the latents as safetensors (--out) and the summary JSON
 // (--json-out).
 #pragma once
+#include <CLI/CLI.hpp>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "fk/tensor.h"
 #include "models/model.h"
 #include "models/registry.h"
 
 namespace fk::cli {
+
+// The options every latents command takes.
+struct LatentsOptions {
+  std::string model;  // each command's default preset
+  std::string device = "auto";
+  std::string dtype = "bf16";
+  uint64_t weight_seed = 0;
+  std::string out, json_out;
+  std::vector<std::string> variants;
+
+  // --model, --device, --dtype, --weight-seed, --out (described by out_help), --json-out, --variant.
+  void add_to(CLI::App* cmd, const char* out_help);
+  // Selects the variants and checks --dtype; returns the device, "cpu" or "cuda" (auto: cuda
+  // where there is one). `command` names the command in errors.
+  std::string resolve(const char* command) const;
+};
 
 // Device ("cpu", "cuda"), dtype ("bf16", "f16"), the checkpoint of `src` (none for a preset:
 // dummy weights of `weight_seed`); the step limits are the command's to set.

@@ -1,5 +1,8 @@
 #include "ops/dit/dit_defs.h"
 
+#include <cmath>
+
+#include "fk/element.h"
 #include "ops/activation/activation_defs.h"
 
 namespace fk::ops {
@@ -23,6 +26,19 @@ std::vector<Json> flux_bench_workloads() {
   std::vector<Json> ws;
   for (int64_t t : {4096, 512, 4608}) ws.push_back({{"tokens", t}, {"hidden", 3072}});
   return ws;
+}
+
+void modulate_rows(const TensorView& x, const TensorView& out, const TensorView& mod, int64_t b, int64_t shift_col,
+                   int64_t scale_col, int64_t h, double eps) {
+  for (int64_t t = 0; t < x.shape[0]; ++t) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < h; ++j) mean += get(x, t, j);
+    mean /= static_cast<double>(h);
+    for (int64_t j = 0; j < h; ++j) var += (get(x, t, j) - mean) * (get(x, t, j) - mean);
+    const double rstd = 1 / std::sqrt(var / static_cast<double>(h) + eps);
+    for (int64_t j = 0; j < h; ++j)
+      set(out, (get(x, t, j) - mean) * rstd * (1 + get(mod, b, scale_col + j)) + get(mod, b, shift_col + j), t, j);
+  }
 }
 
 }  // namespace fk::ops

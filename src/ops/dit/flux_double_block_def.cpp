@@ -17,6 +17,7 @@
 #include "ops/common/packed_validate.h"
 #include "ops/common/validate.h"
 #include "ops/common/views.h"
+#include "ops/dit/dit_defs.h"
 #include "ops/dit/flux_double_block_composed.h"
 #include "ops/linear/linear_reference.h"
 
@@ -181,19 +182,6 @@ fk_status composed(const void* args, void* stream) {
 }
 
 // n = layer_norm(x rows) * (1 + scale) + shift, in double.
-void modulate_rows(const TensorView& x, const TensorView& out, const TensorView& mod, int64_t b, int64_t shift_col,
-                   int64_t scale_col, int64_t h, double eps) {
-  for (int64_t t = 0; t < x.shape[0]; ++t) {
-    double mean = 0, var = 0;
-    for (int64_t j = 0; j < h; ++j) mean += get(x, t, j);
-    mean /= static_cast<double>(h);
-    for (int64_t j = 0; j < h; ++j) var += (get(x, t, j) - mean) * (get(x, t, j) - mean);
-    const double rstd = 1 / std::sqrt(var / static_cast<double>(h) + eps);
-    for (int64_t j = 0; j < h; ++j)
-      set(out, (get(x, t, j) - mean) * rstd * (1 + get(mod, b, scale_col + j)) + get(mod, b, shift_col + j), t, j);
-  }
-}
-
 // The oracle: hidden is f64; q, k, v (the qkv workspace, normalised and rotated in place by
 // qk_norm_rope's double-precision CPU baseline) in the dtype, as the attention reads them;
 // everything else f64.
@@ -206,9 +194,6 @@ void reference(const A& a) {
   Tensor mod = f64(s.batch, 6 * h), mod_txt = f64(s.batch, 6 * h), normed = f64(s.tokens, h), attn = f64(s.tokens, h);
   linear_reference(LinearArgs{mod.view(), a.cond, a.img.norm1_weight, a.img.norm1_bias, none, none});
   linear_reference(LinearArgs{mod_txt.view(), a.cond, a.txt.norm1_weight, a.txt.norm1_bias, none, none});
-  const fk_op_fn rope_reference = OpRegistry::global().baseline(QkNormRopeArgs::kName, DeviceType::cpu);
-  const fk_op_fn attention_reference = OpRegistry::global().baseline(VarlenAttentionArgs::kName, DeviceType::cpu);
-  FK_CHECK(rope_reference != nullptr && attention_reference != nullptr, kOp, ": no CPU rope or attention reference");
   for (int64_t b = 0; b < s.batch; ++b)
     for (bool text : {false, true}) {
       const W& w = text ? a.txt : a.img;
@@ -216,11 +201,9 @@ void reference(const A& a) {
       const auto [first, n] = stream_rows(s, b, text);
       modulate_rows(rows(a.hidden, first, n), rows(normed.view(), first, n), md, b, 0, h, h, a.eps);
       linear_reference(LinearArgs{rows(a.qkv, first, n), rows(normed.view(), first, n), w.qkv_weight, w.qkv_bias, none, none});
-      const QkNormRopeArgs r = rope(a, w, s, first, n);
-      FK_CHECK(rope_reference(&r, nullptr) == FK_OK, kOp, ": the rope reference failed: ", last_error_message());
+      part_reference(kOp, rope(a, w, s, first, n));
     }
-  const VarlenAttentionArgs va = attention(a, s, heads_of(attn.view(), 0, s));
-  FK_CHECK(attention_reference(&va, nullptr) == FK_OK, kOp, ": the attention reference failed: ", last_error_message());
+  part_reference(kOp, attention(a, s, heads_of(attn.view(), 0, s)));
   Tensor y = f64(s.tokens, h), mlp = f64(s.tokens, m);
   for (int64_t b = 0; b < s.batch; ++b)
     for (bool text : {false, true}) {

@@ -16,6 +16,7 @@
 #include "ops/common/packed_validate.h"
 #include "ops/common/validate.h"
 #include "ops/common/views.h"
+#include "ops/dit/dit_defs.h"
 #include "ops/dit/flux_single_block_composed.h"
 #include "ops/linear/linear_reference.h"
 
@@ -139,28 +140,12 @@ void reference(const A& a) {
   auto f64 = [](int64_t r, int64_t c) { return Tensor::empty({r, c}, DType::f64); };
   Tensor mod = f64(s.batch, 3 * h), normed = f64(t_count, h), cat = f64(t_count, h + m), out = f64(t_count, h);
   linear_reference(LinearArgs{mod.view(), a.cond, a.norm_weight, a.norm_bias, none, none});
-  for (int64_t t = 0; t < t_count; ++t) {
-    const int64_t b = t / s.seq;
-    double mean = 0, var = 0;
-    for (int64_t j = 0; j < h; ++j) mean += get(a.hidden, t, j);
-    mean /= static_cast<double>(h);
-    for (int64_t j = 0; j < h; ++j) var += (get(a.hidden, t, j) - mean) * (get(a.hidden, t, j) - mean);
-    const double rstd = 1 / std::sqrt(var / static_cast<double>(h) + static_cast<double>(a.eps));
-    for (int64_t j = 0; j < h; ++j)
-      set(normed.view(), (get(a.hidden, t, j) - mean) * rstd * (1 + get(mod.view(), b, h + j)) + get(mod.view(), b, j),
-          t, j);
-  }
+  for (int64_t b = 0; b < s.batch; ++b)
+    modulate_rows(block(a.hidden, b * s.seq, s.seq, 0, h), block(normed.view(), b * s.seq, s.seq, 0, h), mod.view(), b,
+                  0, h, h, a.eps);
   linear_reference(LinearArgs{a.qkv, normed.view(), a.qkv_weight, a.qkv_bias, none, none});
-  // qk_norm_rope's and varlen_attention's CPU baselines are their double-precision
-  // references (never candidates).
-  const QkNormRopeArgs r = rope(a, s);
-  const fk_op_fn rope_reference = OpRegistry::global().baseline(QkNormRopeArgs::kName, DeviceType::cpu);
-  FK_CHECK(rope_reference != nullptr && rope_reference(&r, nullptr) == FK_OK, kOp, ": the rope reference failed: ",
-           last_error_message());
-  const VarlenAttentionArgs va = attention(a, s, heads_of(cat.view(), 0, s));
-  const fk_op_fn attention_reference = OpRegistry::global().baseline(VarlenAttentionArgs::kName, DeviceType::cpu);
-  FK_CHECK(attention_reference != nullptr && attention_reference(&va, nullptr) == FK_OK, kOp,
-           ": the attention reference failed: ", last_error_message());
+  part_reference(kOp, rope(a, s));
+  part_reference(kOp, attention(a, s, heads_of(cat.view(), 0, s)));
   Tensor mlp = f64(t_count, m);
   linear_reference(LinearArgs{mlp.view(), normed.view(), a.mlp_weight, a.mlp_bias, none, none});
   for (int64_t t = 0; t < t_count; ++t)

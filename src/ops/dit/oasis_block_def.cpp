@@ -16,6 +16,7 @@
 #include "ops/common/packed_validate.h"
 #include "ops/common/validate.h"
 #include "ops/common/views.h"
+#include "ops/dit/dit_defs.h"
 #include "ops/dit/oasis_block_composed.h"
 #include "ops/linear/linear_reference.h"
 
@@ -181,31 +182,12 @@ fk_status composed(const void* args, void* stream) {
   });
 }
 
-// The registry's CPU baseline of a part that is its double-precision reference (never a candidate).
-template <class Args>
-void part_reference(const Args& args) {
-  const fk_op_fn fn = OpRegistry::global().baseline(Args::kName, DeviceType::cpu);
-  FK_CHECK(fn != nullptr && fn(&args, nullptr) == FK_OK, kOp, ": the ", Args::kName,
-           " reference failed: ", last_error_message());
-}
-
 // out = LayerNorm(x) (1 + scale[f]) + shift[f] per token (f its frame), in f64.
 void modulated_norm(const TensorView& out, const TensorView& x, const TensorView& mod, int shift_chunk,
                     const BlockShape& s, double eps) {
-  const int64_t h = s.hidden;
-  for (int64_t t = 0; t < s.tokens; ++t) {
-    const int64_t f = t / s.seq;
-    double mean = 0, var = 0;
-    for (int64_t j = 0; j < h; ++j) mean += get(x, t, j);
-    mean /= static_cast<double>(h);
-    for (int64_t j = 0; j < h; ++j) var += (get(x, t, j) - mean) * (get(x, t, j) - mean);
-    const double rstd = 1 / std::sqrt(var / static_cast<double>(h) + eps);
-    for (int64_t j = 0; j < h; ++j)
-      set(out,
-          (get(x, t, j) - mean) * rstd * (1 + get(mod, f, (shift_chunk + 1) * h + j)) +
-              get(mod, f, shift_chunk * h + j),
-          t, j);
-  }
+  for (int64_t f = 0; f < s.frames_total; ++f)
+    modulate_rows(block(x, f * s.seq, s.seq, 0, s.hidden), block(out, f * s.seq, s.seq, 0, s.hidden), mod, f,
+                  shift_chunk * s.hidden, (shift_chunk + 1) * s.hidden, s.hidden, eps);
 }
 
 // hidden += gate[f] * y per token, in f64.
@@ -227,11 +209,11 @@ void reference_half(const A& a, const OasisHalfWeights& w, const BlockShape& s, 
   modulated_norm(normed.view(), a.hidden, mod.view(), 0, s, a.eps);
   linear_reference(LinearArgs{a.qkv, normed.view(), w.qkv_weight, none, none, none});
   if (temporal)
-    part_reference(TransposeTokensArgs{grid(a.qkv_t, s.clips, s.seq, s.frames), grid(a.qkv, s.clips, s.frames, s.seq)});
+    part_reference(kOp, TransposeTokensArgs{grid(a.qkv_t, s.clips, s.seq, s.frames), grid(a.qkv, s.clips, s.frames, s.seq)});
   const TensorView qkv = temporal ? a.qkv_t : a.qkv;
-  part_reference(rope(a, s, qkv, temporal));
+  part_reference(kOp, rope(a, s, qkv, temporal));
   Tensor attn_pm = f64(n, h);  // in qkv's order
-  part_reference(attention(a, s, qkv, views::heads(attn_pm.view(), s.heads, s.head_dim), temporal));
+  part_reference(kOp, attention(a, s, qkv, views::heads(attn_pm.view(), s.heads, s.head_dim), temporal));
   for (int64_t t = 0; t < n; ++t) {
     // Position-major row (clip, position, frame) of frame-major row t = (clip, frame, position).
     const int64_t b = t / (s.frames * s.seq), f = t / s.seq % s.frames, p = t % s.seq;
@@ -407,10 +389,12 @@ OpDef make_def() {
     return OpCost{2 * half_weights + 2 * N * H * es, 2 * half_flops + attention_flops, a.spatial.qkv_weight.dtype};
   };
   // As flux_single_block's: the composed baseline rounds every intermediate to the dtype
-  // where the oracle keeps f64 (but q, k, v); here through four gated branches.
+  // where the oracle keeps f64 (but q, k, v); here through four gated branches, where an
+  // element summed from large terms of both signs can be off by 0.44 (about 110 half-ulps of
+  // bf16) while the whole output stays at relative L2 0.01: atol 128 half-ulps.
   d.tolerance = [](const OpCase& c, const TensorArg&, DType) {
     const double ulp = half_rounding_unit(c.as<A>().spatial.qkv_weight.dtype);
-    return Tolerance{48 * ulp, 48 * ulp};
+    return Tolerance{128 * ulp, 48 * ulp};
   };
   d.workload_from_call = workload_from_call;
   d.covers = {"linear",           "adaln_modulate", "transpose_tokens",  "rotary_embedding",
