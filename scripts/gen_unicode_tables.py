@@ -3,10 +3,13 @@
 
 The tokenizer needs, per code point: the general-category classes the pre-tokenizer regexes
 use (\\p{L}, \\p{N}, punctuation, marks), whether it is a word character as Rust's regex \\w
-sees it (added tokens' single_word), and, for NFC, canonical combining classes, full
-canonical decompositions and the primary composites. Run: python3 scripts/gen_unicode_tables.py
+sees it (added tokens' single_word), the classes of the unicode_categories crate (BERT's
+normalizer and pre-tokenizer), for NFC/NFD canonical combining classes, full canonical
+decompositions and the primary composites, and the lowercase mappings.
+Run: python3 scripts/gen_unicode_tables.py (needs perl for the Unicode 8.0 age test).
 """
 import pathlib
+import subprocess
 import sys
 import unicodedata
 
@@ -43,9 +46,53 @@ def is_word(cp, c):
             or any(lo <= cp <= hi for lo, hi in OTHER_ALPHABETIC_SYMBOLS))
 
 
+# HF's BertNormalizer, BertPreTokenizer and Punctuation decide "control", "nonspacing mark" and
+# "punctuation" with the unicode_categories crate, whose tables are Unicode 8.0: code points
+# assigned later are none of these there, and these had other categories in 8.0.
+CATEGORY_IN_UNICODE_8 = {0x1734: "Mn", 0x1885: "Lo", 0x1886: "Lo", 0xA9BD: "Mc", 0x111C9: "Po", 0x166D: "Po"}
+
+
+def assigned_in_unicode_8():
+    """Python's unicodedata has no Age property; Perl's Present_In has it."""
+    script = ('for my $c (0..0x10FFFF) '
+              '{ print(($c < 0xD800 || $c > 0xDFFF) && chr($c) =~ /\\p{Present_In: 8.0}/ ? 1 : 0) }')
+    bits = subprocess.run(["perl", "-e", script], check=True, capture_output=True, text=True).stdout
+    assert len(bits) == MAX
+    return bits
+
+
+AGE8 = assigned_in_unicode_8()
+
+
+def legacy_class(cp):
+    if AGE8[cp] != "1":
+        return 0
+    c = CATEGORY_IN_UNICODE_8.get(cp) or unicodedata.category(chr(cp))
+    return (32 if c in ("Cc", "Cf", "Co") else 0) | (64 if c == "Mn" else 0) | (128 if c[0] == "P" else 0)
+
+
 def cat_class(cp):
     c = unicodedata.category(chr(cp))
-    return {"L": 1, "N": 2, "P": 4, "M": 8}.get(c[0], 0) | (16 if is_word(cp, c) else 0)
+    return ({"L": 1, "N": 2, "P": 4, "M": 8}.get(c[0], 0) | (16 if is_word(cp, c) else 0)) | legacy_class(cp)
+
+
+def lowercase_rows():
+    """One-to-one lowercase mappings as runs (lo, hi, delta, stride): every stride-th code point
+    from lo to hi maps to itself + delta (stride 2 covers the alternating upper/lower blocks).
+    The one multi-character mapping, U+0130 -> i + U+0307, is left to the code."""
+    rows = []
+    for cp in range(MAX):
+        low = chr(cp).lower()
+        if low == chr(cp) or len(low) != 1:
+            continue
+        d = ord(low) - cp
+        if rows:
+            lo, hi, dd, st = rows[-1]
+            if dd == d and ((st in (0, 1) and cp == hi + 1) or (st in (0, 2) and cp == hi + 2)):
+                rows[-1] = (lo, cp, d, cp - hi)
+                continue
+        rows.append((cp, cp, d, 0))
+    return [(lo, hi, d, st or 1) for lo, hi, d, st in rows]
 
 
 def canon_decomp(cp):
@@ -93,10 +140,14 @@ def main():
     L.append("const Composition kCompositions[] = {")
     L += [f"{{0x{a:X},0x{b:X},0x{c:X}}}," for a, b, c in comps]
     L.append(f"}};\nconst size_t kCompositionCount = {len(comps)};\n")
+    lows = lowercase_rows()
+    L.append("const CaseRange kLowercaseRanges[] = {")
+    L += [f"{{0x{a:X},0x{b:X},{d},{st}}}," for a, b, d, st in lows]
+    L.append(f"}};\nconst size_t kLowercaseRangeCount = {len(lows)};\n")
     L.append("}  // namespace fk::tokenizer::unicode")
     OUT.write_text("\n".join(L) + "\n")
     print(f"{OUT.name}: {len(cats)} category ranges, {len(cccs)} ccc ranges, {len(rows)} decompositions, "
-          f"{len(comps)} compositions", file=sys.stderr)
+          f"{len(comps)} compositions, {len(lows)} lowercase ranges", file=sys.stderr)
 
 
 if __name__ == "__main__":

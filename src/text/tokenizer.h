@@ -2,12 +2,13 @@
 //
 // Supported (anything else throws fk::Error naming the component type):
 //   models          BPE (merges as "a b" or [a, b], byte_fallback, unk/fuse_unk, ignore_merges,
-//                   continuing_subword_prefix, end_of_word_suffix), Unigram (Viterbi, byte_fallback, unk)
-//   normalizers     Sequence, Prepend, Replace (string pattern), NFC, Lowercase (ASCII + simple
-//                   one-to-one Unicode mappings), Strip
+//                   continuing_subword_prefix, end_of_word_suffix), Unigram (Viterbi, byte_fallback, unk),
+//                   WordPiece (greedy longest match, ## prefix, max_input_chars_per_word)
+//   normalizers     Sequence, Prepend, Replace (string pattern), NFC, Lowercase (Unicode), Strip,
+//                   BertNormalizer
 //   pre_tokenizers  ByteLevel, Split (string patterns; the GPT-2, Llama 3 and Qwen2 regexes),
-//                   Metaspace, Sequence, Digits, Punctuation, Whitespace, WhitespaceSplit
-//   decoders        ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace (string), Sequence
+//                   Metaspace, Sequence, Digits, Punctuation, Whitespace, WhitespaceSplit, BertPreTokenizer
+//   decoders        ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace (string), WordPiece, Sequence
 //   post_processor  TemplateProcessing, RobertaProcessing, BertProcessing, ByteLevel, Sequence
 //   added tokens    matched before the model, longest first, with lstrip/rstrip/single_word/
 //                   normalized/special as HF does.

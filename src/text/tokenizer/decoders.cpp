@@ -150,6 +150,47 @@ class ReplaceDec final : public Decoder {
   std::string from_, to_;
 };
 
+// Every non-overlapping occurrence of `from` (not empty), left to right.
+std::string replaced(std::string_view text, std::string_view from, std::string_view to) {
+  std::string out;
+  size_t pos = 0;
+  for (size_t hit = text.find(from); hit != std::string_view::npos; hit = text.find(from, pos)) {
+    out.append(text, pos, hit - pos);
+    out += to;
+    pos = hit + from.size();
+  }
+  out.append(text, pos);
+  return out;
+}
+
+class WordPieceDec final : public Decoder {
+ public:
+  WordPieceDec(std::string prefix, bool cleanup) : prefix_(std::move(prefix)), cleanup_(cleanup) {}
+  // A token with the prefix continues the previous word; any other starts a new one after a
+  // space. The first token is kept whole, prefix and all, as HF does.
+  void decode_chain(std::vector<std::string>& tokens) const override {
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      std::string& t = tokens[i];
+      if (i > 0) t = t.starts_with(prefix_) ? t.substr(prefix_.size()) : " " + t;
+      if (cleanup_) t = cleanup(t);
+    }
+  }
+
+ private:
+  // HF's cleanup of tokenization spaces, in its order. It sees one token at a time, so only
+  // the space the decoder itself added before a token can go.
+  static std::string cleanup(std::string t) {
+    static constexpr std::pair<std::string_view, std::string_view> kRules[] = {
+        {" .", "."},   {" ?", "?"},           {" !", "!"},   {" ,", ","},     {" ' ", "'"},   {" n't", "n't"},
+        {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+    for (const auto& [from, to] : kRules) t = replaced(t, from, to);
+    return t;
+  }
+
+  std::string prefix_;
+  bool cleanup_;
+};
+
 class SequenceDec final : public Decoder {
  public:
   explicit SequenceDec(std::vector<std::unique_ptr<Decoder>> steps) : steps_(std::move(steps)) {}
@@ -186,6 +227,11 @@ std::unique_ptr<Decoder> make_decoder(const json& j, std::string_view where) {
   if (type == "Replace")
     return std::make_unique<ReplaceDec>(pattern_string(require(j, "pattern", here), here),
                                         require(j, "content", here).get<std::string>());
+  if (type == "WordPiece") {
+    const json& cleanup = require(j, "cleanup", here);
+    FK_CHECK(cleanup.is_boolean(), here, ": \"cleanup\" must be true or false");
+    return std::make_unique<WordPieceDec>(require(j, "prefix", here).get<std::string>(), cleanup.get<bool>());
+  }
   if (type == "Sequence") {
     std::vector<std::unique_ptr<Decoder>> steps;
     for (const json& s : require(j, "decoders", here))

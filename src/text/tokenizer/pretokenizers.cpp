@@ -223,6 +223,13 @@ std::unique_ptr<PreTokenizer> char_class(Pred pred, bool runs, Behavior behavior
   return std::make_unique<CharClassPre<Pred>>(pred, runs, behavior);
 }
 
+// HF's Punctuation and BertPreTokenizer test: ASCII punctuation (which includes symbols such as
+// $ + < = > ^ ` | ~) or a P category of the unicode_categories crate.
+bool is_punctuation(char32_t c) {
+  if (c < 0x80) return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
+  return (unicode::category(c) & unicode::kLegacyPunctuation) != 0;
+}
+
 Prepend parse_prepend(const json& j, std::string_view where) {
   if (j.contains("prepend_scheme")) {
     const std::string s = j["prepend_scheme"].get<std::string>();
@@ -280,9 +287,14 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const json& j, std::string_view
   }
   if (type == "Punctuation") {
     const Behavior b = j.contains("behavior") ? parse_behavior(j["behavior"], here) : Behavior::kIsolated;
-    return char_class([](char32_t c) {
-      return (c < 0x80 && std::ispunct(static_cast<int>(c))) || (c >= 0x80 && (unicode::category(c) & unicode::kPunctuation));
-    }, false, b);
+    return char_class(is_punctuation, false, b);
+  }
+  if (type == "BertPreTokenizer") {
+    // Words split at (and without) whitespace, then every punctuation character on its own.
+    std::vector<std::unique_ptr<PreTokenizer>> steps;
+    steps.push_back(char_class(unicode::is_whitespace, false, Behavior::kRemoved));
+    steps.push_back(char_class(is_punctuation, false, Behavior::kIsolated));
+    return std::make_unique<SequencePre>(std::move(steps));
   }
   if (type == "WhitespaceSplit") return char_class([](char32_t c) { return unicode::is_whitespace(c); }, true, Behavior::kRemoved);
   if (type == "Whitespace") return std::make_unique<SplitPre>(Pattern::kWhitespaceWords, "", Behavior::kRemoved, true);

@@ -15,6 +15,7 @@ namespace fk::tokenizer {
 
 std::unique_ptr<Model> make_bpe_model(const json& j, std::string_view where);
 std::unique_ptr<Model> make_unigram_model(const json& j, std::string_view where);
+std::unique_ptr<Model> make_wordpiece_model(const json& j, std::string_view where);
 
 void fail_unsupported(std::string_view where, std::string_view what) {
   FK_FAIL(FK_ERR_UNSUPPORTED, where, ": unsupported ", what);
@@ -33,17 +34,21 @@ std::string pattern_string(const json& pattern, std::string_view where) {
 }
 
 std::unique_ptr<Model> make_model(const json& j, std::string_view where) {
-  // Files without "type" are BPE (older HF versions) when they have merges.
+  // Files without "type" (older HF versions) are BPE when they have merges, WordPiece when they
+  // have its max_input_chars_per_word.
   std::string type = j.is_object() && j.contains("type") ? j["type"].get<std::string>() : "";
   if (type.empty() && j.is_object() && j.contains("merges")) type = "BPE";
+  if (type.empty() && j.is_object() && j.contains("max_input_chars_per_word")) type = "WordPiece";
   if (type == "BPE") return make_bpe_model(j, concat(where, " BPE"));
   if (type == "Unigram") return make_unigram_model(j, concat(where, " Unigram"));
+  if (type == "WordPiece") return make_wordpiece_model(j, concat(where, " WordPiece"));
   fail_unsupported(where, concat("model type '", type, "'"));
 }
 
 // What the post-processor adds around a single sequence.
 struct PostProcessor {
   std::vector<int64_t> before, after;
+  bool templated = false;  // a TemplateProcessing ran (see parse_post)
 };
 
 struct TokenizerImpl {
@@ -57,6 +62,9 @@ struct TokenizerImpl {
 
 namespace {
 
+// Each processor wraps what the ones before it in a Sequence produced: its tokens go outside.
+// HF's TemplateProcessing hands its parts on as separate encodings, which a later processor
+// wraps one by one (or panics on), so nothing may add tokens after it.
 void parse_post(const json& j, std::string_view where, PostProcessor& post) {
   if (j.is_null()) return;
   const std::string type = require(j, "type", where).get<std::string>();
@@ -66,12 +74,12 @@ void parse_post(const json& j, std::string_view where, PostProcessor& post) {
     for (const json& p : require(j, "processors", here)) parse_post(p, where, post);
     return;
   }
+  PostProcessor mine;
   if (type == "RobertaProcessing" || type == "BertProcessing") {
-    post.before.push_back(require(j, "cls", here).at(1).get<int64_t>());
-    post.after.insert(post.after.begin(), require(j, "sep", here).at(1).get<int64_t>());
-    return;
-  }
-  if (type == "TemplateProcessing") {
+    // cls and sep are [token, id]; a single sequence becomes cls $A sep.
+    mine.before.push_back(require(j, "cls", here).at(1).get<int64_t>());
+    mine.after.push_back(require(j, "sep", here).at(1).get<int64_t>());
+  } else if (type == "TemplateProcessing") {
     const json& specials = require(j, "special_tokens", here);
     bool seen_a = false;
     for (const json& item : require(j, "single", here)) {
@@ -82,13 +90,18 @@ void parse_post(const json& j, std::string_view where, PostProcessor& post) {
       }
       const std::string name = require(require(item, "SpecialToken", here), "id", here).get<std::string>();
       const json& ids = require(require(specials, name.c_str(), here), "ids", here);
-      auto& dst = seen_a ? post.after : post.before;
+      auto& dst = seen_a ? mine.after : mine.before;
       for (const json& id : ids) dst.push_back(id.get<int64_t>());
     }
     FK_CHECK(seen_a, here, ": single template has no $A");
-    return;
+  } else {
+    fail_unsupported(where, concat("post_processor type '", type, "'"));
   }
-  fail_unsupported(where, concat("post_processor type '", type, "'"));
+  if (post.templated && (!mine.before.empty() || !mine.after.empty()))
+    fail_unsupported(where, concat(type, " adding tokens after a TemplateProcessing in a Sequence"));
+  post.templated = post.templated || type == "TemplateProcessing";
+  post.before.insert(post.before.begin(), mine.before.begin(), mine.before.end());
+  post.after.insert(post.after.end(), mine.after.begin(), mine.after.end());
 }
 
 std::shared_ptr<TokenizerImpl> build(const json& j, const std::string& src) {

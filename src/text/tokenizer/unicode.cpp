@@ -93,6 +93,28 @@ uint8_t combining_class(char32_t c) {
   return c < 0x300 ? 0 : range_lookup(kCombiningClassRanges, kCombiningClassRangeCount, c);
 }
 
+void append_lowercase(std::u32string& out, char32_t c) {
+  if (c < 0x80) {
+    out.push_back(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    return;
+  }
+  if (c == 0x130) {  // the one mapping to two code points (SpecialCasing.txt, unconditional)
+    out += U"i\u0307";
+    return;
+  }
+  const CaseRange* end = kLowercaseRanges + kLowercaseRangeCount;
+  const CaseRange* it =
+      std::upper_bound(kLowercaseRanges, end, c, [](char32_t v, const CaseRange& r) { return v < r.lo; });
+  if (it != kLowercaseRanges) {
+    --it;
+    if (c <= it->hi && (c - it->lo) % it->stride == 0) {
+      out.push_back(static_cast<char32_t>(static_cast<int32_t>(c) + it->delta));
+      return;
+    }
+  }
+  out.push_back(c);
+}
+
 bool is_whitespace(char32_t c) {
   if (c < 0x80) return c == ' ' || (c >= 0x09 && c <= 0x0D);
   return c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
@@ -168,16 +190,16 @@ std::string from_utf8_lossy(std::string_view bytes) {
   return out;
 }
 
-std::string nfc(std::string_view s) {
-  if (std::all_of(s.begin(), s.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x80; }))
-    return std::string(s);
-  std::u32string cps;
-  std::vector<size_t> offsets;
-  decode_utf8(s, cps, offsets, "text to normalize");
+std::u32string nfd(std::u32string_view cps) {
   // Full canonical decomposition, then canonical ordering of each run of non-starters.
   std::u32string d;
   d.reserve(cps.size() + 8);
-  for (char32_t c : cps) decompose(c, d);
+  for (char32_t c : cps) {
+    if (c < 0xC0)  // nothing below À decomposes
+      d.push_back(c);
+    else
+      decompose(c, d);
+  }
   for (size_t i = 0; i < d.size();) {
     if (combining_class(d[i]) == 0) { ++i; continue; }
     size_t j = i;
@@ -186,6 +208,16 @@ std::string nfc(std::string_view s) {
                      [](char32_t a, char32_t b) { return combining_class(a) < combining_class(b); });
     i = j;
   }
+  return d;
+}
+
+std::string nfc(std::string_view s) {
+  if (std::all_of(s.begin(), s.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x80; }))
+    return std::string(s);
+  std::u32string cps;
+  std::vector<size_t> offsets;
+  decode_utf8(s, cps, offsets, "text to normalize");
+  const std::u32string d = nfd(cps);
   // Canonical composition: each character joins the last starter unless blocked.
   std::u32string out;
   out.reserve(d.size());

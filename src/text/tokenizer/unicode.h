@@ -1,6 +1,6 @@
 // UTF-8 and Unicode helpers of the tokenizer: code point decoding, the character classes
-// the pre-tokenizer patterns use, NFC, and lossy UTF-8 repair with Rust's rules (HF decoders
-// produce text through String::from_utf8_lossy, so U+FFFD counts must match it).
+// the pre-tokenizer patterns use, NFC/NFD, lowercasing, and lossy UTF-8 repair with Rust's rules
+// (HF decoders produce text through String::from_utf8_lossy, so U+FFFD counts must match it).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -12,7 +12,19 @@ namespace fk::tokenizer::unicode {
 // kWord: a word character as the Rust regex crate's Unicode \w sees it (Alphabetic, marks,
 // decimal digits, connector punctuation, join controls): what HF tokenizers' single_word
 // test uses. Not the same as Python's re \w (see scripts/gen_unicode_tables.py).
-enum : uint8_t { kLetter = 1, kNumber = 2, kPunctuation = 4, kMark = 8, kWord = 16 };
+// The kLegacy* bits are the classes of the unicode_categories crate, which HF's BertNormalizer,
+// BertPreTokenizer and Punctuation use: its data is Unicode 8.0, so code points assigned since
+// are in none of them (kLegacyOther: Cc, Cf or Co; kLegacyPunctuation: any P category).
+enum : uint8_t {
+  kLetter = 1,
+  kNumber = 2,
+  kPunctuation = 4,
+  kMark = 8,
+  kWord = 16,
+  kLegacyOther = 32,
+  kLegacyNonspacingMark = 64,
+  kLegacyPunctuation = 128,
+};
 
 // Category class bits of a code point (0 for anything else).
 uint8_t category(char32_t c);
@@ -35,5 +47,11 @@ std::string from_utf8_lossy(std::string_view bytes);
 
 // Canonical composition (Unicode NFC); a pure-ASCII string is returned unchanged at once.
 std::string nfc(std::string_view s);
+// Canonical decomposition (Unicode NFD): full decompositions, then canonical ordering of marks.
+std::u32string nfd(std::u32string_view cps);
+
+// Appends the full lowercase mapping of c (Rust's char::to_lowercase: one code point, except
+// U+0130 which becomes "i\u0307").
+void append_lowercase(std::u32string& out, char32_t c);
 
 }  // namespace fk::tokenizer::unicode

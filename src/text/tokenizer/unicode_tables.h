@@ -18,6 +18,12 @@ struct Decomposition {
 struct Composition {
   char32_t first, second, composite;
 };
+// Every `stride`-th code point from lo to hi lowercases to itself + delta.
+struct CaseRange {
+  char32_t lo, hi;
+  int32_t delta;
+  uint8_t stride;
+};
 
 extern const CategoryRange kCategoryRanges[];
 extern const size_t kCategoryRangeCount;
@@ -28,5 +34,7 @@ extern const size_t kDecompositionCount;
 extern const char32_t kDecompositionData[];
 extern const Composition kCompositions[];
 extern const size_t kCompositionCount;
+extern const CaseRange kLowercaseRanges[];
+extern const size_t kLowercaseRangeCount;
 
 }  // namespace fk::tokenizer::unicode

@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
 """Trains small tokenizers with Hugging Face `tokenizers` and writes goldens for the C++ tests.
 
-Run from anywhere: python3 make_goldens.py. Needs `pip install tokenizers` (only for
-regenerating; the C++ build and tests read the committed outputs). Writes, next to this script,
-<name>.json (a tokenizer.json) and <name>.golden.json ({text, ids, ids_plain, decoded,
-decoded_skip} for every test string) for each tokenizer:
+Run from anywhere: python3 make_goldens.py [NAME...] (no names: all of them). Needs
+`pip install tokenizers` (only for regenerating; the C++ build and tests read the committed
+outputs). Writes, next to this script, <name>.json (a tokenizer.json) and <name>.golden.json
+({text, ids, ids_plain, decoded, decoded_skip} for every test string) for each tokenizer:
   bytelevel_llama3   ByteLevel BPE with the Llama 3 Split regex, ignore_merges, BOS template
   bytelevel_qwen2    NFC + Qwen2 Split regex + ByteLevel, no BOS (ByteLevel post-processor)
   bytelevel_gpt2     ByteLevel(add_prefix_space, use_regex) BPE, RobertaProcessing, lstrip <mask>
   sp_bpe_llama2      SentencePiece-style BPE: Prepend/Replace normalizer, byte_fallback, <s> template
   sp_unigram         Unigram with Metaspace(always), byte_fallback and <unk>
+  wordpiece_bert     bert-base-uncased layout: BertNormalizer (lowercase, accents stripped),
+                     BertPreTokenizer, WordPiece, [CLS] $A [SEP] template, WordPiece decoder
+  wordpiece_bert_cased  the cased layout: no lowercasing or accent stripping, BertProcessing
+HF's WordPiece trainer breaks ties in hash order, so each run of the wordpiece_* makers gives a
+different (equally valid) vocab: regenerate only what changed, both files of a name together.
 """
 import json
 import pathlib
+import sys
 
 from tokenizers import (AddedToken, Regex, Tokenizer, decoders, models, normalizers,
                         pre_tokenizers, processors, trainers)
@@ -73,6 +79,24 @@ TESTS = [
     "ALL CAPS SENTENCE", "MiXeD CaSe", "ﬁ ligature", "Ⅻ roman", "ǅ titlecase",
     "very long word: Donaudampfschifffahrtsgesellschaftskapitän",
     "repeated " * 12, "!!!???...", "---===+++", "\x7f\x01control",
+]
+
+# What BERT's normalizer, pre-tokenizer, WordPiece and its decoder do differently: control and
+# format characters, CJK ideograph blocks (HF starts Extension E at U+2B920, BERT at U+2B820),
+# accents, full lowercasing, characters the unicode_categories crate (Unicode 8.0) does not know,
+# over-long words, ## in the input and the decoder's cleanup rules.
+BERT_TESTS = [
+    "\x00nul\ufffdreplacement", "soft\u00adhyphen", "a\u200bb\u200cc\u200dd", "\ue000private use",
+    "x\x85y\x0bz\x0cw", "\u2028\u2029", "中文", "ab中cd", "\u3400\u4dbf", "\uf900\ufaff\u2f00",
+    "\U00020000\U0002a6df", "\U0002b820\U0002b91f\U0002b920", "\U0002f800x", "ｱｲｳ ＡＢＣ",
+    "Ångström façade NAÏVE Éclair", "e\u0301\u0327", "İstanbul", "ΟΔΟΣ Σ", "ŉ ǅ ß ẞ", "ﬁ ﬂ ﬃ",
+    "ひらがな がぎぐ", "हिन्दी", "x\u1abfy", "a\u2e52b", "a\u0890b", "a\u166db", "a\U000111c9b",
+    "a$b+c<d=e>f^g`h|i~j", "a_b", "«quotes» „low“ ‘single’ — dash … ellipsis", "¿Qué? ¡Sí!",
+    "x" * 100, "y" * 101, "é" * 101, "thequickbrownfoxjumpsoverthelazydog",
+    "##ing", "un##known", "[CLS]", "[SEP] [MASK]", "a[MASK]b", "[mask]", "[UNK]", "[unused0]",
+    "I don't know. Isn't it? Yes! No, I'm sure it's 'fine'.", "I do not think they've or we're",
+    "can't won't shouldn't", "a . b ? c ! d , e", "He said ' hello ' there", "U.S.A. e.g. i.e.",
+    "3.14 1,000 $5", "email: a.b@c.de", "C++ C# F#", "snake_case camelCase kebab-case",
 ]
 
 
@@ -175,16 +199,55 @@ def make_unigram():
     return tok
 
 
-def main():
-    makers = {"bytelevel_llama3": make_llama3, "bytelevel_qwen2": make_qwen2, "bytelevel_gpt2": make_gpt2,
-              "sp_bpe_llama2": make_llama2, "sp_unigram": make_unigram}
-    for name, make in makers.items():
-        tok = make()
+BERT_SPECIALS = ["[PAD]", "[unused0]", "[unused1]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def train_wordpiece(lowercase, strip_accents):
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]", continuing_subword_prefix="##",
+                                     max_input_chars_per_word=100))
+    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
+                                                strip_accents=strip_accents, lowercase=lowercase)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece(prefix="##", cleanup=True)
+    trainer = trainers.WordPieceTrainer(vocab_size=1000, special_tokens=BERT_SPECIALS,
+                                        continuing_subword_prefix="##", show_progress=False)
+    tok.train_from_iterator(CORPUS * 3, trainer)
+    return tok
+
+
+def make_bert():
+    tok = train_wordpiece(lowercase=True, strip_accents=None)
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    return tok
+
+
+def make_bert_cased():
+    tok = train_wordpiece(lowercase=False, strip_accents=False)
+    tok.post_processor = processors.BertProcessing(("[SEP]", tok.token_to_id("[SEP]")),
+                                                   ("[CLS]", tok.token_to_id("[CLS]")))
+    return tok
+
+
+MAKERS = {"bytelevel_llama3": make_llama3, "bytelevel_qwen2": make_qwen2, "bytelevel_gpt2": make_gpt2,
+          "sp_bpe_llama2": make_llama2, "sp_unigram": make_unigram, "wordpiece_bert": make_bert,
+          "wordpiece_bert_cased": make_bert_cased}
+EXTRA_TESTS = {"wordpiece_bert": BERT_TESTS, "wordpiece_bert_cased": BERT_TESTS}
+
+
+def main(names):
+    unknown = [n for n in names if n not in MAKERS]
+    if unknown:
+        sys.exit(f"unknown tokenizer(s) {', '.join(unknown)}; known: {', '.join(MAKERS)}")
+    for name in names or MAKERS:
+        tok = MAKERS[name]()
         text = tok.to_str()
         (HERE / f"{name}.json").write_text(text, encoding="utf-8")
         tok = Tokenizer.from_str(text)  # goldens from exactly what the C++ side loads
         cases = []
-        for t in TESTS:
+        for t in TESTS + EXTRA_TESTS.get(name, []):
             ids = tok.encode(t, add_special_tokens=True).ids
             plain = tok.encode(t, add_special_tokens=False).ids
             cases.append({"text": t, "ids": ids, "ids_plain": plain,
@@ -197,4 +260,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

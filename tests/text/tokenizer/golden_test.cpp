@@ -63,6 +63,6 @@ TEST_P(Golden, IncrementalDecodeEqualsFullDecode) {
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, Golden,
                          ::testing::Values("bytelevel_llama3", "bytelevel_qwen2", "bytelevel_gpt2", "sp_bpe_llama2",
-                                           "sp_unigram"));
+                                           "sp_unigram", "wordpiece_bert", "wordpiece_bert_cased"));
 
 }  // namespace

@@ -111,12 +111,12 @@ TEST(Tokenizer, BadFilesGiveClearErrors) {
   expect_error("{not json", "malformed JSON");
   expect_error("[1, 2]", "not a JSON object");
   expect_error("{}", "missing \"model\"");
-  expect_error(R"({"model": {"type": "WordPiece", "vocab": {}}})", "model type 'WordPiece'");
+  expect_error(R"({"model": {"type": "WordLevel", "vocab": {}}})", "model type 'WordLevel'");
   expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a c"]}})", "missing from the vocab");
   expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["abc"]}})", "not two tokens");
   expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}}})", "missing \"merges\"");
   expect_error(R"({"model": {"type": "BPE", "vocab": {"a": "x"}, "merges": []}})", "malformed tokenizer");
-  expect_error("{" + bpe + R"(, "pre_tokenizer": {"type": "BertPreTokenizer"}})", "pre_tokenizer type 'BertPreTokenizer'");
+  expect_error("{" + bpe + R"(, "pre_tokenizer": {"type": "UnicodeScripts"}})", "pre_tokenizer type 'UnicodeScripts'");
   expect_error("{" + bpe + R"(, "normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}})",
                "normalizer type 'Precompiled'");
   expect_error("{" + bpe + R"(, "decoder": {"type": "CTC"}})", "decoder type 'CTC'");
