@@ -237,6 +237,59 @@ TEST(VarlenAttention, QueriesThatSeeNoKeyAreZero) {
   EXPECT_EQ(get(out.view(), 3, 0, 0), get(v.view(), 0, 0, 0));  // query 3 sees key 0 only
 }
 
+TEST(VarlenAttention, UsedKeysEqualAttentionOverThoseKeysAlone) {
+  // seqused_k (ColBERT's [MASK]-padded queries): every query row of sequence b attends to the
+  // first used[b] keys only, which is cross-attention over a K/V holding just those rows.
+  const uint64_t seed = test::seed_for("varlen_attention_seqused_k");
+  const std::vector<int32_t> lens = {8, 8, 5}, used = {3, 8, 0};
+  const int64_t h = 2, d = 16, t = total(lens);
+  Tensor q = ops::random_tensor({t, h, d}, DType::bf16, seed, 1, -2.f, 2.f);
+  Tensor k = ops::random_tensor({t, h, d}, DType::bf16, seed, 2, -2.f, 2.f);
+  Tensor v = ops::random_tensor({t, h, d}, DType::bf16, seed, 3, -1.f, 1.f);
+  Tensor used_t = Tensor::empty({3}, DType::i32);
+  std::copy(used.begin(), used.end(), used_t.data_as<int32_t>());
+  const Tensor cu = offsets(lens);
+  Tensor out = Tensor::empty({t, h, d}, DType::f64);
+  VarlenAttentionArgs a = args(out, q, k, v, cu, cu, 8, 8, false);
+  a.seqused_k = used_t;
+  expect_ok(DeviceType::cpu, a);
+  // The same keys gathered into their own K/V.
+  const int64_t tk = total(used);
+  Tensor kk = Tensor::empty({tk, h, d}, DType::bf16), vk = Tensor::empty({tk, h, d}, DType::bf16);
+  int64_t src = 0, dst = 0;
+  for (size_t b = 0; b < lens.size(); ++b) {
+    for (int64_t j = 0; j < used[b]; ++j, ++dst)
+      for (int64_t x = 0; x < h * d; ++x) {
+        set(kk.view(), get(k.view(), src + j, x / d, x % d), dst, x / d, x % d);
+        set(vk.view(), get(v.view(), src + j, x / d, x % d), dst, x / d, x % d);
+      }
+    src += lens[b];
+  }
+  Tensor want = Tensor::empty({t, h, d}, DType::f64);
+  expect_ok(DeviceType::cpu, args(want, q, kk, vk, cu, offsets(used), 8, 8, false));
+  for (int64_t i = 0; i < t * h * d; ++i)
+    ASSERT_EQ(get(out.view(), i / (h * d), (i / d) % h, i % d), get(want.view(), i / (h * d), (i / d) % h, i % d))
+        << "element " << i;
+  EXPECT_EQ(get(out.view(), 16, 0, 0), 0.0);  // the sequence that uses no key: zeros
+}
+
+TEST(VarlenAttentionErrors, BadUsedKeyCountsAreClearErrors) {
+  const DType bf = DType::bf16;
+  Tensor q = Tensor::zeros({6, 2, 8}, bf), out = Tensor::zeros({6, 2, 8}, bf);
+  const Tensor cu = offsets({2, 4});
+  VarlenAttentionArgs a = args(out, q, q, q, cu, cu, 4, 4, false);
+  Tensor used = Tensor::empty({2}, DType::i32);
+  used.data_as<int32_t>()[0] = 2, used.data_as<int32_t>()[1] = 5;
+  a.seqused_k = used;
+  expect_invalid(DeviceType::cpu, a, "seqused_k[1] = 5 is outside [0, 4], the keys of sequence 1");
+  used.data_as<int32_t>()[1] = -1;
+  expect_invalid(DeviceType::cpu, a, "seqused_k[1] = -1 is outside");
+  a.seqused_k = Tensor::zeros({3}, DType::i32);
+  expect_invalid(DeviceType::cpu, a, "seqused_k must be i32[2]");
+  a.seqused_k = Tensor::zeros({2}, DType::i64);
+  expect_invalid(DeviceType::cpu, a, "seqused_k must be i32");
+}
+
 TEST(VarlenAttentionErrors, BadArgumentsAreClearErrors) {
   const auto cpu = DeviceType::cpu;
   const DType bf = DType::bf16;

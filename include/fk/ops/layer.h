@@ -139,6 +139,8 @@ struct DecoderLayerArgs {
 // reference, which is also the oracle, takes f64 for hidden); cu_seqlens i32 on the device
 // and cu_seqlens_host its mirror. Every tensor packed. Updated in place: hidden. Scratch:
 // qkv [T, 3 H], attn_out [T, H], sub [T, H], inter [T, I], act [T, I].
+// seqused_k (optional): the attention's keys of sequence b are only its first seqused_k[b]
+// tokens (varlen_attention's seqused_k): ColBERT's [MASK]-padded queries.
 struct EncoderLayerArgs {
   static constexpr const char* kName = "encoder_layer";
   TensorView hidden;          // [T, H] inout: the layer's input in, its output out
@@ -165,6 +167,7 @@ struct EncoderLayerArgs {
   int32_t max_seqlen;         // >= every sequence's length
   float eps;                  // the LayerNorms' (XLM-R: 1e-5)
   GeluApprox gelu;            // the MLP's GELU
+  TensorView seqused_k;       // [B] read; i32; on the backend's device; optional (empty: every token is a key)
 };
 
 }  // namespace fk::ops

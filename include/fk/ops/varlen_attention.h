@@ -14,6 +14,11 @@
 // once to the dtype. A query that sees no key (causal with Lq > Lk) gets zeros, as
 // FlashAttention writes.
 //
+// seqused_k (optional, FlashAttention's seqused_k): sequence b's keys are only its first
+// seqused_k[b] <= Lk[b] key tokens; the rest of its tokens still query (ColBERT's query
+// padding: [MASK] tokens no token attends to, whose own outputs are used). Causal alignment
+// then counts the used keys.
+//
 // Layout: q, k, v and out are [tokens, heads, D] with a contiguous last dimension; the
 // token and head strides are free (q, k and v may be slices of one fused qkv GEMM output).
 // Dtypes: q, k, v and out f16 or bf16 (one dtype; the CPU oracle writes f64). cu_seqlens_q
@@ -43,6 +48,7 @@ struct VarlenAttentionArgs {
   int32_t max_seqlen_k;     // >= every Lk
   float sm_scale;           // usually 1 / sqrt(D)
   int32_t causal;           // 0: bidirectional (encoders); 1: causal, bottom-right aligned
+  TensorView seqused_k;     // [B] read; i32; contiguous; optional (empty: every key of each sequence)
 };
 
 }  // namespace fk::ops

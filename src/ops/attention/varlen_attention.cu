@@ -44,6 +44,7 @@ struct VarlenParams {
   const T* v;
   const int32_t* cu_q;
   const int32_t* cu_k;
+  const int32_t* used_k;  // seqused_k, or null
   int64_t out_s0, out_s1, q_s0, q_s1, k_s0, k_s1, v_s0, v_s1;
   int dim;
   int group;  // query heads per KV head
@@ -90,7 +91,8 @@ __global__ void __launch_bounds__(kThreads) varlen_attention_kernel(const Varlen
   constexpr int kLd = kD + 8, kDBlocks = kD / 8;
   const int b = blockIdx.y, h = blockIdx.z;
   const int q_start = p.cu_q[b], lq = p.cu_q[b + 1] - q_start;
-  const int k_start = p.cu_k[b], lk = p.cu_k[b + 1] - k_start;
+  const int k_start = p.cu_k[b];
+  const int lk = p.used_k != nullptr ? min(p.cu_k[b + 1] - k_start, p.used_k[b]) : p.cu_k[b + 1] - k_start;
   const int qt0 = blockIdx.x * kRows;
   if (qt0 >= lq) return;
   const int hk = h / p.group;
@@ -249,6 +251,7 @@ fk_status varlen_attention_cuda(const void* args, void* stream) {
                                 a.v.ptr<T>(),
                                 static_cast<const int32_t*>(a.cu_seqlens_q.data),
                                 static_cast<const int32_t*>(a.cu_seqlens_k.data),
+                                static_cast<const int32_t*>(a.seqused_k.data),
                                 a.out.strides[0],
                                 a.out.strides[1],
                                 a.q.strides[0],

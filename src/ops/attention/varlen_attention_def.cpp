@@ -2,7 +2,8 @@
 // is also the CPU implementation: per sequence, head and query, the visible keys' logits in
 // double, softmax by its maximum, the weighted sum of v, rounded once to out's dtype.
 // Workload fields: seq_lens (per-sequence query lengths), seq_lens_k (key lengths; default
-// seq_lens: self-attention), heads, kv_heads (default heads), head_dim, causal (default
+// seq_lens: self-attention), seq_used_k (keys each sequence uses: the seqused_k argument;
+// default none), heads, kv_heads (default heads), head_dim, causal (default
 // false), dtype (bf16), sm_scale (default 1 / sqrt(head_dim)).
 #include <algorithm>
 #include <cmath>
@@ -31,14 +32,21 @@ int64_t last_visible_key(int64_t i, int64_t lq, int64_t lk, bool causal) {
   return causal ? std::min(lk - 1, i + lk - lq) : lk - 1;
 }
 
+// The keys sequence b uses: its key tokens, or the first seqused_k[b] of them.
+int64_t used_keys(const int32_t* ck, const int32_t* used, int64_t b) {
+  const int64_t lk = ck[b + 1] - ck[b];
+  return used != nullptr ? std::min<int64_t>(lk, used[b]) : lk;
+}
+
 void varlen_attention_reference(const A& a) {
   const auto* cq = static_cast<const int32_t*>(a.cu_seqlens_q.data);
   const auto* ck = static_cast<const int32_t*>(a.cu_seqlens_k.data);
+  const auto* used = static_cast<const int32_t*>(a.seqused_k.data);
   const int64_t batch = a.cu_seqlens_q.shape[0] - 1, hq = a.q.shape[1], d = a.q.shape[2];
   const int64_t group = hq / a.k.shape[1];
   std::vector<double> logits, acc(static_cast<size_t>(d));
   for (int64_t b = 0; b < batch; ++b) {
-    const int64_t q0 = cq[b], lq = cq[b + 1] - cq[b], k0 = ck[b], lk = ck[b + 1] - ck[b];
+    const int64_t q0 = cq[b], lq = cq[b + 1] - cq[b], k0 = ck[b], lk = used_keys(ck, used, b);
     for (int64_t h = 0; h < hq; ++h) {
       const int64_t hk = h / group;
       for (int64_t i = 0; i < lq; ++i) {
@@ -92,6 +100,11 @@ Json workload_from_call(const void* args) {
          {"dtype", std::string(dtype_name(a.q.dtype))}};
   const auto lens_k = lengths_of(host_offsets(a.cu_seqlens_k));
   if (lens_k != w["seq_lens"].get<std::vector<int64_t>>()) w["seq_lens_k"] = lens_k;
+  if (a.seqused_k.data != nullptr) {
+    std::vector<int32_t> used(static_cast<size_t>(a.seqused_k.shape[0]));
+    rt::memcpy_sync(used.data(), Device::cpu(), a.seqused_k.data, a.seqused_k.device, used.size() * sizeof(int32_t));
+    w["seq_used_k"] = used;
+  }
   if (a.causal) w["causal"] = true;
   if (std::abs(a.sm_scale - 1.0 / std::sqrt(static_cast<double>(a.q.shape[2]))) > 1e-6 * a.sm_scale)
     w["sm_scale"] = a.sm_scale;
@@ -125,10 +138,15 @@ int64_t sum_of(const std::vector<int64_t>& lens) {
 
 // Query-key pairs the op computes (causal: only the visible ones).
 double visible_pairs(const A& a) {
-  std::vector<int32_t> cq = host_offsets(a.cu_seqlens_q), ck = host_offsets(a.cu_seqlens_k);
+  std::vector<int32_t> cq = host_offsets(a.cu_seqlens_q), ck = host_offsets(a.cu_seqlens_k), used;
+  if (a.seqused_k.data != nullptr) {
+    used.resize(static_cast<size_t>(a.seqused_k.shape[0]));
+    rt::memcpy_sync(used.data(), Device::cpu(), a.seqused_k.data, a.seqused_k.device, used.size() * sizeof(int32_t));
+  }
   double pairs = 0;
   for (size_t b = 0; b + 1 < cq.size(); ++b) {
-    const int64_t lq = cq[b + 1] - cq[b], lk = ck[b + 1] - ck[b];
+    const int64_t lq = cq[b + 1] - cq[b], lk = used_keys(ck.data(), used.empty() ? nullptr : used.data(),
+                                                         static_cast<int64_t>(b));
     for (int64_t i = 0; i < lq; ++i) pairs += static_cast<double>(last_visible_key(i, lq, lk, a.causal != 0) + 1);
   }
   return pairs;
@@ -151,7 +169,8 @@ OpDef make_def() {
                    {"k", ArgRole::in, offsetof(A, k)},
                    {"v", ArgRole::in, offsetof(A, v)},
                    {"cu_seqlens_q", ArgRole::in, offsetof(A, cu_seqlens_q)},
-                   {"cu_seqlens_k", ArgRole::in, offsetof(A, cu_seqlens_k)}};
+                   {"cu_seqlens_k", ArgRole::in, offsetof(A, cu_seqlens_k)},
+                   {"seqused_k", ArgRole::in, offsetof(A, seqused_k)}};
   d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) {
     const std::vector<int64_t> lens_q = wl_int_list(w, "seq_lens");
     const std::vector<int64_t> lens_k = w.contains("seq_lens_k") ? wl_int_list(w, "seq_lens_k") : lens_q;
@@ -169,6 +188,13 @@ OpDef make_def() {
     c.tensors[3] = random_tensor({tk, kv_heads, dim}, dt, seed, 3, -1.f, 1.f);
     c.tensors[4] = offsets_tensor(lens_q, "seq_lens");
     c.tensors[5] = offsets_tensor(lens_k, "seq_lens_k");
+    if (w.contains("seq_used_k")) {
+      const std::vector<int64_t> used = wl_int_list(w, "seq_used_k");
+      FK_CHECK(used.size() == lens_k.size(), A::kName, " workload: seq_used_k must have one count per sequence, got ",
+               w.dump());
+      c.tensors[6] = Tensor::empty({static_cast<int64_t>(used.size())}, DType::i32);
+      for (size_t b = 0; b < used.size(); ++b) c.tensors[6].data_as<int32_t>()[b] = static_cast<int32_t>(used[b]);
+    }
     A& a = c.as<A>();
     a.max_seqlen_q = max_of(lens_q);
     a.max_seqlen_k = max_of(lens_k);
@@ -214,6 +240,15 @@ OpDef make_def() {
   Json cross_full = wl({3, 70}, 2, 2, 64, "f16");
   cross_full["seq_lens_k"] = {130, 1};
   d.test_workloads.push_back(cross_full);
+  // ColBERT's queries: 32 rows each, keys only the real tokens (the [MASK] padding queries
+  // but is not attended to); a sequence that uses no key; causal with used keys.
+  Json padded = wl({32, 32, 32, 70}, 2, 2, 64);
+  padded["seq_used_k"] = {9, 32, 1, 66};
+  d.test_workloads.push_back(padded);
+  Json padded_causal = wl({5, 40}, 2, 1, 128, "f16");
+  padded_causal["seq_used_k"] = {0, 33};
+  padded_causal["causal"] = true;
+  d.test_workloads.push_back(padded_causal);
   Json scaled = wl({20, 9}, 2, 2, 64);
   scaled["sm_scale"] = 0.5;  // sharp softmax: a few keys dominate
   d.test_workloads.push_back(scaled);

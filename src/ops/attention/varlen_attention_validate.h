@@ -38,6 +38,22 @@ inline void expect_cu_seqlens(const char* op, const char* arg, const TensorView&
   FK_CHECK(c[batch] == total, op, ": ", arg, " must end at the ", total, " packed tokens, got ", c[batch]);
 }
 
+// seqused_k: [B] i32, each entry in [0, Lk[b]] (read only on the host).
+inline void expect_seqused_k(const char* op, const TensorView& used, const TensorView& cu_k, int64_t batch,
+                             DeviceType backend) {
+  FK_CHECK(used.rank == 1 && used.shape[0] == batch, op, ": seqused_k must be i32[", batch,
+           "] (one key count per sequence), got ", describe(used));
+  expect_dtype(op, "seqused_k", used, DType::i32);
+  expect_contiguous(op, "seqused_k", used);
+  expect_device(op, "seqused_k", used, backend);
+  if (!used.device.is_cpu() || !cu_k.device.is_cpu()) return;
+  const auto* u = static_cast<const int32_t*>(used.data);
+  const auto* c = static_cast<const int32_t*>(cu_k.data);
+  for (int64_t b = 0; b < batch; ++b)
+    FK_CHECK(u[b] >= 0 && u[b] <= c[b + 1] - c[b], op, ": seqused_k[", b, "] = ", u[b], " is outside [0, ",
+             c[b + 1] - c[b], "], the keys of sequence ", b);
+}
+
 inline void validate_varlen_attention(const VarlenAttentionArgs& a, DeviceType backend) {
   constexpr const char* op = VarlenAttentionArgs::kName;
   expect_varlen_tokens(op, "q", a.q, backend);
@@ -64,6 +80,7 @@ inline void validate_varlen_attention(const VarlenAttentionArgs& a, DeviceType b
   expect_device(op, "cu_seqlens_k", a.cu_seqlens_k, backend);
   expect_cu_seqlens(op, "cu_seqlens_q", a.cu_seqlens_q, batch, a.q.shape[0], a.max_seqlen_q, "max_seqlen_q");
   expect_cu_seqlens(op, "cu_seqlens_k", a.cu_seqlens_k, batch, a.k.shape[0], a.max_seqlen_k, "max_seqlen_k");
+  if (a.seqused_k.data != nullptr) expect_seqused_k(op, a.seqused_k, a.cu_seqlens_k, batch, backend);
   expect_no_overlap(op, "out", a.out, "q", a.q);
   expect_no_overlap(op, "out", a.out, "k", a.k);
   expect_no_overlap(op, "out", a.out, "v", a.v);

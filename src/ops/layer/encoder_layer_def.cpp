@@ -5,6 +5,7 @@
 
 #include "fk/element.h"
 #include "fk/op_registry.h"
+#include "fk/runtime.h"
 #include "fk/ops/elementwise.h"
 #include "fk/ops/layer.h"
 #include "fk/ops/linear.h"
@@ -94,6 +95,7 @@ VarlenAttentionArgs attention(const A& a, const Shape& s, const TensorView& out)
   v.max_seqlen_q = v.max_seqlen_k = a.max_seqlen;
   v.sm_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
   v.causal = 0;
+  v.seqused_k = a.seqused_k;
   return v;
 }
 
@@ -157,11 +159,16 @@ Json workload_from_call(const void* args) {
          {"intermediate", a.up_weight.shape[0]}, {"seq_lens", lens},
          {"dtype", std::string(dtype_name(a.qkv_weight.dtype))}, {"eps", a.eps}};
   if (a.gelu == GeluApprox::tanh) w["approximate"] = "tanh";
+  if (a.seqused_k.data != nullptr) {
+    std::vector<int32_t> used(static_cast<size_t>(a.seqused_k.shape[0]));
+    rt::memcpy_sync(used.data(), Device::cpu(), a.seqused_k.data, a.seqused_k.device, used.size() * sizeof(int32_t));
+    w["key_lens"] = used;
+  }
   return w;
 }
 
 // Workload fields: hidden, heads, intermediate, seq_lens (required); dtype [f16], eps [1e-5],
-// approximate ["none"].
+// approximate ["none"], key_lens (the seqused_k argument; default none).
 OpCase make_case(const std::vector<TensorArg>& layout, const Json& w, uint64_t seed) {
   const int64_t H = wl_int(w, "hidden"), heads = wl_int(w, "heads"), I = wl_int(w, "intermediate");
   FK_CHECK(H > 0 && heads > 0 && H % heads == 0 && I > 0, kOp,
@@ -170,7 +177,7 @@ OpCase make_case(const std::vector<TensorArg>& layout, const Json& w, uint64_t s
            " workload needs seq_lens, a non-empty list; got ", w.dump());
   const DType dt = w.contains("dtype") ? wl_dtype(w) : DType::f16;
   const auto lens = w["seq_lens"].get<std::vector<int64_t>>();
-  OpCase c = begin_case<A>(w, 20);
+  OpCase c = begin_case<A>(w, 21);
   Tensor cu = Tensor::empty({static_cast<int64_t>(lens.size()) + 1}, DType::i32);
   int64_t T = 0, longest = 0;
   cu.data_as<int32_t>()[0] = 0;
@@ -206,6 +213,12 @@ OpCase make_case(const std::vector<TensorArg>& layout, const Json& w, uint64_t s
   c.tensors[17] = Tensor::empty({T, H}, dt);
   c.tensors[18] = Tensor::empty({T, I}, dt);
   c.tensors[19] = Tensor::empty({T, I}, dt);
+  if (w.contains("key_lens")) {
+    const auto used = w["key_lens"].get<std::vector<int64_t>>();
+    FK_CHECK(used.size() == lens.size(), kOp, " workload: key_lens must have one count per sequence; got ", w.dump());
+    c.tensors[20] = Tensor::empty({static_cast<int64_t>(used.size())}, DType::i32);
+    for (size_t b = 0; b < used.size(); ++b) c.tensors[20].data_as<int32_t>()[b] = static_cast<int32_t>(used[b]);
+  }
   A& a = c.as<A>();
   a.num_heads = static_cast<int32_t>(heads);
   a.max_seqlen = static_cast<int32_t>(longest);
@@ -244,6 +257,7 @@ OpDef make_def() {
       {"sub", ArgRole::workspace, offsetof(A, sub)},
       {"inter", ArgRole::workspace, offsetof(A, inter)},
       {"act", ArgRole::workspace, offsetof(A, act)},
+      {"seqused_k", ArgRole::in, offsetof(A, seqused_k)},
   };
   d.make_case = [layout = d.tensor_args](const Json& w, uint64_t seed) { return make_case(layout, w, seed); };
   d.cost = [](const OpCase& c) {
@@ -261,12 +275,13 @@ OpDef make_def() {
   d.covers = {"linear", "varlen_attention", "add_layer_norm", "gelu"};
   d.composed[0] = encoder_layer_composed_cpu;
   d.composed[1] = encoder_layer_composed_cuda;
-  d.architectures = {"xlm_roberta"};
+  d.architectures = {"xlm_roberta", "bert"};
   d.test_workloads = {
       {{"hidden", 64}, {"heads", 2}, {"intermediate", 128}, {"seq_lens", {5, 1, 17}}},
       {{"hidden", 64}, {"heads", 1}, {"intermediate", 96}, {"seq_lens", {33}}, {"dtype", "bf16"}},
       {{"hidden", 128}, {"heads", 2}, {"intermediate", 256}, {"seq_lens", {3, 40, 2}}, {"approximate", "tanh"}},
       {{"hidden", 64}, {"heads", 2}, {"intermediate", 128}, {"seq_lens", {0, 4, 0}}, {"eps", 1e-12}},
+      {{"hidden", 64}, {"heads", 2}, {"intermediate", 128}, {"seq_lens", {8, 8, 8}}, {"key_lens", {3, 8, 0}}},
   };
   // BGE-M3 (XLM-R large): a 32 x 512 indexing batch, one 512-token passage, mixed queries.
   d.bench_workloads = {
@@ -274,6 +289,14 @@ OpDef make_def() {
       {{"hidden", 1024}, {"heads", 16}, {"intermediate", 4096}, {"seq_lens", {512}}},
       {{"hidden", 1024}, {"heads", 16}, {"intermediate", 4096},
        {"seq_lens", {16, 48, 31, 64, 20, 12, 90, 33, 8, 57, 44, 26, 71, 15, 39, 22}}},
+      // ColBERTv2 (BERT-base): a batch of 32 passages at its 180-token doc_maxlen, and 32
+      // queries of 32 tokens whose [MASK] padding is no key.
+      {{"hidden", 768}, {"heads", 12}, {"intermediate", 3072}, {"seq_lens", std::vector<int64_t>(32, 180)},
+       {"eps", 1e-12}},
+      {{"hidden", 768}, {"heads", 12}, {"intermediate", 3072}, {"seq_lens", std::vector<int64_t>(32, 32)},
+       {"key_lens", {9, 12, 7, 15, 10, 8, 11, 13, 9, 14, 6, 10, 12, 9, 16, 11,
+                     8, 10, 13, 7, 12, 9, 11, 10, 14, 8, 9, 12, 10, 11, 13, 9}},
+       {"eps", 1e-12}},
   };
   return d;
 }

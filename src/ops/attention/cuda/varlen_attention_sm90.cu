@@ -119,7 +119,8 @@ bool every_query_sees_a_key(const std::vector<int32_t>& cu_q, const std::vector<
 }  // namespace
 
 bool varlen_attention_sm90(const VarlenAttentionArgs& a, cudaStream_t stream) {
-  if (!views_fit(a)) return false;
+  // FlashInfer's ragged kernel takes a key count per sequence only through its offsets.
+  if (!views_fit(a) || a.seqused_k.data != nullptr) return false;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   FK_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
   if (capture != cudaStreamCaptureStatusNone) return false;
