@@ -1,6 +1,8 @@
 // `fk embed --model M [--input F]`: a text encoder of the Batch pattern (BGE-M3) over a batch
 // of token id sequences, printing each sequence's embeddings as JSON: the dense vector, and
 // with BGE-M3's heads the lexical (sparse) weights per token id and the ColBERT vectors.
+// A ColBERT model (ColBERTv2) takes queries and documents instead and adds their MaxSim
+// scores (embed_colbert.h).
 // Input: a JSON file holding a list of token id lists, or {"input_ids": [[...], ...]} (the
 // tokenizer's output; a text tokenizer for XLM-R is not part of the engine yet). Without
 // --input, a batch of random sequences of a fixed seed (CLS ... EOS) is embedded.
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/embed_colbert.h"
 #include "cli/model_lookup.h"
 #include "cli/variant_option.h"
 #include "fk/runtime.h"
@@ -34,6 +37,7 @@ struct EmbedCli {
   int64_t batch = 4;
   int64_t length = 16;
   std::string json_out;
+  std::string tokenizer;
   std::vector<std::string> variants;
 };
 
@@ -84,6 +88,49 @@ json rows_json(const std::vector<float>& m, int64_t width) {
   return rows;
 }
 
+void write_json(const json& j, const EmbedCli& o, const std::string& done) {
+  const std::string text = j.dump(1);
+  if (o.json_out.empty()) {
+    std::printf("%s\n", text.c_str());
+    return;
+  }
+  std::ofstream f(o.json_out);
+  FK_CHECK(f.good(), "embed: cannot write ", o.json_out);
+  f << text << "\n";
+  std::printf("%s; JSON in %s\n", done.c_str(), o.json_out.c_str());
+}
+
+// ColBERT: queries and documents, their vectors and MaxSim scores.
+void run_colbert(const EmbedCli& o, const models::ModelSource& src, models::encoder::XlmRobertaModel& model,
+                 const std::string& device, bool vectors) {
+  const auto& settings = *model.config().colbert;
+  const json texts = colbert_texts({o.input, o.tokenizer, o.seed, o.batch, o.length}, model.config());
+  int64_t tokens_q = 0, tokens_d = 0;
+  for (const json& q : texts["queries"]) (void)q, tokens_q += settings.query_maxlen;
+  for (const json& d : texts["documents"])
+    tokens_d += std::min<int64_t>(static_cast<int64_t>(d.size()) + 3, settings.doc_maxlen);
+  models::LoadOptions lo;
+  lo.device = device == "cuda" ? Device::cuda() : Device::cpu();
+  lo.dtype = o.dtype == "f16" ? DType::f16 : DType::bf16;
+  lo.checkpoint = src.checkpoint;
+  lo.seed = o.seed;
+  lo.max_tokens = std::max<int64_t>({tokens_q, tokens_d, 1});
+  lo.max_seqs = std::max<int64_t>({static_cast<int64_t>(texts["queries"].size()),
+                                   static_cast<int64_t>(texts["documents"].size()), 1});
+  model.load(lo);
+  json j = colbert_embed(model, texts, vectors);
+  j.update(json{{"model", o.model},
+                {"architecture", src.registration->architecture},
+                {"weights", src.preset ? "dummy" : "checkpoint"},
+                {"device", device},
+                {"dtype", o.dtype},
+                {"dim", settings.dim},
+                {"command", invoked_command()}});
+  write_json(j, o,
+             concat("scored ", texts["queries"].size(), " queries against ", texts["documents"].size(),
+                    " documents with ", o.model, " on ", device));
+}
+
 void run(const EmbedCli& o) {
   select_variants(o.variants);
   std::string device = o.device;
@@ -106,6 +153,8 @@ void run(const EmbedCli& o) {
   auto* model = dynamic_cast<models::encoder::XlmRobertaModel*>(m.get());
   FK_CHECK(model != nullptr, "embed: model '", o.model, "' (architecture '", src.registration->architecture,
            "') is not a text encoder this command runs");
+  if (model->config().colbert) return run_colbert(o, src, *model, device, want_colbert);
+  FK_CHECK(o.tokenizer.empty(), "embed: --tokenizer is for a ColBERT model's string queries and documents");
   const auto sequences = o.input.empty() ? random_sequences(o, model->config()) : read_sequences(o.input);
   FK_CHECK(!sequences.empty(), "embed: no sequences to embed");
   int64_t tokens = 0;
@@ -149,16 +198,8 @@ void run(const EmbedCli& o) {
          {"inputs", sequences},
          {"data", results},
          {"command", invoked_command()}};
-  const std::string text = j.dump(1);
-  if (o.json_out.empty()) {
-    std::printf("%s\n", text.c_str());
-    return;
-  }
-  std::ofstream f(o.json_out);
-  FK_CHECK(f.good(), "embed: cannot write ", o.json_out);
-  f << text << "\n";
-  std::printf("embedded %zu sequences (%lld tokens) with %s on %s; JSON in %s\n", sequences.size(),
-              static_cast<long long>(tokens), o.model.c_str(), device.c_str(), o.json_out.c_str());
+  write_json(j, o,
+             concat("embedded ", sequences.size(), " sequences (", tokens, " tokens) with ", o.model, " on ", device));
 }
 
 void setup(CLI::App& app) {
@@ -167,7 +208,9 @@ void setup(CLI::App& app) {
                                           "sparse lexical weights, ColBERT vectors) as JSON");
   cmd->add_option("--model", o.model, kModelHelp)->capture_default_str();
   cmd->add_option("--input", o.input,
-                  "JSON file: a list of token id lists, or {\"input_ids\": [...]}; default: random sequences");
+                  "JSON file: a list of token id lists, or {\"input_ids\": [...]}; a ColBERT model: {\"queries\": "
+                  "[...], \"documents\": [...]} (token id lists or strings); default: random sequences");
+  cmd->add_option("--tokenizer", o.tokenizer, "tokenizer.json for a ColBERT model's string queries and documents");
   cmd->add_option("--device", o.device, "cpu, cuda or auto")->capture_default_str();
   cmd->add_option("--dtype", o.dtype, "Model dtype: f16 or bf16")->capture_default_str();
   cmd->add_option("--outputs", o.outputs, "Comma-separated: dense, sparse, colbert")->capture_default_str();

@@ -52,6 +52,13 @@ std::vector<int32_t> roberta_position_ids(const std::vector<int32_t>& ids, int64
   return pos;
 }
 
+std::vector<int32_t> encoder_position_ids(const std::vector<int32_t>& ids, const XlmRobertaConfig& config) {
+  if (config.family == EncoderFamily::xlm_roberta) return roberta_position_ids(ids, config.pad_token_id);
+  std::vector<int32_t> pos(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) pos[i] = static_cast<int32_t>(i);
+  return pos;
+}
+
 std::vector<EncoderOutput> embed_batch(XlmRobertaModel& model, const std::vector<std::vector<int32_t>>& sequences,
                                        const EmbedOptions& options) {
   FK_CHECK(model.loaded(), "embed: the model is not loaded");
@@ -65,7 +72,7 @@ std::vector<EncoderOutput> embed_batch(XlmRobertaModel& model, const std::vector
     for (size_t i = 0; i < seq.size(); ++i)
       FK_CHECK(seq[i] >= 0 && seq[i] < c.vocab_size, "embed: sequence ", s, " token ", i, " has id ", seq[i],
                ", outside the vocabulary of ", c.vocab_size);
-    const auto pos = roberta_position_ids(seq, c.pad_token_id);
+    const auto pos = encoder_position_ids(seq, c);
     ids.insert(ids.end(), seq.begin(), seq.end());
     positions.insert(positions.end(), pos.begin(), pos.end());
     cu.push_back(static_cast<int32_t>(ids.size()));
@@ -75,6 +82,17 @@ std::vector<EncoderOutput> embed_batch(XlmRobertaModel& model, const std::vector
   const Tensor cu_t = i32_tensor(cu, device), cu_host = i32_tensor(cu, Device::cpu());
   StepInputs in;
   in.tensors = {{"input_ids", ids_t}, {"position_ids", pos_t}, {"cu_seqlens", cu_t}, {"cu_seqlens_host", cu_host}};
+  Tensor used_t;
+  if (!options.key_lens.empty()) {
+    FK_CHECK(options.key_lens.size() == sequences.size(), "embed: ", options.key_lens.size(), " key counts for ",
+             sequences.size(), " sequences");
+    for (size_t s = 0; s < sequences.size(); ++s)
+      FK_CHECK(options.key_lens[s] >= 1 && options.key_lens[s] <= static_cast<int32_t>(sequences[s].size()),
+               "embed: sequence ", s, " has ", sequences[s].size(), " tokens and ", options.key_lens[s],
+               " attention keys; it needs between 1 and its tokens");
+    used_t = i32_tensor(options.key_lens, device);
+    in.tensors.push_back({"seqused_k", used_t});
+  }
   model.plan(in, stream);
   const TensorView hidden_v = model.forward(in, stream);
   rt::stream_synchronize(stream);
@@ -86,6 +104,9 @@ std::vector<EncoderOutput> embed_batch(XlmRobertaModel& model, const std::vector
     colbert = to_host_floats(model.colbert_output());
     sparse = to_host_floats(model.sparse_output());
   }
+  const bool projection = model.has_colbert_projection();
+  const int64_t dim = projection ? c.colbert->dim : h;
+  if (projection) colbert = to_host_floats(model.colbert_output());
   const int64_t unk = 3;  // XLM-R's <unk>; BGE-M3 leaves it out of the lexical weights
   std::vector<EncoderOutput> out(sequences.size());
   for (size_t s = 0; s < sequences.size(); ++s) {
@@ -95,6 +116,7 @@ std::vector<EncoderOutput> embed_batch(XlmRobertaModel& model, const std::vector
     if (options.hidden_states)
       o.last_hidden_state.assign(hidden.begin() + first * h, hidden.begin() + (first + n) * h);
     o.dense = normalized_rows(hidden, h, first, 1);
+    if (projection) o.colbert = normalized_rows(colbert, dim, first, n);
     if (!model.has_heads()) continue;
     o.colbert = normalized_rows(colbert, h, first + 1, n - 1);
     for (int64_t i = 0; i < n; ++i) {

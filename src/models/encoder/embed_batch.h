@@ -7,6 +7,8 @@
 //             per token id, the largest weight in the sequence, special tokens (bos, eos,
 //             pad, unk) and zero weights left out
 //   colbert = normalize(colbert_linear(last_hidden_state[1:]))  (n - 1 vectors)
+// and with ColBERT's projection (colbert_encode.h picks the rows):
+//   colbert = normalize(linear(last_hidden_state))             (n vectors)
 // normalize(x) = x / max(||x||_2, 1e-12), as torch.nn.functional.normalize; in double.
 // No KV cache, no scheduler: a batch larger than the model was loaded for is an error.
 #pragma once
@@ -29,12 +31,18 @@ struct EncoderOutput {
 
 struct EmbedOptions {
   bool hidden_states = false;  // also return last_hidden_state
+  // Per sequence, how many of its first tokens are attention keys (the model's seqused_k:
+  // ColBERT's [MASK]-padded queries); empty: every token.
+  std::vector<int32_t> key_lens;
 };
 
 // RoBERTa's position ids of one sequence: pad_token_id + 1 + the index of the token among
 // the sequence's non-pad tokens, and pad_token_id for a pad token (HF's
 // create_position_ids_from_input_ids).
 std::vector<int32_t> roberta_position_ids(const std::vector<int32_t>& ids, int64_t pad_token_id);
+
+// The position ids the config's family gives a sequence: RoBERTa's, or BERT's 0, 1, ...
+std::vector<int32_t> encoder_position_ids(const std::vector<int32_t>& ids, const XlmRobertaConfig& config);
 
 // Runs the batch on the model's device and stream (LoadOptions); returns one output per
 // sequence, in order. Throws naming the sequence for an empty one or an id outside the

@@ -26,6 +26,13 @@ bool optional_bool(const json& j, const char* key, std::string_view source) {
   return j[key].get<bool>();
 }
 
+bool names_hf_colbert(const json& j) {
+  if (!j.contains("architectures") || !j["architectures"].is_array()) return false;
+  for (const json& a : j["architectures"])
+    if (a.is_string() && a.get<std::string>() == "HF_ColBERT") return true;
+  return false;
+}
+
 }  // namespace
 
 XlmRobertaConfig parse_xlm_roberta_config(std::string_view config_json, std::string_view source) {
@@ -38,8 +45,10 @@ XlmRobertaConfig parse_xlm_roberta_config(std::string_view config_json, std::str
   FK_CHECK(j.is_object(), source, ": a config must be a JSON object");
   XlmRobertaConfig c;
   c.model_type = j.value("model_type", std::string());
-  FK_CHECK(c.model_type == "xlm-roberta", source, ": model_type '", c.model_type,
-           "' is not an XLM-RoBERTa config (expected \"xlm-roberta\")");
+  FK_CHECK(c.model_type == "xlm-roberta" || c.model_type == "bert", source, ": model_type '", c.model_type,
+           "' is not a BERT-family encoder config (expected \"xlm-roberta\" or \"bert\")");
+  const bool bert = c.model_type == "bert";
+  c.family = bert ? EncoderFamily::bert : EncoderFamily::xlm_roberta;
   c.vocab_size = required_int(j, "vocab_size", source);
   c.hidden_size = required_int(j, "hidden_size", source);
   c.num_hidden_layers = required_int(j, "num_hidden_layers", source);
@@ -47,7 +56,7 @@ XlmRobertaConfig parse_xlm_roberta_config(std::string_view config_json, std::str
   c.intermediate_size = required_int(j, "intermediate_size", source);
   c.max_position_embeddings = required_int(j, "max_position_embeddings", source);
   c.type_vocab_size = optional_int(j, "type_vocab_size", 2, source);
-  c.pad_token_id = optional_int(j, "pad_token_id", 1, source);
+  c.pad_token_id = optional_int(j, "pad_token_id", bert ? 0 : 1, source);
   c.bos_token_id = optional_int(j, "bos_token_id", 0, source);
   c.eos_token_id = optional_int(j, "eos_token_id", 2, source);
   if (j.contains("layer_norm_eps")) {
@@ -66,7 +75,7 @@ XlmRobertaConfig parse_xlm_roberta_config(std::string_view config_json, std::str
   FK_CHECK(c.pad_token_id >= 0 && c.pad_token_id < c.vocab_size, source, ": pad_token_id ", c.pad_token_id,
            " is outside the vocabulary of ", c.vocab_size);
   FK_CHECK(c.max_tokens_per_sequence() > 0, source, ": max_position_embeddings ", c.max_position_embeddings,
-           " leaves no position after RoBERTa's padding offset (pad_token_id + 1 = ", c.pad_token_id + 1, ")");
+           " leaves no position after the first position id ", c.position_offset());
   FK_CHECK(c.layer_norm_eps > 0, source, ": layer_norm_eps must be positive");
 
   const std::string pos = j.value("position_embedding_type", std::string("absolute"));
@@ -83,6 +92,19 @@ XlmRobertaConfig parse_xlm_roberta_config(std::string_view config_json, std::str
   else
     FK_FAIL(FK_ERR_INVALID_ARGUMENT, source, ": hidden_act '", act,
             "' is not supported (gelu, gelu_new, gelu_pytorch_tanh)");
+  if (j.contains("colbert")) {
+    FK_CHECK(bert, source, ": a \"colbert\" object needs a BERT config (model_type \"bert\")");
+    c.colbert = parse_colbert_settings(j["colbert"], c.vocab_size, source);
+  } else if (names_hf_colbert(j)) {
+    FK_CHECK(bert, source, ": HF_ColBERT needs a BERT config (model_type \"bert\")");
+    c.colbert = parse_colbert_settings(json::object(), c.vocab_size, source);
+  }
+  if (c.colbert) {
+    FK_CHECK(c.colbert->query_maxlen <= c.max_tokens_per_sequence() &&
+                 c.colbert->doc_maxlen <= c.max_tokens_per_sequence(),
+             source, ": colbert.query_maxlen ", c.colbert->query_maxlen, " and doc_maxlen ", c.colbert->doc_maxlen,
+             " must fit the ", c.max_tokens_per_sequence(), " positions");
+  }
   return c;
 }
 

@@ -44,14 +44,21 @@ std::vector<TensorDecl> XlmRobertaModel::weights() const {
 
 std::vector<TensorDecl> XlmRobertaModel::inputs() const {
   return {{"input_ids", {kPerCall}, DType::i32, "token ids of the packed sequences"},
-          {"position_ids", {kPerCall}, DType::i32, "RoBERTa positions: pad_token_id + 1 + index among non-pad tokens"},
+          {"position_ids", {kPerCall}, DType::i32,
+           config_.family == EncoderFamily::bert ? "BERT positions: the index in the sequence"
+                                                  : "RoBERTa positions: pad_token_id + 1 + index among non-pad tokens"},
           {"token_type_ids", {kPerCall}, DType::i32, "segment ids (optional: zeros)"},
           {"cu_seqlens", {kPerCall}, DType::i32, "[B + 1] offsets of the sequences in the packed tokens"},
-          {"cu_seqlens_host", {kPerCall}, DType::i32, "cu_seqlens on the host (plan reads it)"}};
+          {"cu_seqlens_host", {kPerCall}, DType::i32, "cu_seqlens on the host (plan reads it)"},
+          {"seqused_k", {kPerCall}, DType::i32, "[B] (optional) attention keys per sequence: its first tokens"}};
 }
 
 std::vector<TensorDecl> XlmRobertaModel::outputs() const {
   const int64_t h = config_.hidden_size;
+  if (config_.colbert)
+    return {{"last_hidden_state", {kPerCall, h}, options_.dtype, "the last layer's output per token"},
+            {"colbert", {kPerCall, config_.colbert->dim}, options_.dtype,
+             "ColBERT's projection per token, before L2 normalisation"}};
   return {{"last_hidden_state", {kPerCall, h}, options_.dtype, "the last layer's output per token"},
           {"colbert_linear", {kPerCall, h}, options_.dtype,
            "BGE-M3 multi-vector head before L2 normalisation (tokens 1.. of each sequence are its vectors)"},
@@ -59,9 +66,9 @@ std::vector<TensorDecl> XlmRobertaModel::outputs() const {
 }
 
 void XlmRobertaModel::load(const LoadOptions& o) {
-  FK_CHECK(o.dtype == DType::bf16 || o.dtype == DType::f16, "xlm_roberta: the model dtype must be bf16 or f16, got ",
+  FK_CHECK(o.dtype == DType::bf16 || o.dtype == DType::f16, architecture(), ": the model dtype must be bf16 or f16, got ",
            dtype_name(o.dtype));
-  FK_CHECK(o.max_tokens > 0 && o.max_seqs > 0, "xlm_roberta: max_tokens and max_seqs must be positive");
+  FK_CHECK(o.max_tokens > 0 && o.max_seqs > 0, architecture(), ": max_tokens and max_seqs must be positive");
   options_ = o;
   weights_ = o.checkpoint.empty() ? random_xlm_roberta_weights(config_, o.dtype, o.device, o.seed, o.stream)
                                   : load_xlm_roberta_weights(config_, o.checkpoint, o.dtype, o.device, o.stream);
@@ -75,7 +82,7 @@ void XlmRobertaModel::load(const LoadOptions& o) {
   inter_act_ = buffer({t, i});
   pos_emb_ = buffer({t, h});
   type_emb_ = buffer({t, h});
-  colbert_ = buffer({t, h});
+  colbert_ = buffer({t, config_.colbert ? config_.colbert->dim : h});
   sparse_ = buffer({t, 1});
   zero_types_ = filled({t}, DType::i32, 0, o.device);
   loaded_ = true;
@@ -84,30 +91,31 @@ void XlmRobertaModel::load(const LoadOptions& o) {
 TensorView XlmRobertaModel::input(const StepInputs& in, const char* name, bool required) const {
   for (const auto& [n, v] : in.tensors)
     if (n == name) return v;
-  FK_CHECK(!required, "xlm_roberta: step input '", name, "' is missing");
+  FK_CHECK(!required, architecture(), ": step input '", name, "' is missing");
   return TensorView{};
 }
 
 void XlmRobertaModel::plan(const StepInputs& in, void*) {
-  FK_CHECK(loaded_, "xlm_roberta: plan before load");
+  FK_CHECK(loaded_, architecture(), ": plan before load");
   const TensorView cu = input(in, "cu_seqlens_host", true);
   FK_CHECK(cu.device.is_cpu() && cu.dtype == DType::i32 && cu.rank == 1 && cu.shape[0] >= 1 && cu.is_contiguous(),
-           "xlm_roberta: cu_seqlens_host must be a contiguous host i32 [B + 1], got ", describe(cu));
+           architecture(), ": cu_seqlens_host must be a contiguous host i32 [B + 1], got ", describe(cu));
   const auto* c = static_cast<const int32_t*>(cu.data);
   const int64_t b = cu.shape[0] - 1;
-  FK_CHECK(b <= options_.max_seqs, "xlm_roberta: ", b, " sequences, more than the ", options_.max_seqs,
+  FK_CHECK(b <= options_.max_seqs, architecture(), ": ", b, " sequences, more than the ", options_.max_seqs,
            " the model was loaded for (max_seqs)");
-  FK_CHECK(c[0] == 0, "xlm_roberta: cu_seqlens_host[0] must be 0");
+  FK_CHECK(c[0] == 0, architecture(), ": cu_seqlens_host[0] must be 0");
   int32_t longest = 0;
   for (int64_t s = 0; s < b; ++s) {
     const int32_t n = c[s + 1] - c[s];
-    FK_CHECK(n >= 1, "xlm_roberta: sequence ", s, " has ", n, " tokens; every sequence needs at least one");
-    FK_CHECK(n <= config_.max_tokens_per_sequence(), "xlm_roberta: sequence ", s, " has ", n,
+    FK_CHECK(n >= 1, architecture(), ": sequence ", s, " has ", n, " tokens; every sequence needs at least one");
+    FK_CHECK(n <= config_.max_tokens_per_sequence(), architecture(), ": sequence ", s, " has ", n,
              " tokens, more than the ", config_.max_tokens_per_sequence(), " its position table holds (",
-             "max_position_embeddings ", config_.max_position_embeddings, " less pad_token_id + 1)");
+             "max_position_embeddings ", config_.max_position_embeddings, " from position id ",
+             config_.position_offset(), ")");
     longest = std::max(longest, n);
   }
-  FK_CHECK(c[b] <= options_.max_tokens, "xlm_roberta: ", c[b], " tokens, more than the ", options_.max_tokens,
+  FK_CHECK(c[b] <= options_.max_tokens, architecture(), ": ", c[b], " tokens, more than the ", options_.max_tokens,
            " the model was loaded for (max_tokens)");
   tokens_ = c[b];
   seqs_ = b;
@@ -121,7 +129,7 @@ void XlmRobertaModel::embed(const StepInputs& in, void* stream) {
   TensorView types = input(in, "token_type_ids", false);
   if (types.data == nullptr) types = rows(zero_types_, t);
   FK_CHECK(ids.rank == 1 && ids.shape[0] == t && pos.rank == 1 && pos.shape[0] == t && types.shape[0] == t,
-           "xlm_roberta: input_ids, position_ids and token_type_ids must have the planned ", t, " tokens, got ",
+           architecture(), ": input_ids, position_ids and token_type_ids must have the planned ", t, " tokens, got ",
            describe(ids), ", ", describe(pos), ", ", describe(types));
   // HF's order: (word + token type) + position, each add rounded to the dtype.
   call_op(ops::EmbeddingArgs{rows(sub_, t), ids, weights_.word}, be, stream);
@@ -151,20 +159,27 @@ void XlmRobertaModel::layer(const EncoderLayerWeights& w, void* stream) {
   a.max_seqlen = max_seqlen_;
   a.eps = static_cast<float>(config_.layer_norm_eps);
   a.gelu = config_.gelu;
+  a.seqused_k = seqused_k_;
   call_op(a, options_.device.type, stream);
 }
 
 TensorView XlmRobertaModel::forward(const StepInputs& in, void* stream) {
-  FK_CHECK(loaded_, "xlm_roberta: forward before load");
+  FK_CHECK(loaded_, architecture(), ": forward before load");
   cu_seqlens_ = input(in, "cu_seqlens", true);
   cu_seqlens_host_ = input(in, "cu_seqlens_host", true);
-  FK_CHECK(cu_seqlens_.rank == 1 && cu_seqlens_.shape[0] == seqs_ + 1, "xlm_roberta: cu_seqlens must be [",
+  FK_CHECK(cu_seqlens_.rank == 1 && cu_seqlens_.shape[0] == seqs_ + 1, architecture(), ": cu_seqlens must be [",
            seqs_ + 1, "] as planned, got ", describe(cu_seqlens_));
+  seqused_k_ = input(in, "seqused_k", false);
+  FK_CHECK(seqused_k_.data == nullptr || (seqused_k_.rank == 1 && seqused_k_.shape[0] == seqs_), architecture(), ": ",
+           "seqused_k must be [", seqs_, "] (one key count per sequence), got ", describe(seqused_k_));
   embed(in, stream);
   for (const EncoderLayerWeights& w : weights_.layers) layer(w, stream);
+  const DeviceType be = options_.device.type;
+  const TensorView none{};
+  if (has_colbert_projection())
+    call_op(ops::LinearArgs{rows(colbert_, tokens_), rows(x_, tokens_), weights_.colbert_projection, none, none, none},
+            be, stream);
   if (has_heads()) {
-    const DeviceType be = options_.device.type;
-    const TensorView none{};
     call_op(ops::LinearArgs{rows(colbert_, tokens_), rows(x_, tokens_), weights_.heads.colbert,
                             weights_.heads.colbert_bias, none, none},
             be, stream);
@@ -175,7 +190,9 @@ TensorView XlmRobertaModel::forward(const StepInputs& in, void* stream) {
   return rows(x_, tokens_);
 }
 
-TensorView XlmRobertaModel::colbert_output() const { return has_heads() ? rows(colbert_, tokens_) : TensorView{}; }
+TensorView XlmRobertaModel::colbert_output() const {
+  return has_heads() || has_colbert_projection() ? rows(colbert_, tokens_) : TensorView{};
+}
 TensorView XlmRobertaModel::sparse_output() const { return has_heads() ? rows(sparse_, tokens_) : TensorView{}; }
 
 }  // namespace fk::models::encoder

@@ -1,5 +1,6 @@
-// XLM-RoBERTa (BGE-M3's backbone) as a models::Model of the Batch pattern: one forward pass
-// over a packed batch of token sequences, no state kept between calls.
+// A BERT-family encoder (XLM-RoBERTa: BGE-M3's backbone; BERT: ColBERTv2's) as a
+// models::Model of the Batch pattern: one forward pass over a packed batch of token
+// sequences, no state kept between calls.
 //
 // Forward (post-LN BERT layers, every op through the registry):
 //   x = LayerNorm(word[ids] + token_type[types] + position[positions])
@@ -7,7 +8,8 @@
 //              qkv = x Wqkv^T + b; a = varlen_attention(q, k, v) (bidirectional, per sequence)
 //              x = LayerNorm(x + a Wo^T + bo)
 //              x = LayerNorm(x + gelu(x W1^T + b1) W2^T + b2)
-//   with BGE-M3's heads: colbert = x Wc^T + bc, sparse = x ws^T + bs (per token).
+//   with BGE-M3's heads: colbert = x Wc^T + bc, sparse = x ws^T + bs (per token);
+//   with ColBERT's projection: colbert = x Wl^T ([T, dim], no bias).
 // Each residual add and the LayerNorm after it are one add_layer_norm (the sum rounded to
 // the dtype first, as HF's x + y stores it); the embeddings' sums are add, then
 // add_layer_norm with the position embedding.
@@ -16,8 +18,10 @@
 //
 // Inputs (StepInputs::tensors, by name; i32, contiguous, on the model's device unless
 // said): input_ids [T], position_ids [T] (RoBERTa's: pad_token_id + 1 + index among the
-// sequence's non-pad tokens; a pad token gets pad_token_id), token_type_ids [T] (optional:
-// zeros), cu_seqlens [B + 1], and cu_seqlens_host [B + 1] on the host (what plan reads).
+// sequence's non-pad tokens, a pad token gets pad_token_id; BERT's: the index), token_type_ids
+// [T] (optional: zeros), cu_seqlens [B + 1], cu_seqlens_host [B + 1] on the host (what plan
+// reads), and seqused_k [B] (optional): sequence b's first seqused_k[b] tokens are its only
+// attention keys (ColBERT's [MASK]-padded queries).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -37,7 +41,9 @@ class XlmRobertaModel final : public Model {
   explicit XlmRobertaModel(XlmRobertaConfig config);
   static std::unique_ptr<Model> from_config(std::string_view config_json, std::string_view source);
 
-  std::string_view architecture() const override { return "xlm_roberta"; }
+  std::string_view architecture() const override {
+    return config_.family == EncoderFamily::bert ? "bert" : "xlm_roberta";
+  }
   RunPattern pattern() const override { return RunPattern::batch; }
   std::string task_category() const override { return "encoders"; }
   std::vector<TensorDecl> weights() const override;
@@ -54,8 +60,10 @@ class XlmRobertaModel final : public Model {
   const XlmRobertaConfig& config() const { return config_; }
   const LoadOptions& load_options() const { return options_; }
   bool has_heads() const { return weights_.heads.present(); }
-  // The heads' raw outputs of the last forward: colbert_linear [T, H] and sparse_linear
-  // [T, 1] (before ReLU / normalisation); empty views without heads.
+  bool has_colbert_projection() const { return weights_.colbert_projection.defined(); }
+  // The heads' raw outputs of the last forward: colbert_linear [T, H] (or ColBERT's
+  // projection [T, dim]) and sparse_linear [T, 1] (before ReLU / normalisation); empty
+  // views without them.
   TensorView colbert_output() const;
   TensorView sparse_output() const;
 
@@ -76,6 +84,7 @@ class XlmRobertaModel final : public Model {
   int32_t max_seqlen_ = 0;
   TensorView cu_seqlens_{};       // the forward's device offsets
   TensorView cu_seqlens_host_{};  // and their host mirror
+  TensorView seqused_k_{};        // the forward's key counts, or empty
 };
 
 }  // namespace fk::models::encoder

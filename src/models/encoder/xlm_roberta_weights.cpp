@@ -20,11 +20,19 @@ class Reader {
  public:
   Reader(const safetensors::Checkpoint& ckpt, DType dtype, Device device)
       : ckpt_(ckpt), dtype_(dtype), device_(device) {
-    if (!ckpt.contains("embeddings.word_embeddings.weight") && ckpt.contains("roberta.embeddings.word_embeddings.weight"))
-      prefix_ = "roberta.";
+    for (const char* prefix : {"roberta.", "bert."})
+      if (!ckpt.contains("embeddings.word_embeddings.weight") &&
+          ckpt.contains(std::string(prefix) + "embeddings.word_embeddings.weight"))
+        prefix_ = prefix;
   }
 
   Tensor tensor(const std::string& name, const Shape& shape) { return stacked({name}, shape); }
+  // A tensor outside the encoder (no prefix): ColBERT's "linear.weight".
+  Tensor unprefixed(const std::string& name, const Shape& shape) {
+    Tensor host = Tensor::empty(shape, dtype_);
+    convert_rows(checked_float_tensor(ckpt_, name, shape, "a ColBERT checkpoint of this config"), host, 0);
+    return device_.is_cpu() ? host : host.to(device_);
+  }
 
   // Upstream tensors stacked along dim 0 (q, k, v into one qkv).
   Tensor stacked(const std::vector<std::string>& names, const Shape& part) {
@@ -95,6 +103,11 @@ std::vector<TensorDecl> xlm_roberta_weight_decls(const XlmRobertaConfig& c, DTyp
     d.push_back({layer_name(l, "output.LayerNorm.weight"), {h}, dtype, ""});
     d.push_back({layer_name(l, "output.LayerNorm.bias"), {h}, dtype, ""});
   }
+  if (c.colbert) {  // HF_ColBERT's names: the encoder under "bert.", the projection beside it
+    for (TensorDecl& t : d) t.name = "bert." + t.name;
+    d.push_back({"linear.weight", {c.colbert->dim, h}, dtype, "ColBERT's projection (HF_ColBERT.linear, no bias)"});
+    return d;
+  }
   d.push_back({"sparse_linear.weight", {1, h}, dtype, "BGE-M3 sparse head (file sparse_linear.*: weight)"});
   d.push_back({"sparse_linear.bias", {1}, dtype, "BGE-M3 sparse head (file sparse_linear.*: bias)"});
   d.push_back({"colbert_linear.weight", {h, h}, dtype, "BGE-M3 ColBERT head (file colbert_linear.*: weight)"});
@@ -134,6 +147,10 @@ XlmRobertaWeights load_xlm_roberta_weights(const XlmRobertaConfig& c, const fs::
     lw.out_norm_bias = r.tensor(layer_name(l, "output.LayerNorm.bias"), {h});
     w.layers.push_back(std::move(lw));
   }
+  if (c.colbert) {
+    w.colbert_projection = r.unprefixed("linear.weight", {c.colbert->dim, h});
+    return w;
+  }
   const fs::path folder = fs::is_directory(path) ? path : path.parent_path();
   w.heads = load_bge_m3_heads(folder, h, dtype, device);
   return w;
@@ -164,6 +181,10 @@ XlmRobertaWeights random_xlm_roberta_weights(const XlmRobertaConfig& c, DType dt
     lw.out_norm = f.norm(h);
     lw.out_norm_bias = f.bias(h);
     w.layers.push_back(std::move(lw));
+  }
+  if (c.colbert) {
+    w.colbert_projection = f.projection(c.colbert->dim, h);
+    return w;
   }
   w.heads.sparse = f.projection(1, h);
   w.heads.sparse_bias = f.bias(1);

@@ -1,8 +1,9 @@
 // An XLM-RoBERTa encoder's weights on one device, in the layout the forward pass wants
 // (query, key and value fused into one [3H, H] matrix and [3H] bias: one GEMM), read from
 // the upstream checkpoint under its own names (XLMRobertaModel's state dict; a "roberta."
-// prefix, as the task-head classes save it, is accepted; the pooler is not used), or drawn
-// at random. BGE-M3's sparse and ColBERT heads come from the files the BGE-M3 repository
+// prefix, as the task-head classes save it, is accepted, and BERT's "bert."; the pooler is
+// not used), or drawn at random. ColBERT's projection is the checkpoint's "linear.weight"
+// (HF_ColBERT saves it beside "bert.*"). BGE-M3's sparse and ColBERT heads come from the files the BGE-M3 repository
 // ships beside the checkpoint, sparse_linear.* and colbert_linear.* (torch.nn.Linear state
 // dicts: "weight" and "bias"), read as shipped or from a safetensors form (bge_m3_heads.h).
 #pragma once
@@ -38,6 +39,7 @@ struct XlmRobertaWeights {
   Tensor embed_norm, embed_norm_bias; // [H], [H]
   std::vector<EncoderLayerWeights> layers;
   BgeM3HeadWeights heads;
+  Tensor colbert_projection;  // [dim, H]: ColBERT's linear (no bias); undefined otherwise
 };
 
 // The upstream checkpoint's tensors (upstream names and shapes), then the heads' tensors

@@ -80,6 +80,49 @@ TEST_F(EmbedCli, GoldenCheckpointGivesTransformersEmbeddings) {
   }
 }
 
+TEST_F(EmbedCli, ColbertCheckpointScoresAsTransformers) {
+  // Queries and documents of the ColBERT golden folder: the formatted ids, the vector counts
+  // and the MaxSim scores of transformers' reference.
+  const std::string golden_dir = test::encoder_golden_dir("colbert");
+  nlohmann::json golden;
+  std::ifstream(golden_dir + "/golden.json") >> golden;
+  const fs::path input = dir_ / "in.json", out = dir_ / "out.json";
+  std::ofstream(input) << nlohmann::json{{"queries", golden["queries"]}, {"documents", golden["documents"]}}.dump();
+  const FkRun r = run_fk("embed --model " + golden_dir + " --device cpu --dtype bf16 --input " + input.string() +
+                         " --json-out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  nlohmann::json j;
+  std::ifstream(out) >> j;
+  EXPECT_EQ(j["architecture"], "bert");
+  EXPECT_EQ(j["dim"], 32);
+  const auto want = safetensors::File::open(golden_dir + "/golden.safetensors");
+  const TensorView scores = want.view("scores");
+  ASSERT_EQ(j["scores"].size(), golden["queries"].size());
+  for (size_t a = 0; a < j["scores"].size(); ++a) {
+    EXPECT_EQ(j["queries"][a]["ids"], golden["query_ids"][a]) << a;
+    for (size_t b = 0; b < j["scores"][a].size(); ++b)
+      EXPECT_NEAR(j["scores"][a][b].get<double>(), get(scores, static_cast<int64_t>(a), static_cast<int64_t>(b)), 0.08)
+          << a << ", " << b;
+  }
+  for (size_t b = 0; b < j["documents"].size(); ++b)
+    EXPECT_EQ(j["documents"][b]["colbert_vecs"].size(), golden["doc_vector_counts"][b].get<size_t>()) << b;
+}
+
+TEST_F(EmbedCli, ColbertBadInputsAreNamedErrors) {
+  const fs::path input = dir_ / "bad.json";
+  std::ofstream(input) << R"({"queries": ["what is it"], "documents": [[20]]})";
+  FkRun r = run_fk("embed --model tiny-colbertv2 --device cpu --input " + input.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("queries[0] is a string; pass --tokenizer"), std::string::npos) << r.output;
+  std::ofstream(input) << R"([[4, 5]])";
+  r = run_fk("embed --model tiny-colbertv2 --device cpu --input " + input.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("a ColBERT model takes --input {\"queries\""), std::string::npos) << r.output;
+  r = run_fk("embed --model tiny-bge-m3 --device cpu --tokenizer x.json");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("--tokenizer is for a ColBERT model"), std::string::npos) << r.output;
+}
+
 TEST_F(EmbedCli, BadInputsAreNamedErrors) {
   const fs::path input = dir_ / "bad.json";
   std::ofstream(input) << "[[0, 9999]]";

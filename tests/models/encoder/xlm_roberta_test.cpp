@@ -67,7 +67,7 @@ TEST(XlmRobertaConfig, RefusesWhatItDoesNotRun) {
   EXPECT_NE(err(with("hidden_act", "\"relu\"")).find("hidden_act 'relu' is not supported"), std::string::npos);
   EXPECT_NE(err(with("num_attention_heads", "3")).find("not a multiple of num_attention_heads 3"), std::string::npos);
   EXPECT_NE(err(with("num_attention_heads", "32")).find("head dim 4"), std::string::npos);
-  EXPECT_NE(err(with("model_type", "\"bert\"")).find("model_type 'bert' is not an XLM-RoBERTa config"),
+  EXPECT_NE(err(with("model_type", "\"roberta\"")).find("model_type 'roberta' is not a BERT-family encoder config"),
             std::string::npos);
   EXPECT_NE(err(with("max_position_embeddings", "2")).find("leaves no position"), std::string::npos);
   nlohmann::json j = nlohmann::json::parse(tiny_config());
