@@ -1,4 +1,6 @@
-// `fk serve`: an OpenAI-compatible server for a model (src/serving/http/http_server.h).
+// `fk serve`: an OpenAI-compatible server for a model: a generating model through the engine
+// (src/serving/http/http_server.h), a text encoder of the Batch pattern (BGE-M3, ColBERTv2)
+// through its embeddings and score endpoints (src/serving/http/encoder_server.h).
 //
 // SIGTERM / SIGINT shut down gracefully: the server stops accepting, requests in flight
 // may finish for --shutdown-timeout seconds, then the rest are aborted (their clients get
@@ -11,11 +13,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <thread>
+
+#include <filesystem>
 
 #include "cli/command.h"
 #include "cli/engine_options.h"
+#include "cli/model_lookup.h"
+#include "fk/runtime.h"
 #include "fk/status.h"
+#include "models/encoder/xlm_roberta_model.h"
+#include "models/registry.h"
+#include "serving/http/encoder_server.h"
 #include "serving/http/http_server.h"
 
 namespace fk::cli {
@@ -37,7 +47,8 @@ sigset_t shutdown_signals() {
 
 // Waits for SIGTERM / SIGINT on its own thread (the signals are blocked in every other
 // thread, so none of them is interrupted) and drives the shutdown; polls `served` to end.
-void watch_signals(serve::HttpServer& server, double timeout_s, const std::atomic<bool>& served) {
+template <class Server>
+void watch_signals(Server& server, double timeout_s, const std::atomic<bool>& served) {
   using Clock = std::chrono::steady_clock;
   const sigset_t set = shutdown_signals();
   const timespec poll{0, 50'000'000};
@@ -68,17 +79,10 @@ void watch_signals(serve::HttpServer& server, double timeout_s, const std::atomi
   }
 }
 
-void run(ServeCli o) {
-  FK_CHECK(o.shutdown_timeout_s >= 0, "--shutdown-timeout must be >= 0 seconds, got ", o.shutdown_timeout_s);
-  // Blocked before any thread starts, so every thread inherits the mask and only the
-  // watcher below receives them.
-  const sigset_t set = shutdown_signals();
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  auto e = std::make_unique<engine::Engine>(o.engine.to_config());
-  serve::HttpServer server(o.server, std::move(e));
+template <class Server>
+void serve_until_signalled(Server& server, const ServeCli& o, const char* routes) {
   const int port = server.bind();
-  std::printf("fk serve: %s on http://%s:%d (POST /v1/completions, GET /v1/models /health /metrics)\n",
-              o.engine.model.c_str(), o.server.host.c_str(), port);
+  std::printf("fk serve: %s on http://%s:%d (%s)\n", o.engine.model.c_str(), o.server.host.c_str(), port, routes);
   std::fflush(stdout);
   std::atomic<bool> served{false};
   std::thread watcher([&] { watch_signals(server, o.shutdown_timeout_s, served); });
@@ -87,13 +91,75 @@ void run(ServeCli o) {
   watcher.join();
 }
 
+// The registered Batch-pattern model behind --model, if it is one (a generating model, or a
+// name only the engine knows, goes to the engine).
+std::optional<models::ModelSource> batch_model(const std::string& model) {
+  try {
+    models::ModelSource src = models::resolve_model(model);
+    if (src.registration != nullptr && src.registration->pattern == models::RunPattern::batch) return src;
+  } catch (const Error&) {
+  }
+  return std::nullopt;
+}
+
+// A text encoder loaded for requests of up to --max-num-batched-tokens tokens (at least its
+// longest sequence) and --max-num-seqs texts per forward pass; its tokenizer from
+// --tokenizer or the checkpoint folder's tokenizer.json.
+std::unique_ptr<serve::EncoderService> encoder_service(const ServeCli& o, const models::ModelSource& src) {
+  std::string device = o.engine.device;
+  if (device == "auto") device = rt::cuda_available() ? "cuda" : "cpu";
+  const models::ModelSource checked = lookup_model(o.engine.model, models::RunPattern::batch, device, "fk serve");
+  FK_CHECK(o.engine.dtype == "bf16" || o.engine.dtype == "f16", "fk serve: a text encoder runs in bf16 or f16, got ",
+           "--dtype ", o.engine.dtype);
+  std::unique_ptr<models::Model> m = models::create_model_from_config(checked.config_json, checked.source);
+  FK_CHECK(dynamic_cast<models::encoder::XlmRobertaModel*>(m.get()) != nullptr, "fk serve: model '", o.engine.model,
+           "' (architecture '", src.registration->architecture, "') runs by the batch pattern but is not a text "
+           "encoder this server serves");
+  const auto& config = dynamic_cast<models::encoder::XlmRobertaModel&>(*m).config();
+  models::LoadOptions lo;
+  lo.device = device == "cuda" ? Device::cuda() : Device::cpu();
+  lo.dtype = o.engine.dtype == "f16" ? DType::f16 : DType::bf16;
+  lo.checkpoint = checked.checkpoint;
+  lo.seed = o.engine.seed;
+  lo.max_tokens = std::max<int64_t>(o.engine.max_num_batched_tokens, config.max_tokens_per_sequence());
+  lo.max_seqs = std::max<int64_t>(o.engine.max_num_seqs, 1);
+  m->load(lo);
+  std::filesystem::path tok_path = o.server.tokenizer;
+  if (tok_path.empty() && !checked.checkpoint.empty() && std::filesystem::exists(checked.checkpoint / "tokenizer.json"))
+    tok_path = checked.checkpoint;
+  std::unique_ptr<tokenizer::Tokenizer> tok;
+  if (!tok_path.empty()) tok = std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_file(tok_path));
+  const std::string name = o.server.served_model_name.empty() ? o.engine.model : o.server.served_model_name;
+  return std::make_unique<serve::EncoderService>(std::move(m), std::move(tok), name);
+}
+
+void run(ServeCli o) {
+  FK_CHECK(o.shutdown_timeout_s >= 0, "--shutdown-timeout must be >= 0 seconds, got ", o.shutdown_timeout_s);
+  // Blocked before any thread starts, so every thread inherits the mask and only the
+  // watcher below receives them.
+  const sigset_t set = shutdown_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  if (const auto src = batch_model(o.engine.model)) {
+    auto service = encoder_service(o, *src);
+    o.server.served_model_name = service->served_model();
+    serve::EncoderServer server(o.server, std::move(service));
+    serve_until_signalled(server, o, "POST /v1/embeddings /v1/score, GET /v1/models /health /metrics");
+    return;
+  }
+  auto e = std::make_unique<engine::Engine>(o.engine.to_config());
+  serve::HttpServer server(o.server, std::move(e));
+  serve_until_signalled(server, o, "POST /v1/completions, GET /v1/models /health /metrics");
+}
+
 void setup(CLI::App& app) {
   static ServeCli o;
-  auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server for a model");
+  auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server for a model (a text encoder: "
+                                          "/v1/embeddings and /v1/score)");
   cmd->add_option("model", o.engine.model, "Built-in config name or HF checkpoint folder (as --model)");
   o.engine.add_to(cmd);
   cmd->add_option("--host", o.server.host)->capture_default_str();
   cmd->add_option("--port", o.server.port, "0: any free port")->capture_default_str();
+  cmd->add_option("--tokenizer", o.server.tokenizer, "tokenizer.json or its folder (default: the model folder's)");
   cmd->add_option("--served-model-name", o.server.served_model_name, "Name clients use (default: the model)");
   cmd->add_option("--allowed-local-media-path", o.server.allowed_local_media_path,
                   "Folder whose image files chat requests may name (file:// URLs, absolute paths); default: none, "

@@ -24,6 +24,7 @@
 #include "serving/http/metrics.h"
 #include "serving/http/openai_api.h"
 #include "serving/http/sampling_fields.h"
+#include "serving/http/server_setup.h"
 
 namespace fk::serve {
 
@@ -41,8 +42,6 @@ using Choice = ChoiceStream;
 constexpr std::chrono::milliseconds kDisconnectPoll{50};
 // The status nginx logs for a client that closed the connection before the answer.
 constexpr int kClientClosedRequest = 499;
-// The error of requests ended by a shutdown (and of those refused while it runs).
-const char* const kShuttingDown = "the server is shutting down";
 
 std::unique_ptr<tokenizer::Tokenizer> load_tokenizer(const ServerConfig& c, const std::string& model) {
   namespace fs = std::filesystem;
@@ -77,11 +76,6 @@ struct HttpServer::Impl {
                                                : std::max<int64_t>(64, 2 * loop.engine().config().max_num_seqs + 16);
     http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
     routes();
-  }
-
-  void send_error(httplib::Response& res, const ApiError& e) {
-    res.status = e.status;
-    res.set_content(json_text(error_body(e)), "application/json");
   }
 
   // Submits every choice; on a refused one, aborts those already submitted.
@@ -369,38 +363,7 @@ struct HttpServer::Impl {
     http.Post("/tokenize", [this](const httplib::Request& q, httplib::Response& r) { tokenize(q, r); });
     http.Post("/detokenize", [this](const httplib::Request& q, httplib::Response& r) { detokenize(q, r); });
 
-    // Errors the HTTP library answers itself (an unknown route, an oversized body, a request
-    // it cannot read) get OpenAI-style bodies too, and count in the metrics. Responses of the
-    // routes above carry their body already and were counted.
-    http.set_error_handler([this](const httplib::Request& q, httplib::Response& r) {
-      if (!r.body.empty()) return;
-      send_error(r, library_error(q, r.status));
-      metrics.count_http(r.status);
-    });
-    // An exception no route caught: a 500 with an OpenAI-style body (the library's own
-    // answer would put the exception text in a header).
-    http.set_exception_handler([this](const httplib::Request&, httplib::Response& r, std::exception_ptr ep) {
-      std::string what = "unknown exception";
-      try {
-        std::rethrow_exception(ep);
-      } catch (const std::exception& e) {
-        what = e.what();
-      } catch (...) {
-      }
-      send_error(r, ApiError(500, "server_error", concat("internal server error: ", what)));
-      metrics.count_http(500);
-    });
-    http.set_payload_max_length(static_cast<size_t>(config.max_body_bytes));
-    // Without it an answer written as headers then body waits for the client's delayed ACK
-    // (Nagle): tens of milliseconds on every non-streamed answer of a kept-alive connection.
-    http.set_tcp_nodelay(true);
-    // The library closes a kept-alive connection after 5 requests by default; clients that
-    // pool connections would reconnect all the time.
-    http.set_keep_alive_max_count(10000);
-    http.set_socket_options([](int fd) {
-      const int yes = 1;
-      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));  // restart while old connections linger
-    });
+    apply_server_settings(http, config.max_body_bytes, [this](int status) { metrics.count_http(status); });
   }
 
   json model_json() const {
@@ -412,15 +375,6 @@ struct HttpServer::Impl {
             {"parent", nullptr},
             {"max_model_len", loop.engine().max_model_len()}};
   }
-
-  ApiError library_error(const httplib::Request& q, int status) const {
-    if (status == 404) return ApiError(404, "not_found_error", concat("no route for ", q.method, " ", q.path));
-    if (status == 413)
-      return ApiError(413, "invalid_request_error",
-                      concat("the request body is larger than this server takes (", config.max_body_bytes, " bytes)"));
-    return ApiError(status, status >= 500 ? "server_error" : "invalid_request_error",
-                    concat("the server could not handle ", q.method, " ", q.path, " (HTTP ", status, ")"));
-  }
 };
 
 HttpServer::HttpServer(ServerConfig config, std::unique_ptr<engine::Engine> engine)
@@ -430,66 +384,9 @@ HttpServer::HttpServer(ServerConfig config, std::unique_ptr<engine::Engine> engi
 
 HttpServer::~HttpServer() { stop(); }
 
-namespace {
-
-// cpp-httplib 0.11 listens with a backlog of 5 and does not expose its socket: a burst of
-// connections overflows the accept queue and clients see their connections dropped. Find the
-// listening socket bound to `port` and raise its backlog (listen() again updates it).
-void raise_listen_backlog(int port) {
-  for (int fd = 0; fd < 4096; ++fd) {
-    int listening = 0;
-    socklen_t len = sizeof(listening);
-    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
-    sockaddr_storage addr{};
-    socklen_t alen = sizeof(addr);
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) continue;
-    int bound = -1;
-    if (addr.ss_family == AF_INET) bound = ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-    if (addr.ss_family == AF_INET6) bound = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
-    if (bound == port) ::listen(fd, SOMAXCONN);
-  }
-}
-
-// Why `host`:`port` cannot be bound: the errno of binding a socket there as the server does
-// (0 when it can be bound now).
-int bind_errno(const std::string& host, int port) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  const std::string service = std::to_string(port);
-  if (::getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0 || found == nullptr) return EADDRNOTAVAIL;
-  int err = EADDRNOTAVAIL;
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd < 0) continue;
-    const int yes = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    err = ::bind(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
-    ::close(fd);
-    if (err == 0 || err == EADDRINUSE) break;
-  }
-  ::freeaddrinfo(found);
-  return err;
-}
-
-}  // namespace
-
 int HttpServer::bind() {
-  Impl& s = *impl_;
-  s.bound_port = s.config.port == 0 ? s.http.bind_to_any_port(s.config.host)
-                                    : (s.http.bind_to_port(s.config.host, s.config.port) ? s.config.port : -1);
-  if (s.bound_port <= 0) {
-    const int err = bind_errno(s.config.host, s.config.port);
-    if (err == EADDRINUSE)
-      FK_FAIL(FK_ERR_INVALID_ARGUMENT, "fk serve: port ", s.config.port, " on ", s.config.host,
-              " is already in use (another server listens there); stop it or pick another --port");
-    FK_FAIL(FK_ERR_INVALID_ARGUMENT, "fk serve: cannot listen on ", s.config.host, ":", s.config.port,
-            err != 0 ? concat(": ", std::strerror(err)) : std::string());
-  }
-  raise_listen_backlog(s.bound_port);
-  return s.bound_port;
+  impl_->bound_port = bind_server(impl_->http, impl_->config.host, impl_->config.port);
+  return impl_->bound_port;
 }
 
 void HttpServer::serve() { impl_->http.listen_after_bind(); }

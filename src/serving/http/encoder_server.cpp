@@ -1,0 +1,129 @@
+#include "serving/http/encoder_server.h"
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+
+#include "fk/status.h"
+#include "serving/http/metrics.h"
+#include "serving/http/openai_api.h"
+#include "serving/http/server_setup.h"
+
+namespace fk::serve {
+
+using nlohmann::json;
+
+struct EncoderServer::Impl {
+  ServerConfig config;
+  std::unique_ptr<EncoderService> service;
+  ServerMetrics metrics;
+  httplib::Server http;
+  std::atomic<int64_t> in_flight{0}, finished{0}, tokens{0};
+  std::atomic<bool> shutting_down{false};
+  int bound_port = -1;
+  const int64_t created = static_cast<int64_t>(std::time(nullptr));
+
+  Impl(ServerConfig c, std::unique_ptr<EncoderService> s) : config(std::move(c)), service(std::move(s)) {
+    const int64_t threads = config.threads > 0 ? config.threads : 64;
+    http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+    routes();
+  }
+
+  // Runs one endpoint: counts it in flight, refuses it during a shutdown, maps errors.
+  template <class Fn>
+  void handle(httplib::Response& res, Fn&& compute) {
+    const auto start = std::chrono::steady_clock::now();
+    ++in_flight;
+    try {
+      if (shutting_down.load()) throw ApiError(503, "server_error", kShuttingDown);
+      const json out = compute();
+      if (shutting_down.load()) throw ApiError(503, "server_error", kShuttingDown);
+      res.set_content(json_text(out), "application/json");
+      metrics.count_http(200);
+      if (out.contains("usage")) tokens += out["usage"]["prompt_tokens"].get<int64_t>();
+      metrics.observe_request(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), -1, 0);
+    } catch (const ApiError& e) {
+      send_error(res, e);
+      metrics.count_http(e.status);
+    } catch (const Error& e) {
+      // The model's own checks of a client's input (e.g. a batch it cannot hold).
+      send_error(res, ApiError(400, "invalid_request_error", e.what()));
+      metrics.count_http(400);
+    }
+    ++finished;
+    --in_flight;
+  }
+
+  json model_json() const {
+    return {{"id", config.served_model_name}, {"object", "model"}, {"created", created},
+            {"owned_by", "fastkernels"},      {"parent", nullptr},  {"task", service->colbert() ? "score" : "embed"}};
+  }
+
+  void routes() {
+    http.Post("/v1/embeddings", [this](const httplib::Request& q, httplib::Response& r) {
+      handle(r, [&] { return service->embeddings(q.body); });
+    });
+    http.Post("/v1/score", [this](const httplib::Request& q, httplib::Response& r) {
+      handle(r, [&] { return service->score(q.body); });
+    });
+    http.Get("/health", [](const httplib::Request&, httplib::Response& r) { r.set_content("ok\n", "text/plain"); });
+    http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) {
+      r.set_content(json_text(json{{"object", "list"}, {"data", json::array({model_json()})}}), "application/json");
+      metrics.count_http(200);
+    });
+    http.Get(R"(/v1/models/(.+))", [this](const httplib::Request& q, httplib::Response& r) {
+      const std::string id = q.matches[1];
+      if (id != config.served_model_name) {
+        send_error(r, ApiError(404, "not_found_error",
+                               concat("The model '", id, "' does not exist; this server serves '",
+                                      config.served_model_name, "'"),
+                               "model"));
+        metrics.count_http(404);
+        return;
+      }
+      r.set_content(json_text(model_json()), "application/json");
+      metrics.count_http(200);
+    });
+    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& r) {
+      LoopStats s;
+      s.running = in_flight.load();
+      s.requests_finished = finished.load();
+      s.prompt_tokens = tokens.load();
+      r.set_content(metrics.render(s, config.served_model_name), "text/plain; version=0.0.4");
+    });
+    apply_server_settings(http, config.max_body_bytes, [this](int status) { metrics.count_http(status); });
+  }
+};
+
+EncoderServer::EncoderServer(ServerConfig config, std::unique_ptr<EncoderService> service)
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(service))) {
+  FK_CHECK(!impl_->config.served_model_name.empty(), "serve: the encoder server needs a served model name");
+}
+
+EncoderServer::~EncoderServer() { stop(); }
+
+int EncoderServer::bind() {
+  impl_->bound_port = bind_server(impl_->http, impl_->config.host, impl_->config.port);
+  return impl_->bound_port;
+}
+
+void EncoderServer::serve() { impl_->http.listen_after_bind(); }
+void EncoderServer::stop() { impl_->http.stop(); }
+
+void EncoderServer::stop_accepting() {
+  impl_->shutting_down = true;
+  impl_->http.stop();
+}
+
+int64_t EncoderServer::in_flight() const { return impl_->in_flight.load(); }
+
+// A forward pass cannot be cut short: the requests waiting for the model are answered 503
+// when their turn comes (handle checks the flag), the one running finishes.
+int64_t EncoderServer::abort_in_flight() {
+  impl_->shutting_down = true;
+  return impl_->in_flight.load();
+}
+
+int EncoderServer::port() const { return impl_->bound_port; }
+
+}  // namespace fk::serve
