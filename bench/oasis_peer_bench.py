@@ -3,12 +3,15 @@
 (a prompt frame, an action per frame, N DDIM steps per new frame over the sliding window of
 32 frames) with the PyTorch reference of tests/data/models/make_oasis_goldens.py (checked
 there against open-oasis's DiT), on the GPU in bf16 under autocast as open-oasis's
-generate.py runs it (float32 latents), eager. Dummy weights of the oasis-500m shape.
+generate.py runs it (float32 latents), eager or with --compile (the DiT under
+torch.compile(dynamic=True): the window grows frame by frame). Dummy weights of the
+oasis-500m shape.
 
-    python3 bench/oasis_peer_bench.py --frames 32 --steps 10 --json-out peer.json
+    python3 bench/oasis_peer_bench.py --frames 32 --steps 10 [--compile] --json-out peer.json
 
 Prints and writes frames per second (generated frames over the timed rollout's wall clock,
-after a 3-frame warm-up rollout).
+after a warm-up rollout: 3 frames eager, the whole rollout compiled, so that every window
+length has been compiled before the timing).
 """
 import argparse
 import json
@@ -32,8 +35,10 @@ def main():
     ap.add_argument("--frames", type=int, default=32)
     ap.add_argument("--prompt-frames", type=int, default=1)
     ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--compile", action="store_true")
     ap.add_argument("--json-out")
     a = ap.parse_args()
+    model = torch.compile(ref.dit, dynamic=True) if a.compile else ref.dit
     c = OASIS_500M
     gen = torch.Generator().manual_seed(0)
     w = {k: v.to("cuda", torch.bfloat16) for k, v in ref.make_weights(c, gen).items()}
@@ -44,16 +49,18 @@ def main():
 
     def run(frames):
         with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
-            return ref.rollout(w, c, prompt, actions[:, :frames], noise[:, :frames - a.prompt_frames], a.steps)
+            return ref.rollout(w, c, prompt, actions[:, :frames], noise[:, :frames - a.prompt_frames], a.steps,
+                               model=model)
 
-    run(a.prompt_frames + 3)
+    run(a.frames if a.compile else a.prompt_frames + 3)
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     run(a.frames)
     torch.cuda.synchronize()
     seconds = time.perf_counter() - t0
     generated = a.frames - a.prompt_frames
-    out = {"peer": "PyTorch reference (tests/data/models/make_oasis_goldens.py), eager, bf16 autocast",
+    mode = "torch.compile(dynamic=True)" if a.compile else "eager"
+    out = {"peer": f"PyTorch reference (tests/data/models/make_oasis_goldens.py), {mode}, bf16 autocast",
            "torch": torch.__version__, "device": torch.cuda.get_device_name(0), "frames": a.frames,
            "prompt_frames": a.prompt_frames, "ddim_steps": a.steps, "generated_frames": generated,
            "seconds": seconds, "frames_per_second": generated / seconds,
