@@ -2,8 +2,9 @@
 """PyTorch reference timings for the ops fastkernels benchmarks.
 
 Times PyTorch eager and torch.compile on the same ops and shapes as the bench_workloads of
-fastkernels (rms_norm, fused_add_rms_norm, silu_and_mul, neox rope on q/k, an 8192^3 GEMM,
-causal flash-attention prefill through scaled_dot_product_attention), with the method of
+fastkernels (rms_norm, fused_add_rms_norm, silu_and_mul, neox rope on q/k, ColBERT's MaxSim
+as colbert_score computes it over padded passages, an 8192^3 GEMM, causal flash-attention
+prefill through scaled_dot_product_attention), with the method of
 `fk ops bench`:
 
   * a dedicated CUDA stream, CUDA events around each call;
@@ -17,7 +18,7 @@ causal flash-attention prefill through scaled_dot_product_attention), with the m
     fraction of speed of light when `fk env --measure` stored ceilings for this GPU.
 
 The shapes of the ops fastkernels has (rms_norm, fused_add_rms_norm, silu_and_mul,
-rotary_embedding) are those ops' bench_workloads, read from `fk ops list --json` (--fk, or
+rotary_embedding, maxsim) are those ops' bench_workloads, read from `fk ops list --json` (--fk, or
 the fk of a build under the repository); the GEMM and the contiguous SDPA prefill, which
 no op's bench workloads list as such, keep their shapes in OWN_WORKLOADS below.
 
@@ -35,7 +36,9 @@ import sys
 
 # --- shapes -----------------------------------------------------------------------------
 # Ops timed on their fastkernels bench_workloads (16-bit ones: the timing below is bf16).
-CATALOG_OPS = ["rms_norm", "fused_add_rms_norm", "silu_and_mul", "rotary_embedding"]
+CATALOG_OPS = ["rms_norm", "fused_add_rms_norm", "silu_and_mul", "rotary_embedding", "maxsim"]
+# Ops whose f16 bench workloads are timed too (in bf16: the tensor cores take both alike).
+ANY_16BIT = {"maxsim"}
 # Shapes of timings that are not one fastkernels op's bench workloads: a selection of the
 # linear op's GEMMs at prefill sizes, and PyTorch's contiguous-KV causal prefill (fastkernels'
 # prefill attention is paged).
@@ -72,7 +75,8 @@ def catalog_workloads(fk, ops):
     for op in ops:
         if op not in by_name:
             raise SystemExit(f"torch_ops_bench: {fk} has no op {op!r}")
-        out[op] = [w for w in by_name[op]["bench_workloads"] if w.get("dtype", "bf16") == "bf16"]
+        out[op] = [w for w in by_name[op]["bench_workloads"]
+                   if w.get("dtype", "bf16") == "bf16" or (op in ANY_16BIT and w.get("dtype") == "f16")]
     return out
 
 
@@ -248,7 +252,46 @@ def make_op(torch, name, w, device):
         return (inputs, fn,
                 {"bytes": (2 * b * nh * s * hd + 2 * b * nkv * s * hd) * BF16_BYTES, "flops": flops, "math": "bf16"})
 
+    if name == "maxsim":  # ColBERT's colbert_score over padded passages, all queries at once
+        lq, ld = maxsim_lengths(w, "query_lens", "queries", "query_len", "query_len_min", 1), \
+            maxsim_lengths(w, "doc_lens", "docs", "doc_len", "doc_len_min", 2)
+        dim, bq, bd = w["dim"], len(lq), len(ld)
+        lq_max, ld_max = max(lq + [1]), max(ld + [1])
+
+        def inputs():
+            q = randn(bq, lq_max, dim)
+            d = randn(bd, ld_max, dim)
+            q_keep = torch.arange(lq_max, device=device)[None, :] < torch.tensor(lq, device=device)[:, None]
+            d_keep = torch.arange(ld_max, device=device)[None, :] < torch.tensor(ld, device=device)[:, None]
+            return q * q_keep[:, :, None], d, d_keep
+
+        def fn(q, d, d_keep):
+            sim = torch.einsum("bjd,qid->qbji", d, q)  # [queries, docs, doc rows, query rows]
+            sim = sim.masked_fill(~d_keep[None, :, :, None], -9999)
+            return sim.amax(dim=2).float().sum(dim=-1)
+
+        macs = sum(lq) * sum(ld) * dim
+        return (inputs, fn, {"bytes": (sum(lq) + sum(ld)) * dim * BF16_BYTES + bq * bd * 4, "flops": 2.0 * macs,
+                             "math": "bf16"})
+
     raise KeyError(f"unknown op {name!r}; known: {', '.join(ALL_OPS)}")
+
+
+def maxsim_lengths(w, lst, count, length, length_min, salt):
+    """maxsim's workload lengths as its definition spreads them (splitmix64 of the index)."""
+    if lst in w:
+        return list(w[lst])
+    n, hi = w[count], w[length]
+    lo = w.get(length_min, hi)
+    mask = (1 << 64) - 1
+
+    def mix(x):
+        x = (x + 0x9E3779B97F4A7C15) & mask
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & mask
+        return x ^ (x >> 31)
+
+    return [lo + mix(salt ^ i) % (hi - lo + 1) for i in range(n)]
 
 
 # --- the timer --------------------------------------------------------------------------
