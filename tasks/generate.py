@@ -480,9 +480,11 @@ SSM_TASKS = {
 
 # ---- text encoders (the Batch pattern) ----------------------------------------------------
 # BGE-M3 (XLM-RoBERTa large: 24 post-norm layers of 1024, 16 heads of 64, GELU MLP of 4096)
-# captured by `fk capture --workload 32x512 | mixed` (a batch of packed sequences). Tasks
+# captured by `fk capture --workload 32x512 | mixed` (a batch of packed sequences), and
+# ColBERTv2 (BERT-base: 12 layers of 768, 12 heads of 64) indexing 32 passages of its
+# 180-token doc_maxlen (`--workload 32x180`). Tasks
 # whose op a dense LLM task also benchmarks take an encoder_ prefix (task ids are unique).
-ENCODERS = ["bge-m3"]
+ENCODERS = ["bge-m3", "colbertv2"]
 COLBERT = ["colbertv2"]  # late-interaction retrieval
 ENCODER_TASKS = {
     "encoder_layer": dict(op="encoder_layer", models=ENCODERS,
