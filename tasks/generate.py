@@ -631,6 +631,26 @@ WORLD_TASKS = {
 }
 
 
+# ---- recommendation (DLRMv2) ---------------------------------------------------------------------
+# DLRM at MLPerf's shapes: 26 tables of 128-wide rows, 13 dense features. No capture of it
+# yet: the ops' bench workloads (batches of 1, 2048 and 16384 samples; one-hot and multi-hot
+# bags up to 100 ids from tables of 1e6 and 4e6 rows; the dot interaction's 27 vectors).
+RECSYS = ["dlrmv2"]
+RECSYS_TASKS = {
+    "embedding_bag": dict(op="embedding_bag", models=RECSYS,
+                          about="DLRM's per-table lookup: each sample's bag of categorical ids pooled by sum "
+                                "(PyTorch's nn.EmbeddingBag).",
+                          check=[{"bag_sizes": [3, 0, 1, 7, 2], "rows": 1000, "dim": 128},
+                                 {"batch": 33, "bag_size": 20, "bag_size_min": 0, "rows": 500, "dim": 120,
+                                  "index_dtype": "i64"}]),
+    "dlrm_interaction": dict(op="dlrm_interaction", models=RECSYS,
+                             about="DLRM's dot interaction: the pairwise dot products of each sample's bottom-MLP "
+                                   "output and pooled embeddings, after the dense row.",
+                             check=[{"batch": 5, "features": 26, "dim": 128},
+                                    {"batch": 3, "features": 9, "dim": 40}]),
+}
+
+
 # ---- detection (YOLOv10n) ----------------------------------------------------------------------
 # The C2f block is the L3 task; the head's box decode, the convolutions and the neck's
 # pooling, upsampling and concatenations the L1 ones. A forward calls conv2d on dozens of
@@ -762,6 +782,7 @@ def main():
     write_tasks(DIFFUSION_TASKS, "vision-video-audio", captures, catalog, folder="diffusion")
     write_tasks(WORLD_TASKS, "world-models", captures, catalog, folder="world")
     write_tasks(DETECTION_TASKS, "edge-detection", captures, catalog, folder="vision")
+    write_tasks(RECSYS_TASKS, "recommendation-specialised", captures, catalog, folder="recsys")
 
 
 if __name__ == "__main__":

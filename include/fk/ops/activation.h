@@ -50,6 +50,14 @@ struct Relu2Args {
   TensorView input;  // [T, H] read; f32/f16/bf16; rows contiguous (row stride free)
 };
 
+// ReLU: out = max(input, 0), element-wise (NaN propagates, as torch.relu). The activation
+// between DLRM's MLP layers (nn.ReLU after each linear).
+struct ReluArgs {
+  static constexpr const char* kName = "relu";
+  TensorView out;    // [T, H] written; dtype of input; rows contiguous (row stride free)
+  TensorView input;  // [T, H] read; f32/f16/bf16; rows contiguous (row stride free)
+};
+
 // Gemma 2's logit soft-capping, IN PLACE: logits = cap * tanh(logits / cap).
 // In place because its one caller (the LM head's output before sampling) never needs the
 // raw logits again, and a [tokens, vocab] f32 copy is the largest activation of a step.
