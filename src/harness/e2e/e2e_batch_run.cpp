@@ -97,7 +97,7 @@ json run_batch_workload(const BatchRunOptions& o) {
   for (const auto& [op, lib] : o.installs) result["installed"].push_back({{"op", op}, {"library", lib.string()}});
 
   // BGE-M3's heads, where the model has them: the per-token sparse weights and the ColBERT
-  // vectors (every token's but the first).
+  // vectors (every token's but the first); a ColBERT model's projected vectors (every token's).
   std::vector<float> hidden, dense, sparse, colbert;
   for (const auto& e : out) {
     hidden.insert(hidden.end(), e.last_hidden_state.begin(), e.last_hidden_state.end());
@@ -106,15 +106,18 @@ json run_batch_workload(const BatchRunOptions& o) {
     colbert.insert(colbert.end(), e.colbert.begin(), e.colbert.end());
   }
   const int64_t B = static_cast<int64_t>(out.size());
-  const bool heads = !sparse.empty();
+  const bool heads = !sparse.empty(), multi_vector = !colbert.empty();
+  const int64_t CW = model->has_colbert_projection() ? c.colbert->dim : H;  // a ColBERT vector's width
   if (!o.teacher_out.empty()) {
     const Tensor th = host_f32(hidden, {tokens, H}), td = host_f32(dense, {B, H});
     safetensors::NamedViews views = {{"hidden", th.view()}, {"dense", td.view()}};
     Tensor ts, tc;
     if (heads) {
       ts = host_f32(sparse, {static_cast<int64_t>(sparse.size())});
-      tc = host_f32(colbert, {static_cast<int64_t>(colbert.size()) / H, H});
       views.push_back({"sparse", ts.view()});
+    }
+    if (multi_vector) {
+      tc = host_f32(colbert, {static_cast<int64_t>(colbert.size()) / CW, CW});
       views.push_back({"colbert", tc.view()});
     }
     safetensors::save(o.teacher_out, views);
@@ -142,14 +145,15 @@ json run_batch_workload(const BatchRunOptions& o) {
                                 {"max_rel_err", worst},
                                 {"mean_abs_err", sum_abs / static_cast<double>(tokens * H)},
                                 {"min_cosine", min_cos}};
-    FK_CHECK(f.contains("sparse") == heads, "e2e: the baseline run ", heads ? "had no" : "had",
-             " BGE-M3 heads and this one ", heads ? "has" : "has none");
+    FK_CHECK(f.contains("sparse") == heads && f.contains("colbert") == multi_vector, "e2e: the baseline run's ",
+             "sparse and ColBERT outputs are not this run's (", f.contains("sparse") ? "sparse" : "no sparse", ", ",
+             f.contains("colbert") ? "ColBERT" : "no ColBERT", " against ", heads ? "sparse" : "no sparse", ", ",
+             multi_vector ? "ColBERT" : "no ColBERT", ")");
     if (heads) {
-      // The sparse weights against the largest of them; each ColBERT vector by its cosine.
-      const TensorView want_s = f.view("sparse"), want_c = f.view("colbert");
-      FK_CHECK(want_s.numel() == static_cast<int64_t>(sparse.size()) &&
-                   want_c.numel() == static_cast<int64_t>(colbert.size()),
-               "e2e: the baseline's sparse and ColBERT outputs do not match this run's in size");
+      // The sparse weights against the largest of them.
+      const TensorView want_s = f.view("sparse");
+      FK_CHECK(want_s.numel() == static_cast<int64_t>(sparse.size()),
+               "e2e: the baseline's sparse weights do not match this run's in size");
       const auto* as = static_cast<const float*>(want_s.data);
       double scale = 0, err = 0;
       for (size_t i = 0; i < sparse.size(); ++i) {
@@ -157,8 +161,14 @@ json run_batch_workload(const BatchRunOptions& o) {
         err = std::max(err, std::fabs(static_cast<double>(as[i]) - sparse[i]));
       }
       result["teacher_forced"]["sparse_max_rel_err"] = err / std::max(scale, 1e-30);
+    }
+    if (multi_vector) {
+      // Each ColBERT vector by its cosine.
+      const TensorView want_c = f.view("colbert");
+      FK_CHECK(want_c.numel() == static_cast<int64_t>(colbert.size()),
+               "e2e: the baseline's ColBERT vectors do not match this run's in size");
       result["teacher_forced"]["colbert_min_cosine"] =
-          min_row_cosine(static_cast<const float*>(want_c.data), colbert.data(), want_c.shape[0], H);
+          min_row_cosine(static_cast<const float*>(want_c.data), colbert.data(), want_c.shape[0], CW);
     }
   }
   return result;
