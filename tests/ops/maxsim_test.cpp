@@ -19,6 +19,7 @@
 #include "fk/element.h"
 #include "ops/common/case_builder.h"
 #include "ops/norm_act_support.h"
+#include "ops/packed_lengths.h"
 #include "support/test_seed.h"
 
 namespace fk {
@@ -27,25 +28,10 @@ namespace {
 using ops::MaxSimArgs;
 using test::expect_invalid;
 using test::expect_ok;
+using test::longest;
+using test::offsets;
+using test::total;
 
-Tensor offsets(const std::vector<int32_t>& lens) {
-  Tensor t = Tensor::empty({static_cast<int64_t>(lens.size()) + 1}, DType::i32);
-  t.data_as<int32_t>()[0] = 0;
-  for (size_t i = 0; i < lens.size(); ++i) t.data_as<int32_t>()[i + 1] = t.data_as<int32_t>()[i] + lens[i];
-  return t;
-}
-
-int32_t total(const std::vector<int32_t>& lens) {
-  int32_t s = 0;
-  for (int32_t l : lens) s += l;
-  return s;
-}
-
-int32_t longest(const std::vector<int32_t>& lens) {
-  int32_t m = 0;
-  for (int32_t l : lens) m = std::max(m, l);
-  return m;
-}
 
 MaxSimArgs args(const TensorView& scores, const TensorView& query, const TensorView& doc, const Tensor& cu_q,
                 const Tensor& cu_d, int32_t max_q, int32_t max_d) {

@@ -13,6 +13,7 @@
 #include "fk/ops/varlen_attention.h"
 #include "ops/common/case_builder.h"
 #include "ops/norm_act_support.h"
+#include "ops/packed_lengths.h"
 #include "support/test_seed.h"
 
 namespace fk {
@@ -21,24 +22,9 @@ namespace {
 using ops::VarlenAttentionArgs;
 using test::expect_invalid;
 using test::expect_ok;
-
-Tensor offsets(const std::vector<int32_t>& lens) {
-  Tensor t = Tensor::empty({static_cast<int64_t>(lens.size()) + 1}, DType::i32);
-  t.data_as<int32_t>()[0] = 0;
-  for (size_t i = 0; i < lens.size(); ++i) t.data_as<int32_t>()[i + 1] = t.data_as<int32_t>()[i] + lens[i];
-  return t;
-}
-
-int32_t total(const std::vector<int32_t>& lens) {
-  int32_t s = 0;
-  for (int32_t l : lens) s += l;
-  return s;
-}
-int32_t longest(const std::vector<int32_t>& lens) {
-  int32_t m = 0;
-  for (int32_t l : lens) m = std::max(m, l);
-  return m;
-}
+using test::longest;
+using test::offsets;
+using test::total;
 
 VarlenAttentionArgs args(const TensorView& out, const TensorView& q, const TensorView& k, const TensorView& v,
                          const Tensor& cu_q, const Tensor& cu_k, int32_t max_q, int32_t max_k, bool causal) {

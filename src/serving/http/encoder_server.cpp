@@ -67,23 +67,8 @@ struct EncoderServer::Impl {
       handle(r, [&] { return service->score(q.body); });
     });
     http.Get("/health", [](const httplib::Request&, httplib::Response& r) { r.set_content("ok\n", "text/plain"); });
-    http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) {
-      r.set_content(json_text(json{{"object", "list"}, {"data", json::array({model_json()})}}), "application/json");
-      metrics.count_http(200);
-    });
-    http.Get(R"(/v1/models/(.+))", [this](const httplib::Request& q, httplib::Response& r) {
-      const std::string id = q.matches[1];
-      if (id != config.served_model_name) {
-        send_error(r, ApiError(404, "not_found_error",
-                               concat("The model '", id, "' does not exist; this server serves '",
-                                      config.served_model_name, "'"),
-                               "model"));
-        metrics.count_http(404);
-        return;
-      }
-      r.set_content(json_text(model_json()), "application/json");
-      metrics.count_http(200);
-    });
+    add_model_routes(http, config.served_model_name, [this] { return model_json(); },
+                     [this](int status) { metrics.count_http(status); });
     http.Get("/metrics", [this](const httplib::Request&, httplib::Response& r) {
       LoopStats s;
       s.running = in_flight.load();

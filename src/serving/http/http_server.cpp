@@ -66,6 +66,7 @@ struct HttpServer::Impl {
   const int64_t models_created = static_cast<int64_t>(std::time(nullptr));  // what /v1/models says
 
   Impl(ServerConfig c, std::unique_ptr<engine::Engine> e) : config(std::move(c)), loop(std::move(e)) {
+    if (config.served_model_name.empty()) config.served_model_name = loop.engine().config().model;
     tok = load_tokenizer(config, loop.engine().config().model);
     const std::filesystem::path model_dir = loop.engine().config().model;
     if (std::filesystem::exists(model_dir / "tokenizer_config.json")) {
@@ -339,24 +340,8 @@ struct HttpServer::Impl {
       if (!f.empty()) r.status = 503;  // load balancers take the replica out
       r.set_content(f.empty() ? "ok\n" : "engine failed: " + f + "\n", "text/plain");
     });
-    http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) {
-      r.set_content(json_text(json{{"object", "list"}, {"data", json::array({model_json()})}}), "application/json");
-      metrics.count_http(200);
-    });
-    // One model by id, as OpenAI's GET /v1/models/{model}; ids may hold '/' (HF names).
-    http.Get(R"(/v1/models/(.+))", [this](const httplib::Request& q, httplib::Response& r) {
-      const std::string id = q.matches[1];
-      if (id != config.served_model_name) {
-        send_error(r, ApiError(404, "not_found_error",
-                               concat("The model '", id, "' does not exist; this server serves '",
-                                      config.served_model_name, "'"),
-                               "model"));
-        metrics.count_http(404);
-        return;
-      }
-      r.set_content(json_text(model_json()), "application/json");
-      metrics.count_http(200);
-    });
+    add_model_routes(http, config.served_model_name, [this] { return model_json(); },
+                     [this](int status) { metrics.count_http(status); });
     http.Get("/metrics", [this](const httplib::Request&, httplib::Response& r) {
       r.set_content(metrics.render(loop.stats(), config.served_model_name), "text/plain; version=0.0.4");
     });
@@ -378,9 +363,7 @@ struct HttpServer::Impl {
 };
 
 HttpServer::HttpServer(ServerConfig config, std::unique_ptr<engine::Engine> engine)
-    : impl_(std::make_unique<Impl>(std::move(config), std::move(engine))) {
-  if (impl_->config.served_model_name.empty()) impl_->config.served_model_name = impl_->loop.engine().config().model;
-}
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(engine))) {}
 
 HttpServer::~HttpServer() { stop(); }
 

@@ -63,6 +63,27 @@ void send_error(httplib::Response& res, const ApiError& e) {
   res.set_content(json_text(error_body(e)), "application/json");
 }
 
+void add_model_routes(httplib::Server& http, const std::string& served_model, std::function<nlohmann::json()> model,
+                      std::function<void(int)> count) {
+  http.Get("/v1/models", [model, count](const httplib::Request&, httplib::Response& r) {
+    r.set_content(json_text(nlohmann::json{{"object", "list"}, {"data", nlohmann::json::array({model()})}}),
+                  "application/json");
+    count(200);
+  });
+  http.Get(R"(/v1/models/(.+))", [served_model, model, count](const httplib::Request& q, httplib::Response& r) {
+    const std::string id = q.matches[1];
+    if (id != served_model) {
+      send_error(r, ApiError(404, "not_found_error",
+                             concat("The model '", id, "' does not exist; this server serves '", served_model, "'"),
+                             "model"));
+      count(404);
+      return;
+    }
+    r.set_content(json_text(model()), "application/json");
+    count(200);
+  });
+}
+
 ApiError library_error(const httplib::Request& q, int status, int64_t max_body_bytes) {
   if (status == 404) return ApiError(404, "not_found_error", concat("no route for ", q.method, " ", q.path));
   if (status == 413)

@@ -23,6 +23,11 @@ void apply_server_settings(httplib::Server& http, int64_t max_body_bytes, std::f
 // The error the library answered a request with, as an OpenAI error.
 ApiError library_error(const httplib::Request& q, int status, int64_t max_body_bytes);
 
+// GET /v1/models (the one model) and /v1/models/{id} (404 naming the served model for any
+// other id; ids may hold '/', as HF names do). `count` is called with each answer's status.
+void add_model_routes(httplib::Server& http, const std::string& served_model, std::function<nlohmann::json()> model,
+                      std::function<void(int)> count);
+
 // Writes an OpenAI error body and status.
 void send_error(httplib::Response& res, const ApiError& e);
 
