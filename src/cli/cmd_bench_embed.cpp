@@ -77,7 +77,7 @@ void run(const BenchEmbedCli& o) {
     s.push_back(static_cast<int32_t>(c.bos_token_id));
     for (int64_t i = 2; i < o.seq_len; ++i) s.push_back(token(rng));
     s.push_back(static_cast<int32_t>(c.eos_token_id));
-    const auto pos = models::encoder::roberta_position_ids(s, c.pad_token_id);
+    const auto pos = models::encoder::encoder_position_ids(s, c);
     ids.insert(ids.end(), s.begin(), s.end());
     positions.insert(positions.end(), pos.begin(), pos.end());
     cu.push_back(static_cast<int32_t>(ids.size()));

@@ -57,8 +57,10 @@ XlmRobertaConfig parse_xlm_roberta_config(std::string_view config_json, std::str
   c.max_position_embeddings = required_int(j, "max_position_embeddings", source);
   c.type_vocab_size = optional_int(j, "type_vocab_size", 2, source);
   c.pad_token_id = optional_int(j, "pad_token_id", bert ? 0 : 1, source);
-  c.bos_token_id = optional_int(j, "bos_token_id", 0, source);
-  c.eos_token_id = optional_int(j, "eos_token_id", 2, source);
+  // A sequence's first and last tokens: RoBERTa's <s> and </s>; BERT's [CLS] and [SEP]
+  // (bert-base's ids where the config names none, ColBERT's where it has settings).
+  c.bos_token_id = optional_int(j, "bos_token_id", bert ? 101 : 0, source);
+  c.eos_token_id = optional_int(j, "eos_token_id", bert ? 102 : 2, source);
   if (j.contains("layer_norm_eps")) {
     FK_CHECK(j["layer_norm_eps"].is_number(), source, ": 'layer_norm_eps' must be a number");
     c.layer_norm_eps = j["layer_norm_eps"].get<double>();
@@ -100,6 +102,8 @@ XlmRobertaConfig parse_xlm_roberta_config(std::string_view config_json, std::str
     c.colbert = parse_colbert_settings(json::object(), c.vocab_size, source);
   }
   if (c.colbert) {
+    c.bos_token_id = c.colbert->cls_token_id;
+    c.eos_token_id = c.colbert->sep_token_id;
     FK_CHECK(c.colbert->query_maxlen <= c.max_tokens_per_sequence() &&
                  c.colbert->doc_maxlen <= c.max_tokens_per_sequence(),
              source, ": colbert.query_maxlen ", c.colbert->query_maxlen, " and doc_maxlen ", c.colbert->doc_maxlen,

@@ -29,8 +29,8 @@ struct XlmRobertaConfig {
   int64_t max_position_embeddings = 0;
   int64_t type_vocab_size = 1;
   int64_t pad_token_id = 1;  // RoBERTa's padding_idx: positions count from pad_token_id + 1
-  int64_t bos_token_id = 0;  // the CLS token whose state is the dense embedding
-  int64_t eos_token_id = 2;
+  int64_t bos_token_id = 0;  // the CLS token whose state is the dense embedding (BERT: [CLS])
+  int64_t eos_token_id = 2;  // (BERT: [SEP])
   double layer_norm_eps = 1e-12;  // XLMRobertaConfig's default (BGE-M3 sets 1e-5)
   ops::GeluApprox gelu = ops::GeluApprox::none;
   std::optional<ColbertSettings> colbert;  // a ColBERT checkpoint (HF_ColBERT)
