@@ -130,6 +130,26 @@ r = subprocess.run([fk, "--verbose", "detect", "--model", "tiny-yolov10", "--dev
 check(r.returncode != 0 and "check failed: o.iters >= 1: detect: --iters must be positive" in r.stderr
       and "[src/cli/cmd_detect.cpp:" in r.stderr, f"detect --verbose error: {r.stderr}")
 
+# fk recommend: DLRM's click probabilities for random samples, timed over --iters forward passes;
+# the same seed gives the same logits; a wrong model is a named error.
+with tempfile.TemporaryDirectory() as tmp:
+    outs = []
+    for i in range(2):
+        path = os.path.join(tmp, f"rec{i}.json")
+        r = run("recommend", "--model", "tiny-dlrmv2", "--device", "cpu", "--batch", "5", "--bag-size", "3",
+                "--iters", "2", "--json-out", path)
+        check(r.returncode == 0, f"recommend exited {r.returncode}: {r.stderr}")
+        if r.returncode == 0:
+            outs.append(json.load(open(path)))
+    if len(outs) == 2:
+        d = outs[0]
+        check(d["samples"] == 5 and d["architecture"] == "dlrm" and d["seconds"] > 0
+              and len(d["first_probabilities"]) == 5 and all(0 < p < 1 for p in d["first_probabilities"]),
+              f"recommend JSON: {str(d)[:300]}")
+        check(outs[0]["logits_checksum"] == outs[1]["logits_checksum"], "recommend: one seed, two checksums")
+r = run("recommend", "--model", "tiny-yolov10", "--device", "cpu")
+check(r.returncode != 0 and "is not a recommendation model" in r.stderr, f"recommend on a detector: {r.stderr}")
+
 r = run("run", "--help")
 check("fk models list" in r.stdout, f"run --help does not point to fk models list: {r.stdout}")
 

@@ -50,15 +50,17 @@ Tensor to_model_device(const Tensor& host, Device device) { return device.is_cpu
 
 }  // namespace
 
-std::vector<DlrmPrediction> dlrm_predict(DlrmModel& model, const std::vector<DlrmSample>& samples) {
+DlrmBatch dlrm_pack(const DlrmModel& model, const std::vector<DlrmSample>& samples) {
   FK_CHECK(model.loaded(), kRunner, ": the model is not loaded");
   const DlrmConfig& c = model.config();
   const LoadOptions& o = model.load_options();
   for (size_t s = 0; s < samples.size(); ++s) check_sample(c, samples[s], s);
   FK_CHECK(static_cast<int64_t>(samples.size()) <= o.max_tokens, kRunner, ": ", samples.size(),
            " samples, more than the ", o.max_tokens, " the model was loaded for (max_tokens)");
-  if (samples.empty()) return {};
-  const auto b = static_cast<int64_t>(samples.size());
+  DlrmBatch batch;
+  batch.samples = static_cast<int64_t>(samples.size());
+  if (samples.empty()) return batch;
+  const int64_t b = batch.samples;
 
   // Dense features in the model dtype, rows padded to 8 elements (zeros; never read).
   const int64_t width = c.dense_features, padded = dlrm_padded(width);
@@ -77,25 +79,36 @@ std::vector<DlrmPrediction> dlrm_predict(DlrmModel& model, const std::vector<Dlr
   Tensor indices_host, offsets_host;
   pack_ids(samples, c.num_tables(), id_dtype, indices_host, offsets_host);
 
-  const Tensor dense = to_model_device(dense_host, o.device);
-  const Tensor indices = to_model_device(indices_host, o.device), offsets = to_model_device(offsets_host, o.device);
-  TensorView dense_view = dense.view();
+  batch.dense = to_model_device(dense_host, o.device);
+  batch.indices = to_model_device(indices_host, o.device);
+  batch.offsets = to_model_device(offsets_host, o.device);
+  TensorView dense_view = batch.dense.view();
   dense_view.shape[1] = width;  // the padded rows' first `width` elements
-  StepInputs in;
-  in.tensors = {{"dense_features", dense_view}, {"indices", indices.view()}, {"offsets", offsets.view()}};
-  model.plan(in, o.stream);
-  const TensorView logits = model.forward(in, o.stream);
-  rt::stream_synchronize(o.stream);
+  batch.inputs.tensors = {{"dense_features", dense_view}, {"indices", batch.indices.view()},
+                          {"offsets", batch.offsets.view()}};
+  return batch;
+}
 
+std::vector<DlrmPrediction> dlrm_run(DlrmModel& model, const DlrmBatch& batch) {
+  if (batch.samples == 0) return {};
+  const LoadOptions& o = model.load_options();
+  model.plan(batch.inputs, o.stream);
+  const TensorView logits = model.forward(batch.inputs, o.stream);
+  rt::stream_synchronize(o.stream);
+  const int64_t b = batch.samples;
   Tensor logits_host = Tensor::empty({b, 1}, logits.dtype);
   rt::memcpy_sync(logits_host.data(), Device::cpu(), logits.data, logits.device, logits_host.nbytes());
-  std::vector<DlrmPrediction> out(samples.size());
+  std::vector<DlrmPrediction> out(static_cast<size_t>(b));
   for (int64_t s = 0; s < b; ++s) {
     const double x = get(logits_host.view(), s, 0);
     out[static_cast<size_t>(s)].logit = static_cast<float>(x);
     out[static_cast<size_t>(s)].probability = static_cast<float>(1.0 / (1.0 + std::exp(-x)));
   }
   return out;
+}
+
+std::vector<DlrmPrediction> dlrm_predict(DlrmModel& model, const std::vector<DlrmSample>& samples) {
+  return dlrm_run(model, dlrm_pack(model, samples));
 }
 
 }  // namespace fk::models::recsys

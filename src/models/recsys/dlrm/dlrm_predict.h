@@ -24,8 +24,19 @@ struct DlrmPrediction {
   float probability = 0;  // sigmoid(logit)
 };
 
-// Runs the batch on the model's device and stream (LoadOptions); one prediction per sample,
-// in order.
+// A batch packed into the model's inputs on its device (the checks above done).
+struct DlrmBatch {
+  int64_t samples = 0;
+  Tensor dense, indices, offsets;
+  StepInputs inputs;
+};
+DlrmBatch dlrm_pack(const DlrmModel& model, const std::vector<DlrmSample>& samples);
+
+// One forward pass over a packed batch on the model's stream; the logits come back to the
+// host (which synchronises) and get their sigmoid there.
+std::vector<DlrmPrediction> dlrm_run(DlrmModel& model, const DlrmBatch& batch);
+
+// dlrm_run(dlrm_pack(samples)): one prediction per sample, in order.
 std::vector<DlrmPrediction> dlrm_predict(DlrmModel& model, const std::vector<DlrmSample>& samples);
 
 }  // namespace fk::models::recsys
