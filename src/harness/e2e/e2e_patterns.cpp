@@ -14,6 +14,7 @@
 #include "harness/e2e/e2e_compare.h"
 #include "harness/e2e/e2e_denoise_run.h"
 #include "harness/e2e/e2e_detect_run.h"
+#include "harness/e2e/e2e_recommend_run.h"
 #include "harness/e2e/repeat_runs.h"
 #include "harness/e2e/workload.h"
 #include "harness/time/stats.h"
@@ -27,7 +28,9 @@ E2eKind e2e_kind(const std::string& model) {
   const models::ModelSource src = models::resolve_model(model);
   switch (src.registration->pattern) {
     case models::RunPattern::denoise: return E2eKind::denoise;
-    case models::RunPattern::batch: return is_detector(src) ? E2eKind::detect : E2eKind::text_encoder;
+    case models::RunPattern::batch:
+      if (is_detector(src)) return E2eKind::detect;
+      return is_recommender(model) ? E2eKind::recommend : E2eKind::text_encoder;
     default: return E2eKind::generate;
   }
 }
@@ -36,6 +39,7 @@ json e2e_workload_json(const std::string& model, const std::string& workload) {
   switch (e2e_kind(model)) {
     case E2eKind::denoise: return denoise_workload(workload).to_json();
     case E2eKind::detect: return detect_workload(workload).to_json();
+    case E2eKind::recommend: return recommend_workload(workload).to_json();
     case E2eKind::text_encoder: {
       const BatchWorkload w = batch_workload(workload);
       return {{"name", w.name}, {"sequence_lengths", w.lengths}};
@@ -61,6 +65,7 @@ json compare_pattern_runs(const json& base, const json& cand) {
   const std::string pattern = base.value("pattern", "");
   if (pattern == "denoise") return compare_denoise_runs(base, cand);
   if (pattern == "detect") return compare_detect_runs(base, cand);
+  if (pattern == "recommend") return compare_recommend_runs(base, cand);
   return compare_runs(base, cand);
 }
 

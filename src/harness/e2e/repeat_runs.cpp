@@ -26,6 +26,10 @@ nlohmann::json fold_runs(const std::vector<nlohmann::json>& runs) {
     out["images_per_s"] = static_cast<double>(out.at("images").get<int64_t>()) / e;
     return out;
   }
+  if (pattern == "recommend") {  // e2e_recommend_run.h: samples
+    out["samples_per_s"] = static_cast<double>(out.at("samples").get<int64_t>()) / e;
+    return out;
+  }
   if (pattern == "batch") {  // e2e_batch_run.h: one batch, no requests
     out["tokens_per_s"] = static_cast<double>(out.at("tokens").get<int64_t>()) / e;
     out["sequences_per_s"] = static_cast<double>(out.at("sequences").get<int64_t>()) / e;

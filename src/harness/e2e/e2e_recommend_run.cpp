@@ -1,0 +1,152 @@
+#include "harness/e2e/e2e_recommend_run.h"
+
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "core/safetensors/safetensors.h"
+#include "fk/runtime.h"
+#include "fk/status.h"
+#include "harness/e2e/e2e_patterns.h"
+#include "harness/time/stats.h"
+#include "models/recsys/dlrm/dlrm_predict.h"
+#include "models/registry.h"
+
+namespace fk::e2e {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kSampleSeed = 12345;  // both sides see the same samples
+
+std::vector<models::recsys::DlrmSample> samples_of(const RecommendWorkload& w, const models::recsys::DlrmConfig& c) {
+  std::mt19937_64 rng(kSampleSeed);
+  std::uniform_real_distribution<float> dense(0.f, 4.f);
+  std::vector<models::recsys::DlrmSample> out(static_cast<size_t>(w.samples));
+  for (auto& s : out) {
+    for (int64_t k = 0; k < c.dense_features; ++k) s.dense.push_back(dense(rng));
+    for (int64_t rows : c.table_sizes) {
+      std::uniform_int_distribution<int64_t> id(0, rows - 1);
+      std::vector<int64_t> bag;
+      for (int64_t i = 0; i < w.bag_size; ++i) bag.push_back(id(rng));
+      s.sparse.push_back(std::move(bag));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+RecommendWorkload recommend_workload(const std::string& name) {
+  RecommendWorkload w;
+  w.name = name;
+  if (name == "tiny") return w;
+  const auto x = name.find('x');
+  bool ok = x != std::string::npos && x > 0 && x + 1 < name.size();
+  if (ok) {
+    try {
+      size_t used = 0;
+      w.samples = std::stoll(name.substr(0, x), &used);
+      ok = used == x;
+      w.bag_size = std::stoll(name.substr(x + 1), &used);
+      ok = ok && used == name.size() - x - 1;
+    } catch (const std::exception&) {
+      ok = false;
+    }
+  }
+  FK_CHECK(ok && w.samples >= 1 && w.bag_size >= 0, "e2e: workload '", name, "' is not one a recommendation model ",
+           "takes: tiny, or BxL (B samples with bags of L ids, e.g. 2048x1)");
+  return w;
+}
+
+bool is_recommender(const std::string& model) {
+  const models::ModelSource src = models::resolve_model(model);
+  return src.registration->architecture == "dlrm";
+}
+
+json run_recommend_workload(const RecommendRunOptions& o) {
+  FK_CHECK(o.iters >= 1, "e2e: iters must be at least 1");
+  const auto loaded = install_candidates(o.installs, o.backend);
+  models::ModelSource src = models::resolve_model(o.model);
+  if (o.dummy_weights) src.checkpoint.clear();
+  std::unique_ptr<models::Model> m = models::create_model_from_config(src.config_json, src.source);
+  auto* model = dynamic_cast<models::recsys::DlrmModel*>(m.get());
+  FK_CHECK(model != nullptr, "e2e: model '", o.model, "' is not a recommendation model these runs take");
+  const RecommendWorkload w = recommend_workload(o.workload);
+  models::LoadOptions lo;
+  lo.device = o.backend == DeviceType::cuda ? Device::cuda() : Device::cpu();
+  lo.dtype = o.dtype;
+  lo.checkpoint = src.checkpoint;
+  lo.seed = o.seed;
+  lo.max_tokens = w.samples;
+  lo.max_seqs = w.samples;
+  model->load(lo);
+  const models::recsys::DlrmBatch batch = models::recsys::dlrm_pack(*model, samples_of(w, model->config()));
+  std::vector<models::recsys::DlrmPrediction> out = models::recsys::dlrm_run(*model, batch);  // warm-up
+  std::vector<double> times;
+  for (int i = 0; i < o.iters; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    out = models::recsys::dlrm_run(*model, batch);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::vector<float> logits, probabilities;
+  for (const auto& p : out) logits.push_back(p.logit), probabilities.push_back(p.probability);
+  const double elapsed = bench::median(times);
+  json result = {{"pattern", "recommend"},
+                 {"outputs", {safetensors::hash_hex(safetensors::content_hash64(logits.data(),
+                                                                                logits.size() * sizeof(float)))}},
+                 {"elapsed_s", elapsed},
+                 {"elapsed_s_iters", times},
+                 {"samples", w.samples},
+                 {"samples_per_s", static_cast<double>(w.samples) / elapsed},
+                 {"backend", o.backend == DeviceType::cuda ? "cuda" : "cpu"},
+                 {"installed", json::array()}};
+  for (const auto& [op, lib] : o.installs) result["installed"].push_back({{"op", op}, {"library", lib.string()}});
+  if (!o.teacher_out.empty()) {
+    const Tensor l = host_f32(logits, {w.samples}), p = host_f32(probabilities, {w.samples});
+    safetensors::save(o.teacher_out, {{"logits", l.view()}, {"probabilities", p.view()}});
+  }
+  if (!o.teacher_in.empty()) {
+    const auto f = safetensors::File::open(o.teacher_in);
+    const std::vector<float> base_logits = host_floats(f.view("logits"));
+    const std::vector<float> base_probs = host_floats(f.view("probabilities"));
+    const Agreement gl = agreement(base_logits, logits), gp = agreement(base_probs, probabilities);
+    result["agreement"] = {{"values", static_cast<int64_t>(logits.size())},
+                           {"logits_rel_err", gl.rel_l2},
+                           {"logits_min_cosine", gl.cosine},
+                           {"probability_max_abs_err", gp.max_abs}};
+  }
+  return result;
+}
+
+json compare_recommend_runs(const json& base, const json& cand) {
+  json out;
+  const double be = base.at("elapsed_s").get<double>(), ce = cand.at("elapsed_s").get<double>();
+  out["speedup"] = {{"throughput", be / ce}, {"latency", be / ce}, {"elapsed", be / ce}};
+  out["baseline"] = {{"elapsed_s", be}, {"samples_per_s", base["samples_per_s"]}};
+  out["candidate"] = {{"elapsed_s", ce}, {"samples_per_s", cand["samples_per_s"]}};
+  const json g = cand.value("agreement", json::object());
+  out["agreement"] = g;
+  out["bounds"] = {{"logits_rel_err", kMaxLogitsRelErr}, {"probability_max_abs_err", kMaxProbabilityAbsErr}};
+  // A NaN is stored as null: no bound passes it.
+  auto value = [&](const char* k) { return g.contains(k) && g[k].is_number() ? g[k].get<double>() : 1e300; };
+  std::string verdict = "PASSED", reason;
+  if (g.empty() || g.value("values", 0) == 0) {
+    verdict = "INCORRECT";
+    reason = "no outputs were compared";
+  } else if (!within(value("logits_rel_err"), kMaxLogitsRelErr)) {
+    verdict = "INCORRECT";
+    reason = concat("the logits differ from the baseline's by a relative L2 error of ", g["logits_rel_err"].dump(),
+                    " (bound ", kMaxLogitsRelErr, ")");
+  } else if (!within(value("probability_max_abs_err"), kMaxProbabilityAbsErr)) {
+    verdict = "INCORRECT";
+    reason = concat("a click probability differs from the baseline's by ", g["probability_max_abs_err"].dump(),
+                    " (bound ", kMaxProbabilityAbsErr, ")");
+  }
+  out["verdict"] = verdict;
+  if (!reason.empty()) out["reason"] = reason;
+  return out;
+}
+
+}  // namespace fk::e2e

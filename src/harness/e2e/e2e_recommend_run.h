@@ -1,0 +1,62 @@
+// One run of an end-to-end evaluation of a recommendation model (DLRM), in its own worker
+// process as e2e_detect_run.h is for the detectors: optionally with candidate kernels
+// installed, on the workload's samples (a fixed seed, the same on both sides: dense
+// features in [0, 4), per table a bag of ids uniform in the table), one forward pass over the
+// packed batch once unrecorded, then `iters` times (elapsed_s: their median). Workloads:
+//   "tiny"   8 samples, bags of 3 ids (CPU tests)
+//   "BxL"    B samples with bags of L ids, e.g. "2048x1" (MLPerf's one-hot), "16384x20"
+// The baseline run writes its logits (teacher_out); the candidate run compares its own with
+// them (teacher_in): logits_rel_err (relative L2 error over the batch) and
+// probability_max_abs_err (the largest difference of a click probability).
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fk/dtype.h"
+#include "fk/tensor_view.h"
+
+namespace fk::e2e {
+
+// Bounds of a candidate against the baseline run. A kernel whose every output is one unit
+// in the last place off moves bf16 logits by about 2^-8 relative through the top MLP; a
+// relu that leaks negative values, or a lookup from the wrong row, moves them by tens of
+// percent.
+inline constexpr double kMaxLogitsRelErr = 0.02;
+inline constexpr double kMaxProbabilityAbsErr = 0.01;
+
+struct RecommendWorkload {
+  std::string name;
+  int64_t samples = 8;
+  int64_t bag_size = 3;
+  nlohmann::json to_json() const { return {{"name", name}, {"samples", samples}, {"bag_size", bag_size}}; }
+};
+
+// Throws naming the workload when it is none of the forms above.
+RecommendWorkload recommend_workload(const std::string& name);
+
+// Whether `model` is a recommendation model these runs take (a DLRM config).
+bool is_recommender(const std::string& model);
+
+struct RecommendRunOptions {
+  std::string model;  // a preset or checkpoint folder of a DLRM
+  bool dummy_weights = false;
+  DeviceType backend = DeviceType::cpu;
+  DType dtype = DType::bf16;
+  uint64_t seed = 0;  // dummy weights
+  std::string workload = "tiny";
+  int iters = 3;
+  std::vector<std::pair<std::string, std::filesystem::path>> installs;  // op -> candidate library
+  std::filesystem::path teacher_out, teacher_in;
+};
+
+nlohmann::json run_recommend_workload(const RecommendRunOptions& options);
+
+// The two sides' folded runs: speedup (ratio of the median forward times) and the verdict
+// (INCORRECT when the logits or probabilities are beyond the bounds, or were not compared).
+nlohmann::json compare_recommend_runs(const nlohmann::json& baseline, const nlohmann::json& candidate);
+
+}  // namespace fk::e2e
