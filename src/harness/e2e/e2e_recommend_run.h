@@ -6,8 +6,10 @@
 //   "tiny"   8 samples, bags of 3 ids (CPU tests)
 //   "BxL"    B samples with bags of L ids, e.g. "2048x1" (MLPerf's one-hot), "16384x20"
 // The baseline run writes its logits (teacher_out); the candidate run compares its own with
-// them (teacher_in): logits_rel_err (relative L2 error over the batch) and
-// probability_max_abs_err (the largest difference of a click probability).
+// them (teacher_in): logits_err (the largest |difference| of a logit over 1 + |the
+// baseline's logit|: logits are of order one and cancel, so a relative L2 error over them
+// would magnify honest rounding) and probability_max_abs_err (the largest difference of a
+// click probability).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -21,11 +23,12 @@
 
 namespace fk::e2e {
 
-// Bounds of a candidate against the baseline run. A kernel whose every output is one unit
-// in the last place off moves bf16 logits by about 2^-8 relative through the top MLP; a
-// relu that leaks negative values, or a lookup from the wrong row, moves them by tens of
-// percent.
-inline constexpr double kMaxLogitsRelErr = 0.02;
+// Bounds of a candidate against the baseline run. Measured on tiny-dlrmv2 (bf16,
+// e2e_recommend_run_test): a relu whose every positive output is one bf16 unit in the last
+// place up (a bias no honest kernel has: rounding errs both ways) moves the logits by 0.014
+// of 1 + |logit| and the probabilities by 0.004; a relu that leaks a tenth of its negative
+// inputs, by several times the bounds.
+inline constexpr double kMaxLogitErr = 0.05;
 inline constexpr double kMaxProbabilityAbsErr = 0.01;
 
 struct RecommendWorkload {
