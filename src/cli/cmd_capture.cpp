@@ -2,7 +2,8 @@
 // (src/harness/capture/capture.h): task files per op, plus a JSON summary of calls and time
 // shares. Generate models run through the engine on requests; text encoders (Batch) run one
 // batch pass (capture_batch.h); FLUX.1 (Denoise) one step of its loop (capture_denoise.h);
-// detectors (YOLOv10) one forward (capture_detect.h).
+// detectors (YOLOv10) one forward (capture_detect.h); DLRM one forward over a batch of
+// samples (capture_recommend.h).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "harness/capture/capture_batch.h"
 #include "harness/capture/capture_denoise.h"
 #include "harness/capture/capture_detect.h"
+#include "harness/capture/capture_recommend.h"
 #include "models/registry.h"
 
 namespace fk::cli {
@@ -60,6 +62,13 @@ void run(const CaptureCli& o) {
   std::string workload_name = o.workload;
   if (src.registration->pattern == models::RunPattern::denoise || e2e::is_detector(src)) {
     r = capture_image_model(o, src, workload_json);
+  } else if (e2e::is_recommender(src)) {
+    const engine::EngineConfig ec = o.engine.to_config();  // validates the options, selects --variant
+    models::ModelSource source = src;
+    if (o.engine.dummy_weights) source.checkpoint.clear();
+    const e2e::RecommendWorkload w = e2e::recommend_workload(o.workload);
+    workload_json = w.to_json();
+    r = e2e::capture_recommender(source, w, {ec.backend, ec.dtype, o.engine.seed});
   } else if (src.registration->pattern == models::RunPattern::batch) {
     r = capture_batch_model(o, src, workload_json);
   } else {

@@ -30,7 +30,7 @@ E2eKind e2e_kind(const std::string& model) {
     case models::RunPattern::denoise: return E2eKind::denoise;
     case models::RunPattern::batch:
       if (is_detector(src)) return E2eKind::detect;
-      return is_recommender(model) ? E2eKind::recommend : E2eKind::text_encoder;
+      return is_recommender(src) ? E2eKind::recommend : E2eKind::text_encoder;
     default: return E2eKind::generate;
   }
 }

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <random>
 
 #include "core/safetensors/safetensors.h"
 #include "fk/runtime.h"
@@ -20,50 +19,7 @@ namespace {
 
 constexpr uint64_t kSampleSeed = 12345;  // both sides see the same samples
 
-std::vector<models::recsys::DlrmSample> samples_of(const RecommendWorkload& w, const models::recsys::DlrmConfig& c) {
-  std::mt19937_64 rng(kSampleSeed);
-  std::uniform_real_distribution<float> dense(0.f, 4.f);
-  std::vector<models::recsys::DlrmSample> out(static_cast<size_t>(w.samples));
-  for (auto& s : out) {
-    for (int64_t k = 0; k < c.dense_features; ++k) s.dense.push_back(dense(rng));
-    for (int64_t rows : c.table_sizes) {
-      std::uniform_int_distribution<int64_t> id(0, rows - 1);
-      std::vector<int64_t> bag;
-      for (int64_t i = 0; i < w.bag_size; ++i) bag.push_back(id(rng));
-      s.sparse.push_back(std::move(bag));
-    }
-  }
-  return out;
-}
-
 }  // namespace
-
-RecommendWorkload recommend_workload(const std::string& name) {
-  RecommendWorkload w;
-  w.name = name;
-  if (name == "tiny") return w;
-  const auto x = name.find('x');
-  bool ok = x != std::string::npos && x > 0 && x + 1 < name.size();
-  if (ok) {
-    try {
-      size_t used = 0;
-      w.samples = std::stoll(name.substr(0, x), &used);
-      ok = used == x;
-      w.bag_size = std::stoll(name.substr(x + 1), &used);
-      ok = ok && used == name.size() - x - 1;
-    } catch (const std::exception&) {
-      ok = false;
-    }
-  }
-  FK_CHECK(ok && w.samples >= 1 && w.bag_size >= 0, "e2e: workload '", name, "' is not one a recommendation model ",
-           "takes: tiny, or BxL (B samples with bags of L ids, e.g. 2048x1)");
-  return w;
-}
-
-bool is_recommender(const std::string& model) {
-  const models::ModelSource src = models::resolve_model(model);
-  return src.registration->architecture == "dlrm";
-}
 
 json run_recommend_workload(const RecommendRunOptions& o) {
   FK_CHECK(o.iters >= 1, "e2e: iters must be at least 1");
@@ -82,7 +38,7 @@ json run_recommend_workload(const RecommendRunOptions& o) {
   lo.max_tokens = w.samples;
   lo.max_seqs = w.samples;
   model->load(lo);
-  const models::recsys::DlrmBatch batch = models::recsys::dlrm_pack(*model, samples_of(w, model->config()));
+  const models::recsys::DlrmBatch batch = models::recsys::dlrm_pack(*model, recommend_samples(w, model->config(), kSampleSeed));
   std::vector<models::recsys::DlrmPrediction> out = models::recsys::dlrm_run(*model, batch);  // warm-up
   std::vector<double> times;
   for (int i = 0; i < o.iters; ++i) {

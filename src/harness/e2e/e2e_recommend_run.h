@@ -1,11 +1,8 @@
 // One run of an end-to-end evaluation of a recommendation model (DLRM), in its own worker
 // process as e2e_detect_run.h is for the detectors: optionally with candidate kernels
-// installed, on the workload's samples (a fixed seed, the same on both sides: dense
-// features in [0, 4), per table a bag of ids uniform in the table), one forward pass over the
-// packed batch once unrecorded, then `iters` times (elapsed_s: their median). Workloads:
-//   "tiny"   8 samples, bags of 3 ids (CPU tests)
-//   "BxL"    B samples with bags of L ids, e.g. "2048x1" (MLPerf's one-hot), "16384x20"
-// The baseline run writes its logits (teacher_out); the candidate run compares its own with
+// installed, on the workload's samples (capture_recommend.h: "tiny", "BxL"; a fixed seed,
+// the same on both sides), one forward pass over the packed batch once unrecorded, then
+// `iters` times (elapsed_s: their median). The baseline run writes its logits (teacher_out); the candidate run compares its own with
 // them (teacher_in): logits_err (the largest |difference| of a logit over 1 + |the
 // baseline's logit|: logits are of order one and cancel, so a relative L2 error over them
 // would magnify honest rounding) and probability_max_abs_err (the largest difference of a
@@ -20,6 +17,7 @@
 
 #include "fk/dtype.h"
 #include "fk/tensor_view.h"
+#include "harness/capture/capture_recommend.h"
 
 namespace fk::e2e {
 
@@ -30,19 +28,6 @@ namespace fk::e2e {
 // inputs, by several times the bounds.
 inline constexpr double kMaxLogitErr = 0.05;
 inline constexpr double kMaxProbabilityAbsErr = 0.01;
-
-struct RecommendWorkload {
-  std::string name;
-  int64_t samples = 8;
-  int64_t bag_size = 3;
-  nlohmann::json to_json() const { return {{"name", name}, {"samples", samples}, {"bag_size", bag_size}}; }
-};
-
-// Throws naming the workload when it is none of the forms above.
-RecommendWorkload recommend_workload(const std::string& name);
-
-// Whether `model` is a recommendation model these runs take (a DLRM config).
-bool is_recommender(const std::string& model);
 
 struct RecommendRunOptions {
   std::string model;  // a preset or checkpoint folder of a DLRM

@@ -14,6 +14,7 @@
 #include "fk/ops/activation.h"
 #include "fk/status.h"
 #include "harness/e2e/e2e_recommend_run.h"
+#include "models/registry.h"
 
 namespace fk::e2e {
 namespace {
@@ -115,8 +116,8 @@ TEST(E2eRecommendRun, RefusesOtherWorkloadsAndModels) {
       EXPECT_NE(std::string(e.what()).find("is not one a recommendation model takes"), std::string::npos) << e.what();
     }
   }
-  EXPECT_TRUE(is_recommender("tiny-dlrmv2"));
-  EXPECT_FALSE(is_recommender("tiny-bge-m3"));
+  EXPECT_TRUE(is_recommender(models::resolve_model("tiny-dlrmv2")));
+  EXPECT_FALSE(is_recommender(models::resolve_model("tiny-bge-m3")));
   RecommendRunOptions o;
   o.model = "tiny-bge-m3";
   try {
