@@ -648,6 +648,11 @@ RECSYS_TASKS = {
                                    "output and pooled embeddings, after the dense row.",
                              check=[{"batch": 5, "features": 26, "dim": 128},
                                     {"batch": 3, "features": 9, "dim": 40}]),
+    # The interaction and the top MLP (L3): what DLRM runs after its lookups.
+    "dlrm_top": dict(op="dlrm_top", models=RECSYS,
+                     about="DLRM's dot interaction and top MLP (linear, relu, ..., linear) as one op.",
+                     check=[{"batch": 5, "features": 26, "dim": 128, "top": [64, 16, 1]},
+                            {"batch": 3, "features": 4, "dim": 24, "top": [40, 1], "dtype": "f16"}]),
 }
 
 

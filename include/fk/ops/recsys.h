@@ -71,4 +71,30 @@ struct DlrmInteractionArgs {
   TensorView sparse;  // [B, F, D] read; dtype of dense; D contiguous, batch and feature strides free
 };
 
+// DLRM's interaction and top MLP as one op (L3), over B samples:
+//   h_0 = dlrm_interaction(dense, sparse)                      [B, Z], Z = D + (F + 1) F / 2
+//   h_{l+1} = relu(h_l W_l^T + b_l)          for l < L - 1      [B, N_l]
+//   logits  = h_{L-1} W_{L-1}^T + b_{L-1}                       [B, N_{L-1}] (DLRM: 1)
+// i.e. the registry calls dlrm_interaction, then per layer linear and relu (none after the
+// last), each output rounded to the dtype as the model stores it (the oracle rounds there
+// too and keeps everything else in f64). The weights come in the model's layout: layer l's
+// [N_l, K_l] matrix (K_0 = Z, K_l = N_{l-1}) in rows padded to a multiple of 8 elements
+// (16-byte aligned rows for the GEMMs), [N_l, pad8(K_l)]; the padding is never read. The
+// workspaces hold the interaction ([B, pad8(Z)]) and a layer's output before and after its
+// relu ([B, pad8(max N_l)] each), in the dtype.
+// Dtypes: f16 or bf16, one for all (the CPU oracle writes f64 logits). At most 8 layers.
+struct DlrmTopArgs {
+  static constexpr const char* kName = "dlrm_top";
+  static constexpr int kMaxLayers = 8;
+  TensorView logits;                  // [B, N_{L-1}] written; rows contiguous (row stride free)
+  TensorView dense;                   // [B, D] read: the bottom MLP's output; row stride free
+  TensorView sparse;                  // [B, F, D] read: the pooled embeddings; batch and feature strides free
+  TensorView weight[kMaxLayers];      // [N_l, pad8(K_l)] read; contiguous; the first `layers`
+  TensorView bias[kMaxLayers];        // [N_l] read; contiguous; the first `layers`
+  TensorView interaction;             // [B, pad8(Z)] workspace; contiguous
+  TensorView pre;                     // [B, pad8(max N_l)] workspace; contiguous
+  TensorView post;                    // [B, pad8(max N_l)] workspace; contiguous
+  int32_t layers;                     // L, 1 to kMaxLayers
+};
+
 }  // namespace fk::ops

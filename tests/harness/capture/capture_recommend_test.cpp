@@ -1,7 +1,7 @@
 // fk capture for DLRM on the CPU backend: one forward of tiny-dlrmv2 becomes task workloads
 // under the recommendation category that the task loader accepts and each op's make_case
 // instantiates (the bottom and top MLPs' linears and relus, a lookup per table, the
-// interaction); the workload's samples are a seed's; a model that is no recommendation model
+// interaction, dlrm_top); the workload's samples are a seed's; a model that is no recommendation model
 // is refused by name.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -47,7 +47,9 @@ TEST(CaptureRecommend, TinyDlrmForwardBecomesRecsysTasksThatInstantiate) {
   EXPECT_EQ(r.category, "recommendation-specialised");
   std::map<std::string, int64_t> calls;
   for (const CapturedOp& op : r.ops) calls[op.op] = op.calls;
-  // 3 bottom and 5 top layers: 8 linears, a relu after each but the last; 6 tables.
+  // 3 bottom and 5 top layers: 8 linears, a relu after each but the last; 6 tables; the
+  // interaction and the top MLP are one dlrm_top call, its parts nested in it.
+  EXPECT_EQ(calls["dlrm_top"], 1);
   EXPECT_EQ(calls["linear"], 8);
   EXPECT_EQ(calls["relu"], 7);
   EXPECT_EQ(calls["embedding_bag"], 6);

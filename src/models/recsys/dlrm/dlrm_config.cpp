@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "fk/ops/recsys.h"
 #include "fk/status.h"
 #include "models/config_json.h"
 
@@ -62,6 +63,8 @@ DlrmConfig parse_dlrm_config(std::string_view config_json, std::string_view sour
            c.embedding_dim, " (its output is one of the vectors the dot interaction pairs), got ", c.bottom_mlp.back());
   FK_CHECK(c.top_mlp.back() == 1, source, ": the top MLP must end in 1 output (the click logit), got ",
            c.top_mlp.back());
+  FK_CHECK(static_cast<int64_t>(c.top_mlp.size()) <= ops::DlrmTopArgs::kMaxLayers, source, ": the top MLP has ",
+           c.top_mlp.size(), " layers; the dlrm_top op takes at most ", ops::DlrmTopArgs::kMaxLayers);
 
   const std::string op = j.value("interaction", std::string("dot"));
   FK_CHECK(op == "dot", source, ": interaction '", op,

@@ -144,10 +144,21 @@ TensorView DlrmModel::forward(const StepInputs& in, void* stream) {
   sparse.shape[0] = b;
   sparse.shape[1] = tables;
   sparse.data = sparse.element_ptr(d);
-  call_op(ops::DlrmInteractionArgs{interaction_output(), slot(0), sparse}, be, stream);
-  const TensorView logits = leading_block(logits_, b, 1);
-  mlp(weights_.top, interaction_output(), logits, /*relu_last=*/false, stream);
-  return logits;
+  // The interaction and the top MLP: one L3 op (its parts are the ops called above).
+  ops::DlrmTopArgs top{};
+  top.logits = leading_block(logits_, b, 1);
+  top.dense = slot(0);
+  top.sparse = sparse;
+  for (size_t l = 0; l < weights_.top.size(); ++l) {
+    top.weight[l] = weights_.top[l].weight;
+    top.bias[l] = weights_.top[l].bias;
+  }
+  top.interaction = interaction_;
+  top.pre = pre_;
+  top.post = post_;
+  top.layers = static_cast<int32_t>(weights_.top.size());
+  call_op(top, be, stream);
+  return top.logits;
 }
 
 }  // namespace fk::models::recsys

@@ -10,6 +10,7 @@
 //                (MLPerf: 128 + 351 = 479)
 //   top MLP      per layer: linear (+ bias), relu between the layers; the last linear
 //                writes the click logit [B, 1]
+//                (the interaction and the top MLP are one dlrm_top call, L3)
 // The probability is the logit's sigmoid, taken on the host by the runner (dlrm_predict.h):
 // the registry has no sigmoid op, and one scalar a sample is not worth a kernel.
 // The embedding lookups write straight into the feature buffer and the interaction reads
