@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "cli/batch_cli.h"
 #include "cli/command.h"
 #include "cli/model_lookup.h"
 #include "cli/variant_option.h"
@@ -38,10 +38,8 @@ struct DetectCli {
 
 void run(const DetectCli& o) {
   select_variants(o.variants);
-  std::string device = o.device;
-  if (device == "auto") device = rt::cuda_available() ? "cuda" : "cpu";
-  FK_CHECK(device == "cpu" || device == "cuda", "detect: --device must be cpu, cuda or auto, got ", o.device);
-  FK_CHECK(o.dtype == "f16" || o.dtype == "bf16", "detect: --dtype must be f16 or bf16, got ", o.dtype);
+  const std::string device = batch_device(o.device, "detect");
+  const DType dtype = batch_dtype16(o.dtype, "detect");
   FK_CHECK(o.batch >= 1, "detect: --batch must be positive, got ", o.batch);
   const models::ModelSource src = lookup_model(o.model, models::RunPattern::batch, device, "fk detect");
   std::unique_ptr<models::Model> m = models::create_model_from_config(src.config_json, src.source);
@@ -51,7 +49,7 @@ void run(const DetectCli& o) {
   const int64_t s = model->config().imgsz;
   models::LoadOptions lo;
   lo.device = device == "cuda" ? Device::cuda() : Device::cpu();
-  lo.dtype = o.dtype == "f16" ? DType::f16 : DType::bf16;
+  lo.dtype = dtype;
   lo.checkpoint = src.checkpoint;
   lo.seed = o.seed;
   lo.max_seqs = o.batch;
@@ -89,16 +87,7 @@ void run(const DetectCli& o) {
          {"iters", o.iters},
          {"data", json::parse(models::vision::yolov10_detections_json(dets))},
          {"command", invoked_command()}};
-  const std::string text = j.dump(1);
-  if (o.json_out.empty()) {
-    std::printf("%s\n", text.c_str());
-    return;
-  }
-  std::ofstream f(o.json_out);
-  FK_CHECK(f.good(), "detect: cannot write ", o.json_out);
-  f << text << "\n";
-  std::printf("detected in %lld images with %s on %s; JSON in %s\n", static_cast<long long>(o.batch), o.model.c_str(),
-              device.c_str(), o.json_out.c_str());
+  emit_json(j, o.json_out, "detect", concat("detected in ", o.batch, " images with ", o.model, " on ", device));
 }
 
 void setup(CLI::App& app) {

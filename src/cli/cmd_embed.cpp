@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/batch_cli.h"
 #include "cli/command.h"
 #include "cli/embed_colbert.h"
 #include "cli/model_lookup.h"
@@ -88,18 +89,6 @@ json rows_json(const std::vector<float>& m, int64_t width) {
   return rows;
 }
 
-void write_json(const json& j, const EmbedCli& o, const std::string& done) {
-  const std::string text = j.dump(1);
-  if (o.json_out.empty()) {
-    std::printf("%s\n", text.c_str());
-    return;
-  }
-  std::ofstream f(o.json_out);
-  FK_CHECK(f.good(), "embed: cannot write ", o.json_out);
-  f << text << "\n";
-  std::printf("%s; JSON in %s\n", done.c_str(), o.json_out.c_str());
-}
-
 // ColBERT: queries and documents, their vectors and MaxSim scores.
 void run_colbert(const EmbedCli& o, const models::ModelSource& src, models::encoder::XlmRobertaModel& model,
                  const std::string& device, bool vectors) {
@@ -126,17 +115,15 @@ void run_colbert(const EmbedCli& o, const models::ModelSource& src, models::enco
                 {"dtype", o.dtype},
                 {"dim", settings.dim},
                 {"command", invoked_command()}});
-  write_json(j, o,
+  emit_json(j, o.json_out, "embed",
              concat("scored ", texts["queries"].size(), " queries against ", texts["documents"].size(),
                     " documents with ", o.model, " on ", device));
 }
 
 void run(const EmbedCli& o) {
   select_variants(o.variants);
-  std::string device = o.device;
-  if (device == "auto") device = rt::cuda_available() ? "cuda" : "cpu";
-  FK_CHECK(device == "cpu" || device == "cuda", "embed: --device must be cpu, cuda or auto, got ", o.device);
-  FK_CHECK(o.dtype == "f16" || o.dtype == "bf16", "embed: --dtype must be f16 or bf16, got ", o.dtype);
+  const std::string device = batch_device(o.device, "embed");
+  batch_dtype16(o.dtype, "embed");
   const bool want_dense = o.outputs.find("dense") != std::string::npos;
   const bool want_sparse = o.outputs.find("sparse") != std::string::npos;
   const bool want_colbert = o.outputs.find("colbert") != std::string::npos;
@@ -198,7 +185,7 @@ void run(const EmbedCli& o) {
          {"inputs", sequences},
          {"data", results},
          {"command", invoked_command()}};
-  write_json(j, o,
+  emit_json(j, o.json_out, "embed",
              concat("embedded ", sequences.size(), " sequences (", tokens, " tokens) with ", o.model, " on ", device));
 }
 

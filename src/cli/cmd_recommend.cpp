@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "cli/batch_cli.h"
 #include "cli/command.h"
 #include "cli/model_lookup.h"
 #include "cli/variant_option.h"
@@ -57,10 +57,8 @@ std::vector<models::recsys::DlrmSample> random_samples(const RecommendCli& o, co
 
 void run(const RecommendCli& o) {
   select_variants(o.variants);
-  std::string device = o.device;
-  if (device == "auto") device = rt::cuda_available() ? "cuda" : "cpu";
-  FK_CHECK(device == "cpu" || device == "cuda", "recommend: --device must be cpu, cuda or auto, got ", o.device);
-  FK_CHECK(o.dtype == "f16" || o.dtype == "bf16", "recommend: --dtype must be f16 or bf16, got ", o.dtype);
+  const std::string device = batch_device(o.device, "recommend");
+  const DType dtype = batch_dtype16(o.dtype, "recommend");
   FK_CHECK(o.batch >= 1 && o.bag_size >= 0 && o.iters >= 1, "recommend: --batch and --iters must be positive and ",
            "--bag-size not negative, got ", o.batch, ", ", o.iters, " and ", o.bag_size);
   const models::ModelSource src = lookup_model(o.model, models::RunPattern::batch, device, "fk recommend");
@@ -70,7 +68,7 @@ void run(const RecommendCli& o) {
            "') is not a recommendation model this command runs");
   models::LoadOptions lo;
   lo.device = device == "cuda" ? Device::cuda() : Device::cpu();
-  lo.dtype = o.dtype == "f16" ? DType::f16 : DType::bf16;
+  lo.dtype = dtype;
   lo.checkpoint = src.checkpoint;
   lo.seed = o.seed;
   lo.max_tokens = o.batch;
@@ -115,16 +113,10 @@ void run(const RecommendCli& o) {
                {"logits_checksum", safetensors::hash_hex(safetensors::content_hash64(logits.data(),
                                                                                      logits.size() * sizeof(float)))},
                {"command", invoked_command()}};
-  const std::string text = j.dump(1);
-  if (o.json_out.empty()) {
-    std::printf("%s\n", text.c_str());
-    return;
-  }
-  std::ofstream f(o.json_out);
-  FK_CHECK(f.good(), "recommend: cannot write ", o.json_out);
-  f << text << "\n";
-  std::printf("scored %lld samples with %s on %s in %.3f ms; JSON in %s\n", static_cast<long long>(o.batch),
-              o.model.c_str(), device.c_str(), seconds * 1e3, o.json_out.c_str());
+  char done[160];
+  std::snprintf(done, sizeof done, "scored %lld samples with %s on %s in %.3f ms", static_cast<long long>(o.batch),
+                o.model.c_str(), device.c_str(), seconds * 1e3);
+  emit_json(j, o.json_out, "recommend", done);
 }
 
 void setup(CLI::App& app) {

@@ -1,0 +1,35 @@
+#include "cli/batch_cli.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "fk/runtime.h"
+#include "fk/status.h"
+
+namespace fk::cli {
+
+std::string batch_device(const std::string& device, const char* command) {
+  if (device == "auto") return rt::cuda_available() ? "cuda" : "cpu";
+  FK_CHECK(device == "cpu" || device == "cuda", command, ": --device must be cpu, cuda or auto, got ", device);
+  return device;
+}
+
+DType batch_dtype16(const std::string& dtype, const char* command) {
+  FK_CHECK(dtype == "f16" || dtype == "bf16", command, ": --dtype must be f16 or bf16, got ", dtype);
+  return dtype == "f16" ? DType::f16 : DType::bf16;
+}
+
+void emit_json(const nlohmann::json& j, const std::string& json_out, const char* command, const std::string& done) {
+  const std::string text = j.dump(1);
+  if (json_out.empty()) {
+    std::printf("%s\n", text.c_str());
+    return;
+  }
+  std::ofstream f(json_out);
+  FK_CHECK(f.good(), command, ": cannot write ", json_out);
+  f << text << "\n";
+  FK_CHECK(f.good(), command, ": cannot write ", json_out);
+  std::printf("%s; JSON in %s\n", done.c_str(), json_out.c_str());
+}
+
+}  // namespace fk::cli
