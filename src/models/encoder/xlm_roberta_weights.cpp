@@ -8,6 +8,7 @@
 #include "fk/status.h"
 #include "models/checkpoint_tensor.h"
 #include "models/encoder/bge_m3_heads.h"
+#include "models/encoder/encoder_checkpoint.h"
 
 namespace fk::models::encoder {
 namespace {
@@ -118,7 +119,7 @@ std::vector<TensorDecl> xlm_roberta_weight_decls(const XlmRobertaConfig& c, DTyp
 XlmRobertaWeights load_xlm_roberta_weights(const XlmRobertaConfig& c, const fs::path& path, DType dtype, Device device,
                                            void* stream) {
   (void)stream;  // uploads are synchronous copies (Tensor::to)
-  const safetensors::Checkpoint ckpt = safetensors::Checkpoint::open(path);
+  const safetensors::Checkpoint ckpt = open_encoder_checkpoint(path);
   Reader r(ckpt, dtype, device);
   const int64_t h = c.hidden_size, i = c.intermediate_size;
   XlmRobertaWeights w;

@@ -167,6 +167,28 @@ TEST(ColbertEncode, PackingSkiplistAndScores) {
     }
 }
 
+TEST(ColbertModel, ReadsAPytorchModelBinAsItsSafetensors) {
+  // colbert_bin/ holds the golden checkpoint as torch.save wrote older HF checkpoints
+  // (pytorch_model.bin, an OrderedDict of bf16 tensors): the same vectors, bit for bit.
+  auto load = [](const std::string& dir) {
+    std::unique_ptr<Model> m = create_model(dir);
+    LoadOptions o;
+    o.dtype = DType::bf16;
+    o.checkpoint = dir;
+    o.max_tokens = 64;
+    o.max_seqs = 4;
+    m->load(o);
+    return m;
+  };
+  const std::string data = std::string(FK_SOURCE_DIR) + "/tests/data/models/encoders/";
+  auto st = load(data + "colbert"), bin = load(data + "colbert_bin");
+  const std::vector<std::vector<int32_t>> docs = {{30, 10, 31}, {50, 51, 52, 53}};
+  const auto a = colbert_encode(dynamic_cast<XlmRobertaModel&>(*st), docs, ColbertSide::document);
+  const auto b = colbert_encode(dynamic_cast<XlmRobertaModel&>(*bin), docs, ColbertSide::document);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].vectors, b[i].vectors) << i;
+}
+
 TEST(ColbertEncode, ErrorsAreNamed) {
   auto model = loaded_tiny();
   EXPECT_NE(error_of([&] { colbert_encode(*model, {{20, 300}}, ColbertSide::query); })
