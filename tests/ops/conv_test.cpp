@@ -246,7 +246,7 @@ TEST(Conv2dErrors, BadArgumentsAreClearErrors) {
                  "filter (dilation 1x1) does not fit input");
   Conv2dArgs bad_act = conv_args(out, in, w, 1, 1);
   bad_act.activation = static_cast<ConvActivation>(7);
-  expect_invalid(cpu, bad_act, "activation must be none (0) or silu (1), got 7");
+  expect_invalid(cpu, bad_act, "activation must be none (0), silu (1) or relu (2), got 7");
   Conv2dArgs bad_bias = conv_args(out, in, w, 1, 1);
   const Tensor bias5 = Tensor::zeros({5}, f16);
   bad_bias.bias = bias5;

@@ -30,8 +30,9 @@
 
 namespace fk::ops {
 
-// The epilogue applied after the bias: none, or SiLU (x * sigmoid(x), YOLO's activation).
-enum class ConvActivation : int32_t { none = 0, silu = 1 };
+// The epilogue applied after the bias: none, SiLU (x * sigmoid(x), YOLO's activation) or
+// ReLU (max(x, 0), MobileNetV4's).
+enum class ConvActivation : int32_t { none = 0, silu = 1, relu = 2 };
 
 // out[n, p, q, k] = act(bias[k] + sum_{r, s, c} input[n, p*sh - ph + r*dh, q*sw - pw + s*dw,
 //                                                   g*Cg + c] * weight[k, r, s, c])
@@ -77,6 +78,15 @@ struct UpsampleNearest2dArgs {
   TensorView out;    // [N, H * scale_h, W * scale_w, C] written; dtype of input; channels contiguous
   TensorView input;  // [N, H, W, C] read; f16/bf16/f32; channels contiguous
   int32_t scale_h = 2, scale_w = 2;  // >= 1
+};
+
+// Global average pooling (timm's SelectAdaptivePool2d("avg"), MobileNetV4's head):
+// out[n, c] = (1 / (H * W)) * sum_{h, w} input[n, h, w, c], accumulated in f32 (CUDA) or
+// double (CPU reference), rounded once. H * W >= 1.
+struct GlobalAvgPoolArgs {
+  static constexpr const char* kName = "global_avg_pool";
+  TensorView out;    // [N, C] written; dtype of input; channels contiguous
+  TensorView input;  // [N, H, W, C] read; f16/bf16/f32; channels contiguous
 };
 
 // Concatenation along channels (torch.cat(dim=1) of NCHW tensors; in NHWC a strided copy):

@@ -1,4 +1,4 @@
-// conv2d CUDA baseline: NHWC activations, OHWI weights, f32 accumulation, bias and SiLU in
+// conv2d CUDA baseline: NHWC activations, OHWI weights, f32 accumulation, bias and SiLU/ReLU in
 // the epilogue (then the residual), one rounding to the output dtype. Three kernels:
 //
 // - depthwise (one input and one output channel per group: SCDown, RepVGGDW, the head's
@@ -43,11 +43,12 @@ struct ConvParams {
   int R, S, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
   int Cg, Kg, P, Q;
   int64_t M;  // N * P * Q
-  bool silu;
+  bool silu, relu;
 };
 
-__device__ __forceinline__ float epilogue(float acc, const float bias, bool silu) {
+__device__ __forceinline__ float epilogue(float acc, const float bias, bool silu, bool relu) {
   const float x = acc + bias;
+  if (relu) return isnan(x) || x > 0.f ? x : 0.f;  // NaN propagates and -0 becomes +0, as the reference
   return silu ? x / (1.f + expf(-x)) : x;  // x << 0: expf overflows to inf, x / inf = -0, the limit
 }
 
@@ -77,7 +78,7 @@ __global__ void __launch_bounds__(kDwThreads) depthwise_kernel(const ConvParams<
       }
     }
     const float b = p.bias != nullptr ? cuda::to_float(__ldg(p.bias + c)) : 0.f;
-    float y = epilogue(acc, b, p.silu);
+    float y = epilogue(acc, b, p.silu, p.relu);
     if (p.res.p != nullptr) y += cuda::to_float(p.res.pixel(n, pp, q)[c]);
     p.out.pixel(n, pp, q)[c] = cuda::from_float<T>(y);
   }
@@ -167,7 +168,7 @@ __global__ void __launch_bounds__(kGemmThreads) implicit_gemm_kernel(const ConvP
       const int kc = n0 + tx * 4 + l;
       if (kc >= p.Kg) continue;
       const float b = p.bias != nullptr ? cuda::to_float(__ldg(p.bias + k_base + kc)) : 0.f;
-      float y = epilogue(acc[i][l], b, p.silu);
+      float y = epilogue(acc[i][l], b, p.silu, p.relu);
       if (res != nullptr) y += cuda::to_float(res[kc]);
       o[kc] = cuda::from_float<T>(y);
     }
@@ -193,6 +194,7 @@ void launch(const Conv2dArgs& a, cudaStream_t stream) {
   p.Q = static_cast<int>(a.out.shape[2]);
   p.M = a.out.shape[0] * a.out.shape[1] * a.out.shape[2];
   p.silu = a.activation == ConvActivation::silu;
+  p.relu = a.activation == ConvActivation::relu;
   if (p.M == 0) return;
   if (p.Cg == 1 && p.Kg == 1) {
     depthwise_kernel<T><<<conv_cuda::grid_for(p.M * K, kDwThreads), kDwThreads, 0, stream>>>(p);
@@ -207,7 +209,7 @@ void launch(const Conv2dArgs& a, cudaStream_t stream) {
     if constexpr (!std::is_same_v<T, float>) {
       if (!simt.on()) {
         const conv_cuda::MmaConvShape shape{p.R,     p.S,     p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dil_h,
-                                            p.dil_w, p.Cg,    p.Kg,       p.P,        p.Q,     p.M,     p.silu};
+                                            p.dil_w, p.Cg,    p.Kg,       p.P,        p.Q,     p.M,     p.silu, p.relu};
         conv_cuda::conv2d_mma_kernel<T>
             <<<grid, conv_cuda::kMmaThreads, 0, stream>>>(p.in, p.out, p.weight, p.bias, p.res, shape);
         FK_CUDA_CHECK_LAUNCH();

@@ -1,12 +1,12 @@
 // conv2d: definition (workloads from YOLOv10n's layers, inputs, cost, tolerance) and the
 // CPU reference, which is also the CPU implementation: every tap summed in double, bias and
-// SiLU applied in double, one rounding to the output dtype.
+// the activation (SiLU or ReLU) applied in double, one rounding to the output dtype.
 //
 // Workload fields: batch (1), height, width, in_channels, out_channels, kernel (3), stride
 // (1), dilation (1), padding (dilation * (kernel - 1) / 2, "same" for odd kernels as YOLO's
 // autopad), each for both axes unless kernel_w / stride_w / dilation_w / padding_w give the
-// width's; groups (1), bias (true), activation ("silu" or "none"; "silu"), residual (false),
-// dtype (f16).
+// width's; groups (1), bias (true), activation ("silu", "relu" or "none"; "silu"), residual
+// (false), dtype (f16).
 #include <cmath>
 #include <string>
 
@@ -34,6 +34,8 @@ double rms4(const TensorView& v) {
 }
 
 double silu_ref(double x) { return x / (1.0 + std::exp(-x)); }
+// max(x, 0) with NaN propagating (torch.relu), and -0 to +0.
+double relu_ref(double x) { return std::isnan(x) || x > 0.0 ? x : 0.0; }
 
 void conv2d_reference(const A& a) {
   const TensorView &in = a.input, &wt = a.weight, &out = a.out;
@@ -57,7 +59,9 @@ void conv2d_reference(const A& a) {
               for (int64_t c = 0; c < Cg; ++c) acc += get(in, n, h, w, c0 + c) * get(wt, k, r, s, c);
             }
           }
-          const double y = a.activation == ConvActivation::silu ? silu_ref(acc) : acc;
+          const double y = a.activation == ConvActivation::silu   ? silu_ref(acc)
+                           : a.activation == ConvActivation::relu ? relu_ref(acc)
+                                                                  : acc;
           set(out, residual ? y + get(a.residual, n, p, q, k) : y, n, p, q, k);
         }
 }
@@ -99,9 +103,9 @@ ConvShape conv_shape(const Json& w) {
   s.bias = wl_bool(w, "bias", true);
   s.residual = wl_bool(w, "residual", false);
   const std::string act = wl_string(w, "activation", "silu");
-  FK_CHECK(act == "silu" || act == "none", A::kName, " workload: activation must be \"silu\" or \"none\", got ",
-           w.dump());
-  s.activation = act == "silu" ? ConvActivation::silu : ConvActivation::none;
+  FK_CHECK(act == "silu" || act == "relu" || act == "none", A::kName,
+           " workload: activation must be \"silu\", \"relu\" or \"none\", got ", w.dump());
+  s.activation = act == "silu" ? ConvActivation::silu : act == "relu" ? ConvActivation::relu : ConvActivation::none;
   s.dtype = wl_dtype(w, "dtype", DType::f16);
   FK_CHECK(s.batch >= 0 && s.height >= 1 && s.width >= 1 && s.in_channels >= 1 && s.out_channels >= 1 &&
                s.kernel >= 1 && s.stride >= 1 && s.dilation >= 1 && s.padding >= 0 && s.kernel_w >= 1 &&
@@ -125,7 +129,9 @@ Json workload_from_call(const void* args) {
               {"groups", a.groups},
               {"bias", arg_present(a.bias)},
               {"residual", arg_present(a.residual)},
-              {"activation", a.activation == ConvActivation::silu ? "silu" : "none"},
+              {"activation", a.activation == ConvActivation::silu   ? "silu"
+                             : a.activation == ConvActivation::relu ? "relu"
+                                                                    : "none"},
               {"dtype", std::string(dtype_name(a.input.dtype))}};
   // The width axis, where it differs (all four, so none falls back to a default).
   if (a.weight.shape[2] != a.weight.shape[1] || a.stride_w != a.stride_h || a.pad_w != a.pad_h ||
@@ -174,7 +180,7 @@ OpDef make_def() {
   d.family = "conv";
   d.level = "L1";
   d.summary = "NHWC 2-D convolution, OHWI weights, groups (dense to depthwise), stride, padding, dilation, "
-              "optional bias and SiLU, f32 accumulation";
+              "optional bias, SiLU or ReLU and residual, f32 accumulation";
   d.args_size = sizeof(A);
   d.tensor_args = {{"out", ArgRole::out, offsetof(A, out)},
                    {"input", ArgRole::in, offsetof(A, input)},
@@ -263,6 +269,13 @@ OpDef make_def() {
       // Different axes: a 1x5 filter, strides 2 and 1, dilation 1 and 2 (the width's given).
       {{"batch", 2}, {"height", 7}, {"width", 11}, {"in_channels", 6}, {"out_channels", 9}, {"kernel", 1},
        {"kernel_w", 5}, {"stride", 2}, {"stride_w", 1}, {"dilation_w", 2}},
+      // ReLU (MobileNetV4): dense 3x3 stride 2, 1x1 with a residual, depthwise 5x5 (f32).
+      {{"batch", 2}, {"height", 9}, {"width", 9}, {"in_channels", 3}, {"out_channels", 16}, {"stride", 2},
+       {"activation", "relu"}},
+      {{"batch", 2}, {"height", 5}, {"width", 6}, {"in_channels", 40}, {"out_channels", 24}, {"kernel", 1},
+       {"activation", "relu"}, {"residual", true}, {"dtype", "bf16"}},
+      {{"batch", 1}, {"height", 7}, {"width", 7}, {"in_channels", 12}, {"out_channels", 12}, {"groups", 12},
+       {"kernel", 5}, {"activation", "relu"}, {"dtype", "f32"}},
       // A deep reduction (9 x 256 taps), as model.8's bottlenecks.
       {{"batch", 1}, {"height", 4}, {"width", 4}, {"in_channels", 256}, {"out_channels", 32}},
   };
@@ -276,7 +289,7 @@ OpDef make_def() {
       d.bench_workloads.push_back(w);
     }
   d.workload_from_call = workload_from_call;
-  d.architectures = {"yolov10n"};
+  d.architectures = {"yolov10n", "mobilenetv4-conv-small"};
   return d;
 }
 

@@ -26,7 +26,7 @@ struct RefConv {
   int64_t res_s[4];
   int64_t N, H, W, P, Q, K, R, S, Cg, Kg;
   int sh, sw, ph, pw, dh, dw;
-  bool silu;
+  bool silu, relu;
 };
 
 template <class T>
@@ -49,6 +49,7 @@ __global__ void conv2d_reference_kernel(const RefConv<T> p) {
       }
     }
     if (p.silu) acc = acc / (1.0 + exp(-acc));
+    if (p.relu) acc = isnan(acc) || acc > 0.0 ? acc : 0.0;
     if (p.res != nullptr) acc += gpu_ref::to_double(p.res[n * p.res_s[0] + pp * p.res_s[1] + q * p.res_s[2] + k]);
     p.out[n * p.out_s[0] + pp * p.out_s[1] + q * p.out_s[2] + k * p.out_s[3]] = acc;
   }
@@ -70,6 +71,7 @@ void run(const Conv2dArgs& a, cudaStream_t stream) {
   p.R = a.weight.shape[1], p.S = a.weight.shape[2], p.Cg = a.weight.shape[3], p.Kg = p.K / a.groups;
   p.sh = a.stride_h, p.sw = a.stride_w, p.ph = a.pad_h, p.pw = a.pad_w, p.dh = a.dilation_h, p.dw = a.dilation_w;
   p.silu = a.activation == ConvActivation::silu;
+  p.relu = a.activation == ConvActivation::relu;
   const int64_t total = a.out.numel();
   if (total == 0) return;
   const int threads = 256;

@@ -32,7 +32,7 @@ struct MmaConvShape {
   int R, S, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
   int Cg, Kg, P, Q;
   int64_t M;  // N * P * Q
-  bool silu;
+  bool silu, relu;
 };
 
 template <class T>
@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     const int pp = static_cast<int>((m / p.Q) % p.P);
     const int64_t n = m / (static_cast<int64_t>(p.Q) * p.P);
     const float x = Cs[rr][col] + b;
-    float y = p.silu ? x / (1.f + expf(-x)) : x;
+    float y = p.relu ? (isnan(x) || x > 0.f ? x : 0.f) : p.silu ? x / (1.f + expf(-x)) : x;
     if (res.p != nullptr) y += cuda::to_float(res.pixel(n, pp, q)[k_base + kc]);  // res.p null: no residual
     out.pixel(n, pp, q)[k_base + kc] = cuda::from_float<T>(y);
   }

@@ -1,7 +1,7 @@
 // Argument checks of the conv family (conv2d, max_pool2d, upsample_nearest2d,
-// concat_channels), shared by the CPU reference and the CUDA baselines. `backend` is where
-// the implementation runs: every tensor must live there, and the CPU implementation, which
-// is also the oracle, accepts f64 for the output (the oracle's copy).
+// global_avg_pool, concat_channels), shared by the CPU reference and the CUDA baselines.
+// `backend` is where the implementation runs: every tensor must live there, and the CPU
+// implementation, which is also the oracle, accepts f64 for the output (the oracle's copy).
 #pragma once
 #include <climits>
 #include <cstdint>
@@ -90,8 +90,9 @@ inline void validate_conv2d(const Conv2dArgs& a, DeviceType backend) {
   FK_CHECK(a.dilation_h >= 1 && a.dilation_w >= 1, op, ": dilation must be >= 1, got ", a.dilation_h, "x",
            a.dilation_w);
   FK_CHECK(a.pad_h >= 0 && a.pad_w >= 0, op, ": padding must be >= 0, got ", a.pad_h, "x", a.pad_w);
-  FK_CHECK(a.activation == ConvActivation::none || a.activation == ConvActivation::silu, op,
-           ": activation must be none (0) or silu (1), got ", static_cast<int>(a.activation));
+  FK_CHECK(a.activation == ConvActivation::none || a.activation == ConvActivation::silu ||
+               a.activation == ConvActivation::relu,
+           op, ": activation must be none (0), silu (1) or relu (2), got ", static_cast<int>(a.activation));
   const int64_t C = a.input.shape[3];
   FK_CHECK(a.groups >= 1 && C % a.groups == 0, op, ": groups (", a.groups, ") must be >= 1 and divide the ", C,
            " input channels");
@@ -160,6 +161,24 @@ inline void validate_upsample_nearest2d(const UpsampleNearest2dArgs& a, DeviceTy
   expect_nhwc_out(op, "out", a.out, backend);
   expect_out_shape(op, a.out, a.input, P, Q, a.input.shape[3], backend);
   expect_disjoint(op, "out", a.out, "input", a.input);
+}
+
+inline void validate_global_avg_pool(const GlobalAvgPoolArgs& a, DeviceType backend) {
+  constexpr const char* op = GlobalAvgPoolArgs::kName;
+  expect_nhwc(op, "input", a.input, backend);
+  expect_conv_dtype(op, "input", a.input);
+  FK_CHECK(a.input.shape[1] >= 1 && a.input.shape[2] >= 1, op, ": input needs at least one pixel, got ",
+           describe(a.input));
+  expect_rank(op, "out", a.out, 2);
+  expect_device(op, "out", a.out, backend);
+  FK_CHECK(a.out.shape[0] == a.input.shape[0] && a.out.shape[1] == a.input.shape[3], op, ": out must be [",
+           a.input.shape[0], ", ", a.input.shape[3], "] for input ", describe(a.input), ", got ", describe(a.out));
+  FK_CHECK(a.out.shape[1] <= 1 || a.out.strides[1] == 1, op, ": out must have contiguous channels, got ",
+           describe(a.out));
+  FK_CHECK(a.out.shape[0] <= 1 || a.out.strides[0] >= a.out.shape[1], op, ": out's rows must not overlap, got ",
+           describe(a.out));
+  expect_written_dtype(op, "out", a.out, a.input.dtype, backend);
+  expect_no_overlap(op, "out", a.out, "input", a.input);
 }
 
 inline void validate_concat_channels(const ConcatChannelsArgs& a, DeviceType backend) {
