@@ -662,6 +662,7 @@ RECSYS_TASKS = {
 # layer shapes, few of them over MIN_SHARE of its time: its task keeps up to 12 per
 # capture, whatever their share, toward COVERAGE.
 DETECTION = ["yolov10n"]
+MOBILENET = ["mobilenetv4-conv-small"]
 DETECTION_TASKS = {
     "conv2d": dict(op="conv2d", models=DETECTION, per_capture=12, min_share=0.0,
                    check=[{"batch": 2, "height": 9, "width": 7, "in_channels": 12, "out_channels": 20, "kernel": 3,
@@ -686,6 +687,11 @@ DETECTION_TASKS = {
                            check=[{"batch": 2, "grids": [8, 4, 2], "classes": 8},
                                   {"batch": 1, "grids": [5, 3], "strides": [4, 16], "classes": 3, "reg_max": 7,
                                    "dtype": "bf16"}]),
+    "global_avg_pool": dict(op="global_avg_pool", models=MOBILENET,
+                            about="MobileNetV4's head: the mean of each channel over the last block's 7 x 7 pixels "
+                                  "(timm's SelectAdaptivePool2d('avg')), NHWC.",
+                            check=[{"batch": 2, "height": 5, "width": 3, "channels": 37},
+                                   {"batch": 3, "height": 1, "width": 1, "channels": 40, "dtype": "bf16"}]),
 }
 
 

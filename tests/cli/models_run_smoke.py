@@ -150,6 +150,19 @@ with tempfile.TemporaryDirectory() as tmp:
 r = run("recommend", "--model", "tiny-yolov10", "--device", "cpu")
 check(r.returncode != 0 and "is not a recommendation model" in r.stderr, f"recommend on a detector: {r.stderr}")
 
+# fk classify: each image's top-5 classes and logits, timed over --iters runs.
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "cls.json")
+    r = run("classify", "--model", "tiny-mobilenetv4", "--device", "cpu", "--batch", "2", "--iters", "2",
+            "--json-out", path)
+    check(r.returncode == 0, f"classify exited {r.returncode}: {r.stderr}")
+    if r.returncode == 0:
+        d = json.load(open(path))
+        check(len(d["data"]) == 2 and len(d["data"][0]["classes"]) == 5 and d["architecture"] == "mobilenetv4",
+              f"classify JSON: {str(d)[:300]}")
+r = run("classify", "--model", "tiny-mobilenetv4", "--device", "cpu", "--dtype", "f32")
+check(r.returncode != 0 and "classify: --dtype must be f16 or bf16, got f32" in r.stderr, f"classify f32: {r.stderr}")
+
 r = run("run", "--help")
 check("fk models list" in r.stdout, f"run --help does not point to fk models list: {r.stdout}")
 

@@ -156,10 +156,11 @@ TEST(ModelRegistry, GoldenTestsHaveTheirData) {
     const size_t slash = g.rfind('/');
     const std::string family = slash == std::string::npos ? r->architecture : g.substr(slash + 1);
     // Decoder families keep their data in tests/data/models/<family>, encoders in encoders/<family>,
-    // recommendation models in recsys/<family>.
+    // recommendation models in recsys/<family>, vision models in vision/<family>.
     std::string dir = data_dir(family);
     if (!std::filesystem::exists(dir)) dir = data_dir("encoders/" + family);
     if (!std::filesystem::exists(dir)) dir = data_dir("recsys/" + family);
+    if (!std::filesystem::exists(dir)) dir = data_dir("vision/" + family);
     EXPECT_TRUE(std::filesystem::exists(dir + "/golden.json") || std::filesystem::exists(dir + "/golden.safetensors"))
         << r->architecture << ": " << g;
     if (!std::filesystem::exists(dir)) continue;  // reported above; the other registrations are still checked

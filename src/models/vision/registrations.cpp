@@ -3,6 +3,7 @@
 // 8 classes, which is also the config of the golden checkpoint
 // (tests/data/models/yolov10/, made by tests/data/models/make_yolov10_goldens.py).
 #include "models/registry.h"
+#include "models/vision/mobilenetv4/mobilenetv4_model.h"
 #include "models/vision/yolov10/yolov10_model.h"
 
 namespace fk::models::vision {
@@ -35,6 +36,40 @@ ModelRegistration yolov10() {
 }
 
 const ModelRegistrar kYolov10(yolov10());
+
+// MobileNetV4: timm's mobilenetv4_conv_small (224 x 224, 1000 classes, dummy weights) and a
+// tiny config of the same block graph at a quarter of its width with a 128-wide head,
+// 64 x 64, 10 classes: the config of the golden checkpoint
+// (tests/data/models/vision/mobilenetv4/, made by
+// tests/data/models/vision/make_mobilenetv4_goldens.py).
+constexpr const char* kMobileNetV4ConvSmall =
+    R"({"model_type": "mobilenetv4", "variant": "conv_small", "num_classes": 1000, "image_size": 224})";
+constexpr const char* kTinyMobileNetV4 =
+    R"({"model_type": "mobilenetv4", "variant": "conv_small", "channel_multiplier": 0.25, "num_features": 128,)"
+    R"( "num_classes": 10, "image_size": 64})";
+
+ModelRegistration mobilenetv4() {
+  ModelRegistration r;
+  r.architecture = "mobilenetv4";
+  r.names = {"MobileNetV4"};
+  r.category = "edge-detection";
+  r.pattern = RunPattern::batch;
+  r.config_types = {"mobilenetv4"};
+  r.presets = {{"mobilenetv4-conv-small", PresetKind::production,
+                "MobileNetV4-Conv-S: 224 x 224, 1000 classes; ConvBnAct and UIR blocks, ReLU, BatchNorm folded",
+                kMobileNetV4ConvSmall},
+               {"tiny-mobilenetv4", PresetKind::tiny,
+                "the conv_small graph at channel multiplier 0.25, a 128-wide head, 64 x 64, 10 classes",
+                kTinyMobileNetV4}};
+  r.backends = {"cpu", "cuda"};
+  r.golden_test = "MobileNetV4Golden.TinyMatchesTimm";
+  r.factory = [](std::string_view json, std::string_view source) {
+    return MobileNetV4Model::from_config(json, source);
+  };
+  return r;
+}
+
+const ModelRegistrar kMobileNetV4(mobilenetv4());
 
 }  // namespace
 }  // namespace fk::models::vision

@@ -1,0 +1,67 @@
+#include "models/vision/mobilenetv4/mobilenetv4_classify.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "fk/element.h"
+#include "fk/runtime.h"
+#include "fk/status.h"
+
+namespace fk::models::vision {
+
+Tensor mobilenetv4_classify(MobileNetV4Model& model, const Tensor& images) {
+  FK_CHECK(model.loaded(), "mobilenetv4_classify: the model is not loaded");
+  const int64_t s = model.config().image_size;
+  FK_CHECK(images.dtype() == DType::f32 && images.device().is_cpu() && images.shape().size() == 4 &&
+               images.shape()[1] == s && images.shape()[2] == s && images.shape()[3] == 3,
+           "mobilenetv4_classify: images must be host f32 [N, ", s, ", ", s, ", 3], got ", images.describe());
+  const LoadOptions& lo = model.load_options();
+  Tensor host = Tensor::empty(images.shape(), lo.dtype);
+  const size_t es = host.view().element_size();
+  for (int64_t i = 0; i < images.numel(); ++i)
+    store_element(static_cast<char*>(host.data()) + static_cast<size_t>(i) * es, lo.dtype, images.data_as<float>()[i]);
+  const Tensor dev = lo.device.is_cpu() ? host : host.to(lo.device);
+  StepInputs in;
+  in.tensors = {{"images", dev.view()}};
+  model.plan(in, nullptr);
+  const TensorView out = model.forward(in, nullptr);
+  if (!lo.device.is_cpu()) rt::device_synchronize();  // the forward ran on the default stream
+  const int64_t n = out.shape[0], classes = out.shape[1];
+  Tensor logits = Tensor::empty({n, classes}, DType::f32);
+  // The output is a contiguous prefix of the logits buffer: copy it whole, then widen.
+  Tensor raw = Tensor::empty({n, classes}, out.dtype);
+  rt::memcpy_sync(raw.data(), Device::cpu(), out.data, out.device, raw.nbytes());
+  for (int64_t i = 0; i < n * classes; ++i)
+    logits.data_as<float>()[i] =
+        static_cast<float>(load_element(static_cast<const char*>(raw.data()) + static_cast<size_t>(i) * es, out.dtype));
+  return logits;
+}
+
+std::vector<MobileNetV4TopK> mobilenetv4_top_k(const Tensor& logits, int64_t k) {
+  FK_CHECK(logits.dtype() == DType::f32 && logits.device().is_cpu() && logits.shape().size() == 2,
+           "mobilenetv4_top_k: logits must be host f32 [N, classes], got ", logits.describe());
+  const int64_t n = logits.shape()[0], classes = logits.shape()[1];
+  k = std::clamp<int64_t>(k, 0, classes);
+  std::vector<MobileNetV4TopK> out(static_cast<size_t>(n));
+  std::vector<int64_t> order(static_cast<size_t>(classes));
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = logits.data_as<float>() + i * classes;
+    std::iota(order.begin(), order.end(), int64_t{0});
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [&](int64_t a, int64_t b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
+    for (int64_t j = 0; j < k; ++j) {
+      out[static_cast<size_t>(i)].classes.push_back(order[static_cast<size_t>(j)]);
+      out[static_cast<size_t>(i)].logits.push_back(row[order[static_cast<size_t>(j)]]);
+    }
+  }
+  return out;
+}
+
+std::string mobilenetv4_top_k_json(const std::vector<MobileNetV4TopK>& images) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const MobileNetV4TopK& t : images) j.push_back({{"classes", t.classes}, {"logits", t.logits}});
+  return j.dump();
+}
+
+}  // namespace fk::models::vision

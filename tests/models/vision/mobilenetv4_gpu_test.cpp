@@ -1,0 +1,19 @@
+// MobileNetV4 against timm on the GPU: the golden check of mobilenetv4_golden_test.cpp with
+// the model on CUDA (the conv2d, global_avg_pool and linear CUDA baselines).
+#include <gtest/gtest.h>
+
+#include "models/vision/mobilenetv4_golden_util.h"
+#include "support/test_seed.h"
+
+namespace fk::models::vision {
+namespace {
+
+TEST(MobileNetV4Gpu, TinyMatchesTimm) {
+  FK_REQUIRE_GPU();
+  const std::filesystem::path dir = mobilenetv4_golden::data_dir();
+  if (!std::filesystem::exists(dir / "golden.safetensors")) GTEST_SKIP() << "no golden data in " << dir.string();
+  mobilenetv4_golden::check_tiny(Device::cuda());
+}
+
+}  // namespace
+}  // namespace fk::models::vision
