@@ -3,7 +3,8 @@
 // shares. Generate models run through the engine on requests; text encoders (Batch) run one
 // batch pass (capture_batch.h); FLUX.1 (Denoise) one step of its loop (capture_denoise.h);
 // detectors (YOLOv10) one forward (capture_detect.h); DLRM one forward over a batch of
-// samples (capture_recommend.h).
+// samples (capture_recommend.h); image classifiers one forward over a batch of images
+// (capture_classify.h).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "cli/engine_options.h"
 #include "harness/capture/capture.h"
 #include "harness/capture/capture_batch.h"
+#include "harness/capture/capture_classify.h"
 #include "harness/capture/capture_denoise.h"
 #include "harness/capture/capture_detect.h"
 #include "harness/capture/capture_recommend.h"
@@ -62,6 +64,13 @@ void run(const CaptureCli& o) {
   std::string workload_name = o.workload;
   if (src.registration->pattern == models::RunPattern::denoise || e2e::is_detector(src)) {
     r = capture_image_model(o, src, workload_json);
+  } else if (e2e::is_classifier(src)) {
+    const engine::EngineConfig ec = o.engine.to_config();  // validates the options, selects --variant
+    models::ModelSource source = src;
+    if (o.engine.dummy_weights) source.checkpoint.clear();
+    const e2e::ClassifyWorkload w = e2e::classify_workload(o.workload);
+    workload_json = w.to_json();
+    r = e2e::capture_classifier(source, w, {ec.backend, ec.dtype, o.engine.seed});
   } else if (e2e::is_recommender(src)) {
     const engine::EngineConfig ec = o.engine.to_config();  // validates the options, selects --variant
     models::ModelSource source = src;

@@ -3,7 +3,7 @@
 // processes, comparison, store) with its report printed and written; `report` rolls the
 // stored runs up per model and category; `run` is the worker (an engine run for Generate
 // models, a batch pass for text encoders, the denoising loop for FLUX.1, forwards for the
-// detectors and for DLRM).
+// detectors, DLRM and the image classifiers).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "harness/e2e/e2e_batch_run.h"
 #include "harness/e2e/e2e_denoise_run.h"
+#include "harness/e2e/e2e_classify_run.h"
 #include "harness/e2e/e2e_detect_run.h"
 #include "harness/e2e/e2e_recommend_run.h"
 #include "harness/e2e/e2e_patterns.h"
@@ -47,8 +48,8 @@ struct RunCli {
   std::string teacher_out, teacher_in, result;
 };
 
-// FLUX.1 (Denoise), the detectors and DLRM: their own runs (e2e_denoise_run.h,
-// e2e_detect_run.h, e2e_recommend_run.h).
+// FLUX.1 (Denoise), the detectors, DLRM and the image classifiers: their own runs
+// (e2e_denoise_run.h, e2e_detect_run.h, e2e_recommend_run.h, e2e_classify_run.h).
 template <class Options>
 Options image_run_options(const RunCli& o) {
   const engine::EngineConfig ec = o.engine.to_config();  // validates, selects --variant
@@ -78,6 +79,11 @@ void run_worker(const RunCli& o) {
   }
   if (kind == e2e::E2eKind::detect) {
     const json r = e2e::run_detect_workload(image_run_options<e2e::DetectRunOptions>(o));
+    write_text(o.result, r.dump() + "\n", "run result");
+    return;
+  }
+  if (kind == e2e::E2eKind::classify) {
+    const json r = e2e::run_classify_workload(image_run_options<e2e::ClassifyRunOptions>(o));
     write_text(o.result, r.dump() + "\n", "run result");
     return;
   }

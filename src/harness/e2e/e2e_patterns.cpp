@@ -13,6 +13,7 @@
 #include "harness/capture/capture_detect.h"
 #include "harness/e2e/e2e_compare.h"
 #include "harness/e2e/e2e_denoise_run.h"
+#include "harness/e2e/e2e_classify_run.h"
 #include "harness/e2e/e2e_detect_run.h"
 #include "harness/e2e/e2e_recommend_run.h"
 #include "harness/e2e/repeat_runs.h"
@@ -30,6 +31,7 @@ E2eKind e2e_kind(const std::string& model) {
     case models::RunPattern::denoise: return E2eKind::denoise;
     case models::RunPattern::batch:
       if (is_detector(src)) return E2eKind::detect;
+      if (is_classifier(src)) return E2eKind::classify;
       return is_recommender(src) ? E2eKind::recommend : E2eKind::text_encoder;
     default: return E2eKind::generate;
   }
@@ -40,6 +42,7 @@ json e2e_workload_json(const std::string& model, const std::string& workload) {
     case E2eKind::denoise: return denoise_workload(workload).to_json();
     case E2eKind::detect: return detect_workload(workload).to_json();
     case E2eKind::recommend: return recommend_workload(workload).to_json();
+    case E2eKind::classify: return classify_workload(workload).to_json();
     case E2eKind::text_encoder: {
       const BatchWorkload w = batch_workload(workload);
       return {{"name", w.name}, {"sequence_lengths", w.lengths}};
@@ -66,6 +69,7 @@ json compare_pattern_runs(const json& base, const json& cand) {
   if (pattern == "denoise") return compare_denoise_runs(base, cand);
   if (pattern == "detect") return compare_detect_runs(base, cand);
   if (pattern == "recommend") return compare_recommend_runs(base, cand);
+  if (pattern == "classify") return compare_classify_runs(base, cand);
   return compare_runs(base, cand);
 }
 

@@ -2,8 +2,9 @@
 // model is, its workload's description, folding a side's repeated runs and comparing the
 // two sides. Generate models (e2e_run.h) and text encoders (e2e_batch_run.h) keep their
 // own fold and comparison (repeat_runs.h, e2e_compare.h); FLUX.1 (e2e_denoise_run.h), the
-// detectors (e2e_detect_run.h) and DLRM (e2e_recommend_run.h) time one fixed piece of work
-// per run and compare their outputs with the baseline run's.
+// detectors (e2e_detect_run.h), DLRM (e2e_recommend_run.h) and the image classifiers
+// (e2e_classify_run.h) time one fixed piece of work per run and compare their outputs with
+// the baseline run's.
 #pragma once
 #include <filesystem>
 #include <memory>
@@ -17,10 +18,10 @@
 
 namespace fk::e2e {
 
-enum class E2eKind { generate, text_encoder, denoise, detect, recommend };
+enum class E2eKind { generate, text_encoder, denoise, detect, recommend, classify };
 
-// From the model's registration (and, for a Batch model, whether it is a detector or a
-// recommendation model).
+// From the model's registration (and, for a Batch model, whether it is a detector, a
+// recommendation model or an image classifier).
 E2eKind e2e_kind(const std::string& model);
 
 // The workload as the report records it; throws naming a workload the model's kind does

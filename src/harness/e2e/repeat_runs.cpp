@@ -22,7 +22,7 @@ nlohmann::json fold_runs(const std::vector<nlohmann::json>& runs) {
   out["reproducible"] = reproducible;
   out["runs"] = static_cast<int64_t>(runs.size());
   const std::string pattern = out.value("pattern", "");
-  if (pattern == "denoise" || pattern == "detect") {  // e2e_denoise_run.h, e2e_detect_run.h: images
+  if (pattern == "denoise" || pattern == "detect" || pattern == "classify") {  // images
     out["images_per_s"] = static_cast<double>(out.at("images").get<int64_t>()) / e;
     return out;
   }

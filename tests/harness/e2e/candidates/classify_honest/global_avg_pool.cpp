@@ -1,0 +1,46 @@
+// expect: PASSED
+// global_avg_pool as the op defines it (the mean of each channel over the image's pixels,
+// rounded once), on the CPU: MobileNetV4's logits with it installed are the baseline's.
+#include <cstring>
+
+#include "fk/dtype_convert.h"
+#include "fk/ops/conv.h"
+
+namespace {
+
+float load(fk::DType t, const void* p) {
+  if (t == fk::DType::f32) return *static_cast<const float*>(p);
+  uint16_t b;
+  std::memcpy(&b, p, 2);
+  return t == fk::DType::bf16 ? fk::bf16_to_float(b) : fk::f16_to_float(b);
+}
+void store(fk::DType t, void* p, float x) {
+  if (t == fk::DType::f32) {
+    std::memcpy(p, &x, 4);
+    return;
+  }
+  const uint16_t b = t == fk::DType::bf16 ? fk::float_to_bf16(x) : fk::float_to_f16(x);
+  std::memcpy(p, &b, 2);
+}
+
+fk_status run(const void* raw, void*) {
+  const auto& a = *static_cast<const fk::ops::GlobalAvgPoolArgs*>(raw);
+  const int64_t N = a.input.shape[0], H = a.input.shape[1], W = a.input.shape[2], C = a.input.shape[3];
+  const int64_t es = a.input.element_size();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      double s = 0;
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t w = 0; w < W; ++w)
+          s += load(a.input.dtype, static_cast<const char*>(a.input.data) +
+                                       (n * a.input.strides[0] + h * a.input.strides[1] + w * a.input.strides[2] + c) *
+                                           es);
+      store(a.out.dtype, static_cast<char*>(a.out.data) + (n * a.out.strides[0] + c) * es,
+            static_cast<float>(s / static_cast<double>(H * W)));
+    }
+  return FK_OK;
+}
+
+}  // namespace
+
+FK_EXPORT_CANDIDATE(global_avg_pool, run)
