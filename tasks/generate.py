@@ -687,6 +687,14 @@ DETECTION_TASKS = {
                            check=[{"batch": 2, "grids": [8, 4, 2], "classes": 8},
                                   {"batch": 1, "grids": [5, 3], "strides": [4, 16], "classes": 3, "reg_max": 7,
                                    "dtype": "bf16"}]),
+    # MobileNetV4's main block (L3): its Universal Inverted Residual, four convolutions.
+    "uir_block": dict(op="uir_block", models=MOBILENET,
+                      about="MobileNetV4's Universal Inverted Residual block (depthwise start, 1x1 expand, depthwise "
+                            "mid, 1x1 project, residual) as one op, NHWC.",
+                      check=[{"batch": 2, "size": 9, "channels": 16, "mid": 40, "out_channels": 16, "start": 3,
+                              "mid_kernel": 5, "stride": 1, "residual": True},
+                             {"batch": 1, "size": 11, "channels": 8, "mid": 24, "out_channels": 16, "start": 0,
+                              "mid_kernel": 3, "stride": 2, "dtype": "bf16"}]),
     "global_avg_pool": dict(op="global_avg_pool", models=MOBILENET,
                             about="MobileNetV4's head: the mean of each channel over the last block's 7 x 7 pixels "
                                   "(timm's SelectAdaptivePool2d('avg')), NHWC.",

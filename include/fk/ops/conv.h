@@ -89,6 +89,34 @@ struct GlobalAvgPoolArgs {
   TensorView input;  // [N, H, W, C] read; f16/bf16/f32; channels contiguous
 };
 
+// MobileNetV4's Universal Inverted Residual block (timm's UniversalInvertedResidual, its
+// BatchNorms folded into the convolutions, no layer scale) as one op (L3), NHWC:
+//   x1  = dw_start ? conv2d(x, start, depthwise, kernel ks) : x           (no activation)
+//   x2  = relu(conv2d(x1, expand, 1x1))                                  [.., M]
+//   x3  = dw_mid ? relu(conv2d(x2, mid, depthwise, kernel km)) : x2
+//   out = conv2d(x3, project, 1x1) (+ x when residual)                   [N, P, Q, Cout]
+// The stride is on dw_mid when there is one, else on dw_start; each depthwise pads
+// ((stride - 1) + (k - 1)) / 2 a side, as timm's convolutions do. The baseline is those
+// conv2d calls (each rounding once); the CPU oracle (f64 out) runs the block in double.
+struct UirBlockArgs {
+  static constexpr const char* kName = "uir_block";
+  TensorView out;             // [N, P, Q, Cout] written; dtype of input; contiguous
+  TensorView input;           // [N, H, W, C] read; f16/bf16/f32; contiguous
+  TensorView start_weight;    // [C, ks, ks, 1] read; optional (no data or no elements: no dw_start)
+  TensorView start_bias;      // [C] read; with start_weight
+  TensorView expand_weight;   // [M, 1, 1, C] read
+  TensorView expand_bias;     // [M] read
+  TensorView mid_weight;      // [M, km, km, 1] read; optional (no data or no elements: no dw_mid)
+  TensorView mid_bias;        // [M] read; with mid_weight
+  TensorView project_weight;  // [Cout, 1, 1, M] read
+  TensorView project_bias;    // [Cout] read
+  TensorView start_out;       // workspace: x1's shape (with dw_start)
+  TensorView expand_out;      // workspace: x2's shape
+  TensorView mid_out;         // workspace: x3's shape (with dw_mid)
+  int32_t stride = 1;         // 1 or 2
+  int32_t residual = 0;       // 1: out += input (stride 1, Cout == C)
+};
+
 // Concatenation along channels (torch.cat(dim=1) of NCHW tensors; in NHWC a strided copy):
 // out[n, h, w, off_i + c] = inputs[i][n, h, w, c], off_i the channels of the inputs before i.
 // The first num_inputs entries are used (1..kMaxInputs); the rest are ignored (left empty).

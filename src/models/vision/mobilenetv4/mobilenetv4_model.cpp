@@ -110,6 +110,10 @@ TensorView MobileNetV4Model::forward(const StepInputs&, void* stream) {
   for (size_t i = 0; i < config_.blocks.size(); ++i) {
     const std::vector<MobileNetV4Conv>& convs = weights_.blocks[i];
     const std::vector<Tensor>& outs = outs_[i];
+    if (config_.blocks[i].kind == MobileNetV4BlockKind::uir) {  // one L3 op, its conv2d calls inside
+      x = uir_block(config_.blocks[i], convs, outs, x, stream);
+      continue;
+    }
     TensorView y = x;
     for (size_t j = 0; j < convs.size(); ++j) {
       const bool last = j + 1 == convs.size();
@@ -141,6 +145,30 @@ TensorView MobileNetV4Model::forward(const StepInputs&, void* stream) {
   fc.bias = weights_.classifier_bias;
   call_op(fc, be, stream);
   return fc.out;
+}
+
+TensorView MobileNetV4Model::uir_block(const MobileNetV4Block& block, const std::vector<MobileNetV4Conv>& convs,
+                                       const std::vector<Tensor>& outs, const TensorView& x, void* stream) {
+  // convs and outs: [dw_start?, pw_exp, dw_mid?, pw_proj] (mobilenetv4_weights.h).
+  const int64_t n = images_;
+  size_t j = 0;
+  ops::UirBlockArgs a{};
+  a.input = x;
+  if (block.dw_start) {
+    a.start_weight = convs[j].weight, a.start_bias = convs[j].bias, a.start_out = mnv4_first(outs[j], n);
+    ++j;
+  }
+  a.expand_weight = convs[j].weight, a.expand_bias = convs[j].bias, a.expand_out = mnv4_first(outs[j], n);
+  ++j;
+  if (block.dw_mid) {
+    a.mid_weight = convs[j].weight, a.mid_bias = convs[j].bias, a.mid_out = mnv4_first(outs[j], n);
+    ++j;
+  }
+  a.project_weight = convs[j].weight, a.project_bias = convs[j].bias, a.out = mnv4_first(outs[j], n);
+  a.stride = block.stride;
+  a.residual = block.residual ? 1 : 0;
+  call_op(a, options_.device.type, stream);
+  return a.out;
 }
 
 TensorView MobileNetV4Model::pooled_output() const { return mnv4_first(pooled_, images_); }

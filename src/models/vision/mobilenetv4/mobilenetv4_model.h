@@ -58,6 +58,9 @@ class MobileNetV4Model final : public Model {
   const MobileNetV4Weights& folded_weights() const { return weights_; }
 
  private:
+  // One UIR block as the uir_block op (L3) over `x`; returns its output.
+  TensorView uir_block(const MobileNetV4Block& block, const std::vector<MobileNetV4Conv>& convs,
+                       const std::vector<Tensor>& outs, const TensorView& x, void* stream);
   Tensor buffer(int64_t size, int64_t channels) const;
 
   MobileNetV4Config config_;
