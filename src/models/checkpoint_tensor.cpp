@@ -36,4 +36,10 @@ Tensor read_f32_tensor(const safetensors::Checkpoint& ckpt, const std::string& n
   return t;
 }
 
+Tensor f32_to_model(const Tensor& f32, DType dtype, Device device) {
+  Tensor out = Tensor::empty(f32.shape(), dtype);
+  convert_rows(f32.view(), out);
+  return device.is_cpu() ? out : out.to(device);
+}
+
 }  // namespace fk::models

@@ -21,6 +21,9 @@ TensorView checked_float_tensor(const safetensors::Checkpoint& ckpt, const std::
 // `dst` (dst's dtype, one rounding per element).
 void convert_rows(const TensorView& src, Tensor& dst, int64_t row = 0);
 
+// A host f32 tensor converted to `dtype` (one rounding per element) on `device`.
+Tensor f32_to_model(const Tensor& f32, DType dtype, Device device);
+
 // checked_float_tensor's values as a new f32 host tensor of `shape`.
 Tensor read_f32_tensor(const safetensors::Checkpoint& ckpt, const std::string& name, const Shape& shape,
                        std::string_view needed_by);

@@ -11,21 +11,11 @@ ClassifyWorkload classify_workload(const std::string& name) {
   ClassifyWorkload w;
   w.name = name;
   if (name == "tiny") return w;
-  const auto x = name.find('x');
-  bool ok = x != std::string::npos && x > 0 && x + 1 < name.size();
-  if (ok) {
-    try {
-      size_t used = 0;
-      w.images = std::stoll(name.substr(0, x), &used);
-      ok = used == x;
-      w.size = std::stoll(name.substr(x + 1), &used);
-      ok = ok && used == name.size() - x - 1;
-    } catch (const std::exception&) {
-      ok = false;
-    }
-  }
-  FK_CHECK(ok && w.images >= 1 && w.size >= 1, "workload '", name, "' is not one an image classifier takes: tiny, ",
-           "or BxS (B images of S x S pixels, e.g. 1x224)");
+  const std::string refusal = concat("capture: image classifier workload '", name, "' is not tiny, or BxS (B images of S x S pixels, two positive integers, e.g. 1x224)");
+  const size_t x = name.find('x');
+  FK_CHECK(x != std::string::npos, refusal);
+  w.images = workload_count(std::string_view(name).substr(0, x), refusal);
+  w.size = workload_count(std::string_view(name).substr(x + 1), refusal);
   return w;
 }
 
@@ -62,8 +52,9 @@ CaptureResult capture_classifier(const models::ModelSource& model, const Classif
   lo.seed = options.seed;
   lo.max_seqs = w.images;
   cls->load(lo);
-  const Tensor images = classify_images(w, cls->config().image_size, options.seed + 1);
-  auto forward = [&] { models::vision::mobilenetv4_classify(*cls, images); };
+  const Tensor images =
+      models::vision::mobilenetv4_upload(*cls, classify_images(w, cls->config().image_size, options.seed + 1));
+  auto forward = [&] { models::vision::mobilenetv4_run(*cls, images); };
   forward();  // unrecorded: lazy set-up (algorithm choice, workspaces) is no op time
   return capture_calls(forward, options.backend == DeviceType::cuda, cls->task_category());
 }

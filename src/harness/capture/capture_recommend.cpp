@@ -10,21 +10,11 @@ RecommendWorkload recommend_workload(const std::string& name) {
   RecommendWorkload w;
   w.name = name;
   if (name == "tiny") return w;
-  const auto x = name.find('x');
-  bool ok = x != std::string::npos && x > 0 && x + 1 < name.size();
-  if (ok) {
-    try {
-      size_t used = 0;
-      w.samples = std::stoll(name.substr(0, x), &used);
-      ok = used == x;
-      w.bag_size = std::stoll(name.substr(x + 1), &used);
-      ok = ok && used == name.size() - x - 1;
-    } catch (const std::exception&) {
-      ok = false;
-    }
-  }
-  FK_CHECK(ok && w.samples >= 1 && w.bag_size >= 0, "workload '", name, "' is not one a recommendation model ",
-           "takes: tiny, or BxL (B samples with bags of L ids, e.g. 2048x1)");
+  const std::string refusal = concat("capture: recommendation workload '", name, "' is not tiny, or BxL (B samples with bags of L ids, two positive integers, e.g. 2048x1)");
+  const size_t x = name.find('x');
+  FK_CHECK(x != std::string::npos, refusal);
+  w.samples = workload_count(std::string_view(name).substr(0, x), refusal);
+  w.bag_size = workload_count(std::string_view(name).substr(x + 1), refusal);
   return w;
 }
 

@@ -2,7 +2,7 @@
 // one forward pass over a batch of samples, every op call recorded as capture.h records an
 // engine run. The workloads (also e2e_recommend_run.h's):
 //   "tiny"   8 samples, bags of 3 ids (CPU tests)
-//   "BxL"    B samples with bags of L ids, e.g. "2048x1" (MLPerf's one-hot Criteo),
+//   "BxL"    B samples with bags of L >= 1 ids, e.g. "2048x1" (MLPerf's one-hot Criteo),
 //            "16384x20" (DLRMv2's multi-hot bags hold 1 to 100)
 // The samples (recommend_samples) are a fixed seed's: dense features in [0, 4) (MLPerf's
 // log(1 + count) range), per table a bag of ids uniform in the table.

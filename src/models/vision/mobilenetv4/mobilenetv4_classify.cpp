@@ -7,23 +7,24 @@
 #include "fk/element.h"
 #include "fk/runtime.h"
 #include "fk/status.h"
+#include "models/checkpoint_tensor.h"
 
 namespace fk::models::vision {
 
-Tensor mobilenetv4_classify(MobileNetV4Model& model, const Tensor& images) {
+Tensor mobilenetv4_upload(const MobileNetV4Model& model, const Tensor& images) {
   FK_CHECK(model.loaded(), "mobilenetv4_classify: the model is not loaded");
   const int64_t s = model.config().image_size;
   FK_CHECK(images.dtype() == DType::f32 && images.device().is_cpu() && images.shape().size() == 4 &&
                images.shape()[1] == s && images.shape()[2] == s && images.shape()[3] == 3,
            "mobilenetv4_classify: images must be host f32 [N, ", s, ", ", s, ", 3], got ", images.describe());
   const LoadOptions& lo = model.load_options();
-  Tensor host = Tensor::empty(images.shape(), lo.dtype);
-  const size_t es = host.view().element_size();
-  for (int64_t i = 0; i < images.numel(); ++i)
-    store_element(static_cast<char*>(host.data()) + static_cast<size_t>(i) * es, lo.dtype, images.data_as<float>()[i]);
-  const Tensor dev = lo.device.is_cpu() ? host : host.to(lo.device);
+  return f32_to_model(images, lo.dtype, lo.device);
+}
+
+Tensor mobilenetv4_run(MobileNetV4Model& model, const Tensor& images) {
+  const LoadOptions& lo = model.load_options();
   StepInputs in;
-  in.tensors = {{"images", dev.view()}};
+  in.tensors = {{"images", images.view()}};
   model.plan(in, nullptr);
   const TensorView out = model.forward(in, nullptr);
   if (!lo.device.is_cpu()) rt::device_synchronize();  // the forward ran on the default stream
@@ -32,10 +33,12 @@ Tensor mobilenetv4_classify(MobileNetV4Model& model, const Tensor& images) {
   // The output is a contiguous prefix of the logits buffer: copy it whole, then widen.
   Tensor raw = Tensor::empty({n, classes}, out.dtype);
   rt::memcpy_sync(raw.data(), Device::cpu(), out.data, out.device, raw.nbytes());
-  for (int64_t i = 0; i < n * classes; ++i)
-    logits.data_as<float>()[i] =
-        static_cast<float>(load_element(static_cast<const char*>(raw.data()) + static_cast<size_t>(i) * es, out.dtype));
+  convert_rows(raw.view(), logits);
   return logits;
+}
+
+Tensor mobilenetv4_classify(MobileNetV4Model& model, const Tensor& images) {
+  return mobilenetv4_run(model, mobilenetv4_upload(model, images));
 }
 
 std::vector<MobileNetV4TopK> mobilenetv4_top_k(const Tensor& logits, int64_t k) {

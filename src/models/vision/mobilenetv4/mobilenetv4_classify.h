@@ -16,6 +16,12 @@ namespace fk::models::vision {
 // Returns logits [N, num_classes] as f32 on the host.
 Tensor mobilenetv4_classify(MobileNetV4Model& model, const Tensor& images);
 
+// Its two halves: the images converted to the model dtype on its device (checked as above),
+// and one forward pass over such device images with the logits brought back (what a
+// benchmark times).
+Tensor mobilenetv4_upload(const MobileNetV4Model& model, const Tensor& images);
+Tensor mobilenetv4_run(MobileNetV4Model& model, const Tensor& images);
+
 struct MobileNetV4TopK {
   std::vector<int64_t> classes;  // by descending logit, ties to the lower class
   std::vector<float> logits;

@@ -2,6 +2,7 @@
 
 #include "fk/op_registry.h"
 #include "fk/ops/conv.h"
+#include "models/vision/conv_call.h"
 #include "fk/ops/linear.h"
 #include "fk/status.h"
 #include "ops/conv/conv_validate.h"
@@ -18,17 +19,8 @@ TensorView mnv4_first(const Tensor& t, int64_t n) {
 
 void mnv4_conv(const MobileNetV4Conv& c, const TensorView& in, const TensorView& out, DeviceType be, void* stream,
                const TensorView& residual = TensorView{}) {
-  ops::Conv2dArgs a{};
-  a.out = out;
-  a.input = in;
-  a.weight = c.weight;
-  a.bias = c.bias;
-  a.residual = residual;
-  a.stride_h = a.stride_w = c.stride;
-  a.pad_h = a.pad_w = c.pad;
-  a.groups = c.groups;
-  a.activation = c.relu ? ops::ConvActivation::relu : ops::ConvActivation::none;
-  call_op(a, be, stream);
+  call_conv2d(c.weight, c.bias, c.stride, c.pad, c.groups,
+              c.relu ? ops::ConvActivation::relu : ops::ConvActivation::none, in, out, be, stream, residual);
 }
 
 }  // namespace

@@ -16,16 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 using K = MobileNetV4BlockKind;
 
-// A host f32 tensor converted to `dtype` on `device` (one rounding per element).
-Tensor mnv4_to_model(const Tensor& f32, DType dtype, Device device) {
-  Tensor out = Tensor::empty(f32.shape(), dtype);
-  const size_t es = out.view().element_size();
-  const float* in = f32.data_as<float>();
-  for (int64_t i = 0; i < f32.numel(); ++i)
-    store_element(static_cast<char*>(out.data()) + static_cast<size_t>(i) * es, dtype, in[i]);
-  return device.is_cpu() ? out : out.to(device);
-}
-
 // Walks the model in state-dict order. Without a source it only records the declarations;
 // with one it reads, folds and converts each conv's weights.
 class MobileNetV4Walker {
@@ -59,8 +49,8 @@ class MobileNetV4Walker {
     const Tensor cw = get("classifier.weight", {c_.num_classes, c_.num_features});
     const Tensor cb = get("classifier.bias", {c_.num_classes});
     if (source_ != nullptr) {
-      w.classifier_weight = mnv4_to_model(cw, dtype_, device_);
-      w.classifier_bias = mnv4_to_model(cb, dtype_, device_);
+      w.classifier_weight = f32_to_model(cw, dtype_, device_);
+      w.classifier_bias = f32_to_model(cb, dtype_, device_);
     }
     return w;
   }
@@ -95,8 +85,8 @@ class MobileNetV4Walker {
     ops::fold_batch_norm(w, TensorView{}, gamma, beta, mean, var, c_.bn_eps, wf, bf);
     Tensor ohwi = Tensor::empty({c2, k, k, c1 / g}, DType::f32);
     ops::conv_weight_from_oihw(wf, ohwi);
-    cv.weight = mnv4_to_model(ohwi, dtype_, device_);
-    cv.bias = mnv4_to_model(bf, dtype_, device_);
+    cv.weight = f32_to_model(ohwi, dtype_, device_);
+    cv.bias = f32_to_model(bf, dtype_, device_);
     return cv;
   }
 };

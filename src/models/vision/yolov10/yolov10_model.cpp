@@ -8,6 +8,7 @@
 #include "fk/ops/yolo.h"
 #include "fk/ops/varlen_attention.h"
 #include "fk/status.h"
+#include "models/vision/conv_call.h"
 #include "models/vision/yolov10/yolov10_detect.h"
 
 namespace fk::models::vision {
@@ -50,17 +51,8 @@ TensorView heads_view(const TensorView& x, int64_t c0, int64_t heads, int64_t d)
 
 void conv(const Yolov10Conv& c, const TensorView& in, const TensorView& out, DeviceType be, void* stream,
           const TensorView& residual = TensorView{}) {
-  ops::Conv2dArgs a{};
-  a.out = out;
-  a.input = in;
-  a.weight = c.weight;
-  a.bias = c.bias;
-  a.residual = residual;
-  a.stride_h = a.stride_w = c.stride;
-  a.pad_h = a.pad_w = c.pad;
-  a.groups = c.groups;
-  a.activation = c.silu ? ops::ConvActivation::silu : ops::ConvActivation::none;
-  call_op(a, be, stream);
+  call_conv2d(c.weight, c.bias, c.stride, c.pad, c.groups,
+              c.silu ? ops::ConvActivation::silu : ops::ConvActivation::none, in, out, be, stream, residual);
 }
 
 }  // namespace

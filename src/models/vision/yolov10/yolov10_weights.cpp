@@ -17,16 +17,6 @@ namespace fs = std::filesystem;
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-// A host f32 tensor converted to `dtype` on `device` (one rounding per element).
-Tensor to_model(const Tensor& f32, DType dtype, Device device) {
-  Tensor out = Tensor::empty(f32.shape(), dtype);
-  const size_t es = out.view().element_size();
-  const float* in = f32.data_as<float>();
-  for (int64_t i = 0; i < f32.numel(); ++i)
-    store_element(static_cast<char*>(out.data()) + static_cast<size_t>(i) * es, dtype, in[i]);
-  return device.is_cpu() ? out : out.to(device);
-}
-
 // Walks the modules of the config in state-dict order. Without a source it only records
 // the declarations; with one it reads, folds and converts each call's weights.
 class Walker {
@@ -78,8 +68,8 @@ class Walker {
     Yolov10Conv cv;
     cv.c_in = c1, cv.c_out = c2, cv.kernel = k, cv.stride = s, cv.pad = k / 2, cv.groups = g, cv.silu = act;
     if (wb.first.defined()) {
-      cv.weight = to_model(wb.first, dtype_, device_);
-      cv.bias = to_model(wb.second, dtype_, device_);
+      cv.weight = f32_to_model(wb.first, dtype_, device_);
+      cv.bias = f32_to_model(wb.second, dtype_, device_);
     }
     return cv;
   }

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""The timm peer of `fk classify` for MobileNetV4: timm's model of the same name, built with
+its own random initialisation (the values do not change the time), in eval mode on the GPU in
+the given dtype (channels-last memory format, as `fk classify` runs NHWC), eager or with
+--compile, over B random normalised images of S x S. Times the forward pass (inputs already on
+the GPU) between CUDA events: warm-up passes, then the median of the timed ones.
+
+    python3 bench/timm_classify_peer_bench.py --model mobilenetv4_conv_small --batch 256 --size 224
+                                              [--dtype f16] [--compile] [--json-out peer.json]
+"""
+import argparse
+import datetime
+import json
+import statistics
+import sys
+
+import timm
+import torch
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="mobilenetv4_conv_small")
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--dtype", default="f16", choices=["f16", "bf16"])
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--json-out")
+    a = ap.parse_args()
+    dtype = torch.float16 if a.dtype == "f16" else torch.bfloat16
+    model = timm.create_model(a.model, pretrained=False).eval().to("cuda", dtype)
+    model = model.to(memory_format=torch.channels_last)
+    forward = torch.compile(model) if a.compile else model
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    images = torch.randn((a.batch, 3, a.size, a.size), generator=gen, device="cuda").to(dtype)
+    images = images.to(memory_format=torch.channels_last)
+    times = []
+    with torch.inference_mode():
+        for it in range(a.warmup + a.iters):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            forward(images)
+            end.record()
+            torch.cuda.synchronize()
+            if it >= a.warmup:
+                times.append(start.elapsed_time(end) / 1e3)
+    med = statistics.median(times)
+    out = {"peer": f"timm {timm.__version__} {a.model}, " + ("torch.compile" if a.compile else "eager"),
+           "torch": torch.__version__, "device": torch.cuda.get_device_name(), "batch": a.batch, "size": a.size,
+           "dtype": a.dtype, "median_forward_s": med, "images_per_s": a.batch / med, "forward_s": times,
+           "command": "python3 bench/timm_classify_peer_bench.py " + " ".join(sys.argv[1:]),
+           "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+    print(json.dumps(out))
+    if a.json_out:
+        with open(a.json_out, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
