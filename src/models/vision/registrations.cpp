@@ -54,7 +54,11 @@ ModelRegistration mobilenetv4() {
   r.names = {"MobileNetV4"};
   r.category = "edge-detection";
   r.pattern = RunPattern::batch;
-  r.config_types = {"mobilenetv4"};
+  // The engine's own config form, and timm's hub config.json, which names the model (the
+  // variants the engine does not build are refused by name when parsed).
+  r.config_types = {"mobilenetv4",          "mobilenetv4_conv_small", "mobilenetv4_conv_medium",
+                    "mobilenetv4_conv_large", "mobilenetv4_hybrid_medium", "mobilenetv4_hybrid_large",
+                    "mobilenetv4_conv_aa_large", "mobilenetv4_conv_blur_medium"};
   r.presets = {{"mobilenetv4-conv-small", PresetKind::production,
                 "MobileNetV4-Conv-S: 224 x 224, 1000 classes; ConvBnAct and UIR blocks, ReLU, BatchNorm folded",
                 kMobileNetV4ConvSmall},

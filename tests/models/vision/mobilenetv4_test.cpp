@@ -37,6 +37,27 @@ std::string error_of(const std::string& json) {
   return "";
 }
 
+TEST(MobileNetV4Config, ReadsTimmsHubConfigAsItIs) {
+  // timm's config.json for mobilenetv4_conv_small (the fields it writes; the rest ignored).
+  const std::string timm = R"({"architecture": "mobilenetv4_conv_small", "num_classes": 1000, "num_features": 1280,
+      "global_pool": "avg", "pretrained_cfg": {"tag": "e2400_r224_in1k", "input_size": [3, 256, 256],
+      "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225], "num_classes": 1000}})";
+  const MobileNetV4Config c = parse_mobilenetv4_config(timm, "config.json");
+  EXPECT_EQ(c.variant, "conv_small");
+  EXPECT_EQ(c.image_size, 256);
+  EXPECT_EQ(c.num_features, 1280);
+  EXPECT_EQ(c.blocks.size(), parse_mobilenetv4_config(kConvSmall, "own").blocks.size());
+  EXPECT_EQ(registration_for_config(timm).architecture, "mobilenetv4");
+  // The variants timm names that the engine does not build: refused by name, not unknown.
+  const std::string medium = R"({"architecture": "mobilenetv4_hybrid_medium", "num_classes": 1000})";
+  try {
+    create_model_from_config(medium, "config.json");
+    ADD_FAILURE() << "hybrid_medium built";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("variant 'hybrid_medium' is not supported"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MobileNetV4Config, RefusesOtherVariantsAndBadFields) {
   for (const char* v : {"conv_medium", "conv_large", "hybrid_medium", "hybrid_large"}) {
     const std::string e = error_of(std::string(R"({"model_type": "mobilenetv4", "variant": ")") + v + "\"}");

@@ -81,8 +81,24 @@ MobileNetV4Config parse_mobilenetv4_config(std::string_view config_json, std::st
   }
   FK_CHECK(j.is_object(), source, ": a config must be a JSON object");
   MobileNetV4Config c;
-  c.model_type = j.value("model_type", std::string());
-  FK_CHECK(c.model_type == "mobilenetv4", source, ": model_type must be 'mobilenetv4', got '", c.model_type, "'");
+  // timm's hub config.json names the model ("architecture": "mobilenetv4_conv_small") and
+  // keeps the input size in pretrained_cfg; the engine's own form has model_type and variant.
+  const std::string timm_arch = j.contains("architecture") && j["architecture"].is_string()
+                                    ? j["architecture"].get<std::string>()
+                                    : std::string();
+  if (!timm_arch.empty() && !j.contains("model_type")) {
+    FK_CHECK(timm_arch.rfind("mobilenetv4_", 0) == 0, source, ": timm architecture '", timm_arch,
+             "' is not a MobileNetV4");
+    j["variant"] = timm_arch.substr(timm_arch.find('_') + 1);
+    if (j.contains("pretrained_cfg") && j["pretrained_cfg"].is_object() &&
+        j["pretrained_cfg"].contains("input_size") && j["pretrained_cfg"]["input_size"].is_array() &&
+        j["pretrained_cfg"]["input_size"].size() == 3 && !j.contains("image_size"))
+      j["image_size"] = j["pretrained_cfg"]["input_size"][2];
+  } else {
+    c.model_type = j.value("model_type", std::string());
+    FK_CHECK(c.model_type == "mobilenetv4", source, ": model_type must be 'mobilenetv4', got '", c.model_type, "'");
+  }
+  c.model_type = "mobilenetv4";
   FK_CHECK(j.contains("variant") && j["variant"].is_string(), source,
            ": a MobileNetV4 config needs a 'variant' (conv_small)");
   c.variant = j["variant"].get<std::string>();

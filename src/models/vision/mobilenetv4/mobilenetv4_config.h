@@ -3,6 +3,8 @@
 //
 // Config JSON (model_type "mobilenetv4"):
 //   {"model_type": "mobilenetv4", "variant": "conv_small", "num_classes": 1000, "image_size": 224}
+// or timm's hub config.json as it is: {"architecture": "mobilenetv4_conv_small", "num_classes",
+// "num_features", "pretrained_cfg": {"input_size": [3, 224, 224], ...}, ...}
 // with optional "channel_multiplier" (1.0: timm's round_channels on every block's output
 // channels; below 1 the 32-channel stem stays fixed, as timm's fix_stem), "num_features"
 // (1280: conv_head's width, never scaled) and "bn_eps" (1e-5, torch's BatchNorm2d default:
