@@ -632,9 +632,8 @@ WORLD_TASKS = {
 
 
 # ---- recommendation (DLRMv2) ---------------------------------------------------------------------
-# DLRM at MLPerf's shapes: 26 tables of 128-wide rows, 13 dense features. No capture of it
-# yet: the ops' bench workloads (batches of 1, 2048 and 16384 samples; one-hot and multi-hot
-# bags up to 100 ids from tables of 1e6 and 4e6 rows; the dot interaction's 27 vectors).
+# DLRM at MLPerf's shapes: 26 tables of 128-wide rows, 13 dense features; shapes from its
+# capture at 2048 one-hot samples.
 RECSYS = ["dlrmv2"]
 RECSYS_TASKS = {
     "embedding_bag": dict(op="embedding_bag", models=RECSYS,
@@ -660,11 +659,12 @@ RECSYS_TASKS = {
 # The C2f block is the L3 task; the head's box decode, the convolutions and the neck's
 # pooling, upsampling and concatenations the L1 ones. A forward calls conv2d on dozens of
 # layer shapes, few of them over MIN_SHARE of its time: its task keeps up to 12 per
-# capture, whatever their share, toward COVERAGE.
+# capture, whatever their share, toward COVERAGE. MobileNetV4's captures add its convolutions
+# (stem, 1x1 expand / project, depthwise) to the conv2d task.
 DETECTION = ["yolov10n"]
 MOBILENET = ["mobilenetv4-conv-small"]
 DETECTION_TASKS = {
-    "conv2d": dict(op="conv2d", models=DETECTION, per_capture=12, min_share=0.0,
+    "conv2d": dict(op="conv2d", models=DETECTION + MOBILENET, per_capture=12, min_share=0.0,
                    check=[{"batch": 2, "height": 9, "width": 7, "in_channels": 12, "out_channels": 20, "kernel": 3,
                            "stride": 2},
                           {"batch": 1, "height": 8, "width": 8, "in_channels": 24, "out_channels": 24, "kernel": 7,

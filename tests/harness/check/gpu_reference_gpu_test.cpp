@@ -22,7 +22,7 @@ namespace {
 const std::set<std::string> kOpsWithGpuReference = {"linear", "batch_prefill_paged_attention",
                                                     "batch_decode_paged_attention", "fused_experts",
                                                     "chunk_gated_delta_rule", "fused_recurrent_gated_delta_rule",
-                                                    "conv2d"};
+                                                    "conv2d", "maxsim"};
 
 std::vector<test::OpWorkload> workloads() {
   std::vector<test::OpWorkload> out;
