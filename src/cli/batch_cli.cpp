@@ -1,10 +1,13 @@
 #include "cli/batch_cli.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <vector>
 
 #include "fk/runtime.h"
 #include "fk/status.h"
+#include "harness/time/timed_calls.h"
 
 namespace fk::cli {
 
@@ -17,6 +20,12 @@ std::string batch_device(const std::string& device, const char* command) {
 DType batch_dtype16(const std::string& dtype, const char* command) {
   FK_CHECK(dtype == "f16" || dtype == "bf16", command, ": --dtype must be f16 or bf16, got ", dtype);
   return dtype == "f16" ? DType::f16 : DType::bf16;
+}
+
+double median_run_seconds(int64_t iters, const std::function<void()>& run) {
+  std::vector<double> seconds = bench::time_calls(iters > 1 ? 1 : 0, iters, run);
+  std::sort(seconds.begin(), seconds.end());
+  return seconds[seconds.size() / 2];
 }
 
 void emit_json(const nlohmann::json& j, const std::string& json_out, const char* command, const std::string& done) {

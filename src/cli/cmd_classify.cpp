@@ -4,8 +4,6 @@
 // classes and their logits as JSON, with the median time of the forward pass and the copy
 // of the logits. Image decoding and resizing are not part of the engine yet; the command
 // exercises the model end to end.
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -67,16 +65,9 @@ void run(const ClassifyCli& o) {
   Tensor images = Tensor::empty({o.batch, s, s, 3}, DType::f32);
   fill_normal(images, o.seed + 1, 0, 0.0f, 1.0f);
   const Tensor on_device = models::vision::mobilenetv4_upload(*model, images);
-  if (o.iters > 1) models::vision::mobilenetv4_run(*model, on_device);  // warm-up: lazy set-up is not the model's
-  std::vector<double> times;
   Tensor logits;
-  for (int64_t i = 0; i < o.iters; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    logits = models::vision::mobilenetv4_run(*model, on_device);
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(times.begin(), times.end());
-  const double seconds = times[times.size() / 2];
+  const double seconds =
+      median_run_seconds(o.iters, [&] { logits = models::vision::mobilenetv4_run(*model, on_device); });
   const auto top5 = models::vision::mobilenetv4_top_k(logits, 5);
 
   json j{{"model", o.model},

@@ -3,8 +3,6 @@
 // each image's detections as JSON: boxes (x1, y1, x2, y2 in input pixels), scores and
 // classes of the NMS-free one-to-one head's top-k. Image decoding and letterboxing are not
 // part of the engine yet; the command exercises the model end to end.
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -65,16 +63,8 @@ void run(const DetectCli& o) {
     model->forward(in, nullptr);
     return models::vision::yolov10_detect(model->config(), model->boxes_output(), model->scores_output());
   };
-  if (o.iters > 1) detect_once();  // warm-up: lazy set-up is not the model's time
-  std::vector<double> times;
   std::vector<std::vector<models::vision::Yolov10Detection>> dets;
-  for (int64_t i = 0; i < o.iters; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    dets = detect_once();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(times.begin(), times.end());
-  const double seconds = times[times.size() / 2];
+  const double seconds = median_run_seconds(o.iters, [&] { dets = detect_once(); });
 
   json j{{"model", o.model},
          {"architecture", src.registration->architecture},

@@ -3,14 +3,13 @@
 // safetensors file (--input), printing the output norms and the time of the stack. Padding:
 // --real-tokens L < N masks out the last N - L tokens of every structure (norms are over
 // the real tokens). The embedders, MSA module and diffusion module are not in the engine yet.
-#include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "cli/batch_cli.h"
 #include "cli/command.h"
 #include "cli/model_lookup.h"
 #include "cli/variant_option.h"
@@ -157,15 +156,7 @@ void run(const FoldCli& o) {
     model->forward(in, nullptr);
     rt::stream_synchronize(nullptr);
   };
-  if (o.iters > 1) fold_once();  // warm-up
-  std::vector<double> times;
-  for (int64_t i = 0; i < o.iters; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fold_once();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(times.begin(), times.end());
-  const double seconds = times[times.size() / 2];
+  const double seconds = median_run_seconds(o.iters, fold_once);
 
   Tensor hs = Tensor::empty({B, N, c.c_s}, dt), hz = Tensor::empty({B, N, N, c.c_z}, dt);
   const TensorView so = model->single_output(), zo = model->pair_output();

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -20,6 +19,7 @@
 #include "core/safetensors/safetensors.h"
 #include "fk/runtime.h"
 #include "fk/status.h"
+#include "harness/capture/capture_recommend.h"
 #include "models/recsys/dlrm/dlrm_predict.h"
 
 namespace fk::cli {
@@ -38,22 +38,6 @@ struct RecommendCli {
   std::string json_out;
   std::vector<std::string> variants;
 };
-
-std::vector<models::recsys::DlrmSample> random_samples(const RecommendCli& o, const models::recsys::DlrmConfig& c) {
-  std::mt19937_64 rng(o.seed + 1);
-  std::uniform_real_distribution<float> dense(0.f, 4.f);
-  std::vector<models::recsys::DlrmSample> samples(static_cast<size_t>(o.batch));
-  for (auto& s : samples) {
-    for (int64_t k = 0; k < c.dense_features; ++k) s.dense.push_back(dense(rng));
-    for (int64_t rows : c.table_sizes) {
-      std::uniform_int_distribution<int64_t> id(0, rows - 1);
-      std::vector<int64_t> bag;
-      for (int64_t i = 0; i < o.bag_size; ++i) bag.push_back(id(rng));
-      s.sparse.push_back(std::move(bag));
-    }
-  }
-  return samples;
-}
 
 void run(const RecommendCli& o) {
   select_variants(o.variants);
@@ -75,21 +59,16 @@ void run(const RecommendCli& o) {
   lo.max_seqs = o.batch;
   model->load(lo);
 
-  const auto samples = random_samples(o, model->config());
-  auto t0 = std::chrono::steady_clock::now();
+  e2e::RecommendWorkload w;  // the samples fk capture and fk e2e draw, at this command's shape
+  w.samples = o.batch;
+  w.bag_size = o.bag_size;
+  const auto samples = e2e::recommend_samples(w, model->config(), o.seed + 1);
+  const auto t0 = std::chrono::steady_clock::now();
   const models::recsys::DlrmBatch batch = models::recsys::dlrm_pack(*model, samples);
   rt::stream_synchronize(lo.stream);
   const double pack_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (o.iters > 1) models::recsys::dlrm_run(*model, batch);  // warm-up: lazy set-up is not the model's time
-  std::vector<double> times;
   std::vector<models::recsys::DlrmPrediction> out;
-  for (int64_t i = 0; i < o.iters; ++i) {
-    t0 = std::chrono::steady_clock::now();
-    out = models::recsys::dlrm_run(*model, batch);
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(times.begin(), times.end());
-  const double seconds = times[times.size() / 2];
+  const double seconds = median_run_seconds(o.iters, [&] { out = models::recsys::dlrm_run(*model, batch); });
 
   std::vector<float> logits;
   double mean = 0;

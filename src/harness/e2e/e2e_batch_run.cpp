@@ -1,7 +1,6 @@
 #include "harness/e2e/e2e_batch_run.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 #include "core/safetensors/safetensors.h"
@@ -12,6 +11,7 @@
 #include "harness/e2e/e2e_patterns.h"
 #include "harness/sandbox/candidate.h"
 #include "harness/time/stats.h"
+#include "harness/time/timed_calls.h"
 #include "models/encoder/embed_batch.h"
 #include "models/encoder/xlm_roberta_model.h"
 #include "models/registry.h"
@@ -71,13 +71,9 @@ json run_batch_workload(const BatchRunOptions& o) {
 
   models::encoder::EmbedOptions eo;
   eo.hidden_states = true;
-  std::vector<models::encoder::EncoderOutput> out = models::encoder::embed_batch(*model, seqs, eo);  // warm-up
-  std::vector<double> times;
-  for (int i = 0; i < o.iters; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    out = models::encoder::embed_batch(*model, seqs, eo);
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  std::vector<models::encoder::EncoderOutput> out;
+  const std::vector<double> times =
+      bench::time_calls(1, o.iters, [&] { out = models::encoder::embed_batch(*model, seqs, eo); });
   const int64_t H = c.hidden_size;
   json checksums = json::array();
   for (const auto& e : out)

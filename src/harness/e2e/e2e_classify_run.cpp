@@ -1,12 +1,13 @@
 #include "harness/e2e/e2e_classify_run.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include "core/safetensors/safetensors.h"
 #include "fk/status.h"
+#include "harness/e2e/e2e_output_compare.h"
 #include "harness/e2e/e2e_patterns.h"
 #include "harness/time/stats.h"
+#include "harness/time/timed_calls.h"
 #include "models/vision/mobilenetv4/mobilenetv4_classify.h"
 #include "models/vision/mobilenetv4/mobilenetv4_model.h"
 
@@ -42,13 +43,9 @@ json run_classify_workload(const ClassifyRunOptions& o) {
   model->load(lo);
   const Tensor images = models::vision::mobilenetv4_upload(
       *model, classify_images(w, model->config().image_size, kImageSeed));
-  Tensor logits_t = models::vision::mobilenetv4_run(*model, images);  // warm-up
-  std::vector<double> times;
-  for (int i = 0; i < o.iters; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    logits_t = models::vision::mobilenetv4_run(*model, images);
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  Tensor logits_t;
+  const std::vector<double> times =
+      bench::time_calls(1, o.iters, [&] { logits_t = models::vision::mobilenetv4_run(*model, images); });
   const std::vector<float> logits = host_floats(logits_t.view());
   const int64_t n = w.images, classes = logits_t.shape()[1];
   const double elapsed = bench::median(times);
@@ -88,34 +85,11 @@ json run_classify_workload(const ClassifyRunOptions& o) {
 }
 
 json compare_classify_runs(const json& base, const json& cand) {
-  json out;
-  const double be = base.at("elapsed_s").get<double>(), ce = cand.at("elapsed_s").get<double>();
-  out["speedup"] = {{"throughput", be / ce}, {"latency", be / ce}, {"elapsed", be / ce}};
-  out["baseline"] = {{"elapsed_s", be}, {"images_per_s", base["images_per_s"]}};
-  out["candidate"] = {{"elapsed_s", ce}, {"images_per_s", cand["images_per_s"]}};
-  const json g = cand.value("agreement", json::object());
-  out["agreement"] = g;
-  out["bounds"] = {{"logits_rel_err", kMaxClassifyLogitsRelErr}, {"top1_agreement", kMinTop1Agreement}};
-  // A NaN is stored as null: no bound passes it.
-  auto value = [&](const char* k, double if_missing) {
-    return g.contains(k) && g[k].is_number() ? g[k].get<double>() : if_missing;
-  };
-  std::string verdict = "PASSED", reason;
-  if (g.empty() || g.value("values", 0) == 0) {
-    verdict = "INCORRECT";
-    reason = "no outputs were compared";
-  } else if (!within(value("logits_rel_err", 1e300), kMaxClassifyLogitsRelErr)) {
-    verdict = "INCORRECT";
-    reason = concat("the logits differ from the baseline's by a relative L2 error of ", g["logits_rel_err"].dump(),
-                    " (bound ", kMaxClassifyLogitsRelErr, ")");
-  } else if (!(value("top1_agreement", -1) >= kMinTop1Agreement)) {
-    verdict = "INCORRECT";
-    reason = concat("only ", g["top1_agreement"].dump(), " of the images keep the baseline's top class (bound ",
-                    kMinTop1Agreement, ")");
-  }
-  out["verdict"] = verdict;
-  if (!reason.empty()) out["reason"] = reason;
-  return out;
+  return compare_output_runs(
+      base, cand, {"images_per_s"},
+      {at_most("logits_rel_err", kMaxClassifyLogitsRelErr,
+               "the logits differ from the baseline's by a relative L2 error of "),
+       at_least("top1_agreement", kMinTop1Agreement, "only ", " of the images keep the baseline's top class")});
 }
 
 }  // namespace fk::e2e

@@ -7,6 +7,7 @@
 #include "fk/runtime.h"
 #include "fk/status.h"
 #include "harness/capture/capture_denoise.h"
+#include "harness/e2e/e2e_output_compare.h"
 #include "harness/e2e/e2e_patterns.h"
 #include "harness/time/stats.h"
 #include "models/diffusion/flux/flux_model.h"
@@ -137,32 +138,13 @@ json run_denoise_workload(const DenoiseRunOptions& o) {
 }
 
 json compare_denoise_runs(const json& base, const json& cand) {
-  json out;
-  const double be = base.at("elapsed_s").get<double>(), ce = cand.at("elapsed_s").get<double>();
-  out["speedup"] = {{"throughput", be / ce}, {"latency", be / ce}, {"elapsed", be / ce}};
-  out["baseline"] = {{"elapsed_s", be}, {"images_per_s", base["images_per_s"]}, {"steps", base["steps"]}};
-  out["candidate"] = {{"elapsed_s", ce}, {"images_per_s", cand["images_per_s"]}, {"steps", cand["steps"]}};
-  const json g = cand.value("agreement", json::object());
-  out["agreement"] = g;
-  out["bounds"] = {{"velocity_rel_err", kMaxVelocityRelErr}, {"latents_rel_err", kMaxLatentRelErr}};
-  // A NaN is stored as null: no bound passes it.
-  auto value = [&](const char* k) { return g.contains(k) && g[k].is_number() ? g[k].get<double>() : 1e300; };
-  std::string verdict = "PASSED", reason;
-  if (g.empty() || g.value("values", 0) == 0) {
-    verdict = "INCORRECT";
-    reason = "no outputs were compared";
-  } else if (!within(value("velocity_rel_err"), kMaxVelocityRelErr)) {
-    verdict = "INCORRECT";
-    reason = concat("the transformer's velocity differs from the baseline's by a relative L2 error of ",
-                    g["velocity_rel_err"].dump(), " (bound ", kMaxVelocityRelErr, ")");
-  } else if (!within(value("latents_rel_err"), kMaxLatentRelErr)) {
-    verdict = "INCORRECT";
-    reason = concat("the latents after ", cand.value("steps", 0), " steps differ from the baseline's by a relative L2 ",
-                    "error of ", g["latents_rel_err"].dump(), " (bound ", kMaxLatentRelErr, ")");
-  }
-  out["verdict"] = verdict;
-  if (!reason.empty()) out["reason"] = reason;
-  return out;
+  return compare_output_runs(
+      base, cand, {"images_per_s", "steps"},
+      {at_most("velocity_rel_err", kMaxVelocityRelErr,
+               "the transformer's velocity differs from the baseline's by a relative L2 error of "),
+       at_most("latents_rel_err", kMaxLatentRelErr,
+               concat("the latents after ", cand.value("steps", 0),
+                      " steps differ from the baseline's by a relative L2 error of "))});
 }
 
 }  // namespace fk::e2e

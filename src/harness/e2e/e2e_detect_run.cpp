@@ -1,7 +1,6 @@
 #include "harness/e2e/e2e_detect_run.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
 
@@ -10,8 +9,10 @@
 #include "fk/runtime.h"
 #include "fk/status.h"
 #include "harness/capture/capture_detect.h"
+#include "harness/e2e/e2e_output_compare.h"
 #include "harness/e2e/e2e_patterns.h"
 #include "harness/time/stats.h"
+#include "harness/time/timed_calls.h"
 #include "models/registry.h"
 #include "models/vision/yolov10/yolov10_detect.h"
 #include "models/vision/yolov10/yolov10_model.h"
@@ -88,13 +89,8 @@ json run_detect_workload(const DetectRunOptions& o) {
     raw_view = det.forward(in, nullptr);
     return models::vision::yolov10_detect(c, det.boxes_output(), det.scores_output());
   };
-  std::vector<std::vector<Yolov10Detection>> dets = detect_once();  // warm-up
-  std::vector<double> times;
-  for (int i = 0; i < o.iters; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    dets = detect_once();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  std::vector<std::vector<Yolov10Detection>> dets;
+  const std::vector<double> times = bench::time_calls(1, o.iters, [&] { dets = detect_once(); });
   const std::vector<float> raw = host_floats(raw_view);
   const std::vector<float> boxes = host_floats(det.boxes_output()), scores = host_floats(det.scores_output());
   const double elapsed = bench::median(times);
@@ -149,34 +145,11 @@ json run_detect_workload(const DetectRunOptions& o) {
 }
 
 json compare_detect_runs(const json& base, const json& cand) {
-  json out;
-  const double be = base.at("elapsed_s").get<double>(), ce = cand.at("elapsed_s").get<double>();
-  out["speedup"] = {{"throughput", be / ce}, {"latency", be / ce}, {"elapsed", be / ce}};
-  out["baseline"] = {{"elapsed_s", be}, {"images_per_s", base["images_per_s"]}};
-  out["candidate"] = {{"elapsed_s", ce}, {"images_per_s", cand["images_per_s"]}};
-  const json g = cand.value("agreement", json::object());
-  out["agreement"] = g;
-  out["bounds"] = {{"raw_rel_err", kMaxRawRelErr}, {"detection_agreement", kMinDetectionAgreement}};
-  // A NaN is stored as null: no bound passes it.
-  auto value = [&](const char* k, double if_missing) {
-    return g.contains(k) && g[k].is_number() ? g[k].get<double>() : if_missing;
-  };
-  std::string verdict = "PASSED", reason;
-  if (g.empty() || g.value("values", 0) == 0) {
-    verdict = "INCORRECT";
-    reason = "no outputs were compared";
-  } else if (!within(value("raw_rel_err", 1e300), kMaxRawRelErr)) {
-    verdict = "INCORRECT";
-    reason = concat("the head's raw output differs from the baseline's by a relative L2 error of ",
-                    g["raw_rel_err"].dump(), " (bound ", kMaxRawRelErr, ")");
-  } else if (!(value("detection_agreement", -1) >= kMinDetectionAgreement)) {
-    verdict = "INCORRECT";
-    reason = concat("only ", g["detection_agreement"].dump(), " of the baseline's detections were selected (bound ",
-                    kMinDetectionAgreement, ")");
-  }
-  out["verdict"] = verdict;
-  if (!reason.empty()) out["reason"] = reason;
-  return out;
+  return compare_output_runs(base, cand, {"images_per_s"},
+                             {at_most("raw_rel_err", kMaxRawRelErr,
+                                      "the head's raw output differs from the baseline's by a relative L2 error of "),
+                              at_least("detection_agreement", kMinDetectionAgreement, "only ",
+                                       " of the baseline's detections were selected")});
 }
 
 }  // namespace fk::e2e

@@ -1,13 +1,14 @@
 #include "harness/e2e/e2e_recommend_run.h"
 
-#include <chrono>
 #include <cmath>
 
 #include "core/safetensors/safetensors.h"
 #include "fk/runtime.h"
 #include "fk/status.h"
+#include "harness/e2e/e2e_output_compare.h"
 #include "harness/e2e/e2e_patterns.h"
 #include "harness/time/stats.h"
+#include "harness/time/timed_calls.h"
 #include "models/recsys/dlrm/dlrm_predict.h"
 #include "models/registry.h"
 
@@ -39,13 +40,9 @@ json run_recommend_workload(const RecommendRunOptions& o) {
   lo.max_seqs = w.samples;
   model->load(lo);
   const models::recsys::DlrmBatch batch = models::recsys::dlrm_pack(*model, recommend_samples(w, model->config(), kSampleSeed));
-  std::vector<models::recsys::DlrmPrediction> out = models::recsys::dlrm_run(*model, batch);  // warm-up
-  std::vector<double> times;
-  for (int i = 0; i < o.iters; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    out = models::recsys::dlrm_run(*model, batch);
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  std::vector<models::recsys::DlrmPrediction> out;
+  const std::vector<double> times =
+      bench::time_calls(1, o.iters, [&] { out = models::recsys::dlrm_run(*model, batch); });
   std::vector<float> logits, probabilities;
   for (const auto& p : out) logits.push_back(p.logit), probabilities.push_back(p.probability);
   const double elapsed = bench::median(times);
@@ -83,32 +80,11 @@ json run_recommend_workload(const RecommendRunOptions& o) {
 }
 
 json compare_recommend_runs(const json& base, const json& cand) {
-  json out;
-  const double be = base.at("elapsed_s").get<double>(), ce = cand.at("elapsed_s").get<double>();
-  out["speedup"] = {{"throughput", be / ce}, {"latency", be / ce}, {"elapsed", be / ce}};
-  out["baseline"] = {{"elapsed_s", be}, {"samples_per_s", base["samples_per_s"]}};
-  out["candidate"] = {{"elapsed_s", ce}, {"samples_per_s", cand["samples_per_s"]}};
-  const json g = cand.value("agreement", json::object());
-  out["agreement"] = g;
-  out["bounds"] = {{"logits_err", kMaxLogitErr}, {"probability_max_abs_err", kMaxProbabilityAbsErr}};
-  // A NaN is stored as null: no bound passes it.
-  auto value = [&](const char* k) { return g.contains(k) && g[k].is_number() ? g[k].get<double>() : 1e300; };
-  std::string verdict = "PASSED", reason;
-  if (g.empty() || g.value("values", 0) == 0) {
-    verdict = "INCORRECT";
-    reason = "no outputs were compared";
-  } else if (!within(value("logits_err"), kMaxLogitErr)) {
-    verdict = "INCORRECT";
-    reason = concat("a logit differs from the baseline's by ", g["logits_err"].dump(), " of 1 + |logit| (bound ",
-                    kMaxLogitErr, ")");
-  } else if (!within(value("probability_max_abs_err"), kMaxProbabilityAbsErr)) {
-    verdict = "INCORRECT";
-    reason = concat("a click probability differs from the baseline's by ", g["probability_max_abs_err"].dump(),
-                    " (bound ", kMaxProbabilityAbsErr, ")");
-  }
-  out["verdict"] = verdict;
-  if (!reason.empty()) out["reason"] = reason;
-  return out;
+  return compare_output_runs(
+      base, cand, {"samples_per_s"},
+      {at_most("logits_err", kMaxLogitErr, "a logit differs from the baseline's by ", " of 1 + |logit|"),
+       at_most("probability_max_abs_err", kMaxProbabilityAbsErr,
+               "a click probability differs from the baseline's by ")});
 }
 
 }  // namespace fk::e2e
