@@ -1,11 +1,12 @@
 // The conv family's CUDA baselines on what the generic GPU oracle test (every test workload
-// against the f64 reference) does not cover: YOLOv10n's production shapes at 640x640 (the
-// bench workloads), checked against the oracle on their first and last images with their
-// time printed; channel-slice views (a C2f conv reading one slice of a buffer and writing
-// another, a concatenation into a slice) against the CPU implementation with everything
-// outside the written slice untouched; the scalar paths of the copies (odd channel counts,
-// misaligned slices); SiLU at large magnitudes; NaN through max_pool2d; the `simt` variant
-// of conv2d (the fp32-pipe kernel beside the default tensor-core one) on the same shapes.
+// against the f64 reference) does not cover: YOLOv10n's production shapes at 640x640 (the bench
+// workloads), checked against the oracle on their first and last images with their time
+// printed; channel-slice views (a C2f conv reading one slice of a buffer and writing another, a
+// concatenation into a slice) against the CPU implementation with everything outside the
+// written slice untouched; the scalar paths of the copies (odd channel counts, misaligned
+// slices); SiLU at large magnitudes; NaN through max_pool2d; conv2d's test workloads on its
+// default paths and its variants `simt` (the fp32-pipe kernel beside the tensor-core ones) and
+// `scalar_loads` (the element-wise kernels beside the 16-byte-vector ones) on the same shapes.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -45,8 +46,8 @@ void check_bench_workloads(const char* op, std::vector<bool> batch_tensors) {
     const int64_t batch = ops::wl_int(w, "batch", 1);
     std::vector<int64_t> images = {0};
     if (batch > 1) images.push_back(batch - 1);
-    // An absent optional tensor (no elements) is passed whole: gathering "images" of it
-    // would make a present one.
+    // An absent optional tensor (no elements) is passed whole: gathering "images" of it would
+    // make a present one.
     std::vector<bool> per_image = batch_tensors;
     for (size_t i = 0; i < per_image.size(); ++i)
       per_image[i] = per_image[i] && host.tensors[i].defined() && host.tensors[i].numel() > 0;
@@ -60,23 +61,31 @@ TEST(ConvGpu, Conv2dYoloShapesAgainstOracle) {
   check_bench_workloads(Conv2dArgs::kName, {true, true, false, false, true});
 }
 
-// Selects conv2d's `simt` variant for the scope.
-struct SimtVariant {
-  SimtVariant() { OpRegistry::global().select_variants(Conv2dArgs::kName, {"simt"}); }
-  ~SimtVariant() { OpRegistry::global().select_variants(Conv2dArgs::kName, {}); }
+// Selects one of conv2d's variants for the scope ("": the default paths).
+struct Conv2dVariant {
+  explicit Conv2dVariant(const std::string& name) {
+    if (!name.empty()) OpRegistry::global().select_variants(Conv2dArgs::kName, {name});
+  }
+  ~Conv2dVariant() { OpRegistry::global().select_variants(Conv2dArgs::kName, {}); }
 };
 
-TEST(ConvGpu, Conv2dSimtVariantAgainstOracle) {
+class Conv2dVariantGpu : public testing::TestWithParam<std::string> {};
+
+TEST_P(Conv2dVariantGpu, AgainstOracle) {
   FK_REQUIRE_GPU();
-  SimtVariant simt;
+  Conv2dVariant variant(GetParam());
   const OpDef& def = OpRegistry::global().def(Conv2dArgs::kName);
   for (const Json& w : def.test_workloads) {
-    const uint64_t seed = test::seed_for("conv2d_simt" + w.dump());
+    const uint64_t seed = test::seed_for("conv2d_" + GetParam() + w.dump());
     const auto r = bench::check_op(def, w, seed, DeviceType::cuda);
     EXPECT_TRUE(r.passed) << w.dump() << " seed " << seed << ": " << r.message;
   }
-  check_bench_workloads(Conv2dArgs::kName, {true, true, false, false, true});
+  // The default paths' bench workloads are Conv2dYoloShapesAgainstOracle's.
+  if (!GetParam().empty()) check_bench_workloads(Conv2dArgs::kName, {true, true, false, false, true});
 }
+
+INSTANTIATE_TEST_SUITE_P(Conv2d, Conv2dVariantGpu, testing::Values("", "simt", "scalar_loads"),
+                         [](const auto& info) { return info.param.empty() ? std::string("default") : info.param; });
 
 TEST(ConvGpu, PoolUpsampleConcatBenchShapesAgainstOracle) {
   FK_REQUIRE_GPU();
@@ -88,8 +97,8 @@ TEST(ConvGpu, PoolUpsampleConcatBenchShapesAgainstOracle) {
 
 using test::channel_slice;
 
-// The same call ran on the CPU and on the GPU on buffers of equal contents: the whole
-// buffers compared (outside the written slice both are untouched, so equal bit for bit).
+// The same call ran on the CPU and on the GPU on buffers of equal contents: the whole buffers
+// compared (outside the written slice both are untouched, so equal bit for bit).
 void expect_buffers_near(const Tensor& dev, const Tensor& host, Tolerance tol, const std::string& what) {
   test::expect_tensors_near(dev, host, tol, what);
 }
@@ -185,8 +194,8 @@ TEST(ConvGpu, CopiesOnSlicesAndOddChannelsMatchCpu) {
 
 TEST(ConvGpu, SiluAtLargeMagnitudesAndPoolNan) {
   FK_REQUIRE_GPU();
-  // 1x1 conv with weight 1: out = silu(x + 0). x from -1e4 to 1e4 (silu's both limits: -0
-  // and x), around zero, and f16's largest finite values.
+  // 1x1 conv with weight 1: out = silu(x + 0). x from -1e4 to 1e4 (silu's both limits: -0 and
+  // x), around zero, and f16's largest finite values.
   const double xs[] = {-60000, -1e4, -100, -20, -1, -1e-3, 0, 1e-3, 1, 20, 100, 1e4, 60000};
   const int64_t n = static_cast<int64_t>(std::size(xs));
   Tensor in = Tensor::empty({1, 1, n, 1}, DType::f16), w = Tensor::empty({1, 1, 1, 1}, DType::f16);

@@ -20,6 +20,7 @@ TEST(OpVariants, EveryLaunchPathVariantIsRegisteredOnADefinedOp) {
       {"batch_decode_paged_attention", "no_paged_tma"},
       {"batch_decode_paged_attention", "no_pdl"},
       {"conv2d", "simt"},
+      {"conv2d", "scalar_loads"},
       {"varlen_attention", "no_sm90_ragged"},
       {"fused_experts", "tiled_decode"},
       {"fused_experts", "no_grouped_gemm"},

@@ -1,90 +1,51 @@
 // conv2d CUDA baseline: NHWC activations, OHWI weights, f32 accumulation, bias and SiLU/ReLU in
-// the epilogue (then the residual), one rounding to the output dtype. Three kernels:
+// the epilogue (then the residual), one rounding to the output dtype. The kernels, by layer:
 //
-// - depthwise (one input and one output channel per group: SCDown, RepVGGDW, the head's
-//   depthwise convs): one thread per output element, channels fastest, so each warp reads
-//   32 consecutive channels of a pixel per tap (coalesced); the R*S weights of a channel are
-//   read through the read-only cache. Memory-bound, as these layers are.
-// - f16/bf16 dense and grouped convolutions: the tensor-core implicit GEMM of
-//   conv2d_mma.cuh (WMMA fragments, 64x64 tiles, f32 accumulation).
-// - f32, and f16/bf16 under the variant `simt`: an fp32-pipe implicit GEMM, per group,
-//   out[M = N*P*Q pixels, Kg] = im2col(input)[M, R*S*Cg] x weight[Kg, R*S*Cg]^T. A 256-thread block computes a
-//   64-pixel x 64-channel tile, staging 16-deep slices of both operands in shared memory as
-//   fp32; each thread owns 4 pixels x 4 channels. The im2col gather is done on the fly: the
-//   16 threads that share a pixel read 16 consecutive reduction indices, i.e. consecutive
-//   channels of one tap (coalesced for Cg >= 16); taps outside the image read zero. The
-//   block's pixel coordinates are decoded once, the reduction index once per slice.
-//   Kept as the f32 path and as the A/B reference of the tensor-core kernel.
-// Neither pipelines its loads (cp.async / TMA stages) nor uses wgmma: a candidate's room.
+// - depthwise (conv2d_depthwise.cuh): 16-byte channel vectors per thread, or one element per
+//   thread for channel counts and slices not in whole vectors.
+// - f16/bf16 dense and grouped convolutions with 8k channels per group: the pipelined
+//   tensor-core implicit GEMM of conv2d_mma_pipelined.cuh (16-byte cp.async gathers, 3 stages).
+// - f16/bf16 dense convolutions over few channels (a stem on RGB): the direct kernel of
+//   conv2d_direct.cuh.
+// - other f16/bf16 grouped convolutions: the tensor-core implicit GEMM of conv2d_mma.cuh
+//   (element-wise gathers, no pipelining).
+// - f32, and f16/bf16 under the variant `simt`: the fp32-pipe implicit GEMM below, per group,
+//   out[M = N*P*Q pixels, Kg] = im2col(input)[M, R*S*Cg] x weight[Kg, R*S*Cg]^T. A 256-thread
+//   block computes a 64-pixel x 64-channel tile, staging 16-deep slices of both operands in
+//   shared memory as fp32; each thread owns 4 pixels x 4 channels. The im2col gather is done on
+//   the fly: the 16 threads that share a pixel read 16 consecutive reduction indices, i.e.
+//   consecutive channels of one tap (coalesced for Cg >= 16); taps outside the image read zero.
+//   The block's pixel coordinates are decoded once, the reduction index once per slice. Kept as
+//   the f32 path and as the A/B reference of the tensor-core kernels.
+// The variant `scalar_loads` runs the element-wise kernels (conv2d_mma.cuh, the scalar
+// depthwise) in place of the 16-byte-vector ones: the A/B reference of the vector paths. None
+// uses wgmma or TMA: a candidate's room.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "fk/cuda/check.h"
 #include "fk/cuda/vec.cuh"
 #include "fk/op_registry.h"
 #include "ops/common/variant_flag.h"
+#include "ops/conv/conv2d_depthwise.cuh"
+#include "ops/conv/conv2d_direct.cuh"
 #include "ops/conv/conv2d_mma.cuh"
+#include "ops/conv/conv2d_mma_pipelined.cuh"
+#include "ops/conv/conv2d_params.cuh"
 #include "ops/conv/conv_validate.h"
 #include "ops/conv/nhwc.cuh"
 
 namespace fk::ops {
 namespace {
 
+using conv_cuda::ConvParams;
 using conv_cuda::Nhwc;
+using conv_cuda::PixelIndex;
 
-template <class T>
-struct ConvParams {
-  Nhwc<const T> in;
-  Nhwc<T> out;
-  const T* weight;  // [K, R, S, Cg]
-  const T* bias;    // [K] or null
-  Nhwc<const T> res;  // the residual added after the activation; res.p null: none
-  int R, S, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
-  int Cg, Kg, P, Q;
-  int64_t M;  // N * P * Q
-  bool silu, relu;
-};
-
-__device__ __forceinline__ float epilogue(float acc, const float bias, bool silu, bool relu) {
-  const float x = acc + bias;
-  if (relu) return isnan(x) || x > 0.f ? x : 0.f;  // NaN propagates and -0 becomes +0, as the reference
-  return silu ? x / (1.f + expf(-x)) : x;  // x << 0: expf overflows to inf, x / inf = -0, the limit
-}
-
-// ---- depthwise ------------------------------------------------------------------------------
-constexpr int kDwThreads = 256;
-
-template <class T>
-__global__ void __launch_bounds__(kDwThreads) depthwise_kernel(const ConvParams<T> p) {
-  const int C = p.out.c;
-  const int64_t total = p.M * C;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int c = static_cast<int>(i % C);
-    const int64_t m = i / C;
-    const int q = static_cast<int>(m % p.Q);
-    const int pp = static_cast<int>((m / p.Q) % p.P);
-    const int64_t n = m / (static_cast<int64_t>(p.Q) * p.P);
-    const T* w = p.weight + static_cast<int64_t>(c) * p.R * p.S;
-    float acc = 0.f;
-    for (int r = 0; r < p.R; ++r) {
-      const int h = pp * p.stride_h - p.pad_h + r * p.dil_h;
-      if (h < 0 || h >= p.in.h) continue;
-      for (int s = 0; s < p.S; ++s) {
-        const int x = q * p.stride_w - p.pad_w + s * p.dil_w;
-        if (x < 0 || x >= p.in.w) continue;
-        acc = fmaf(cuda::to_float(p.in.pixel(n, h, x)[c]), cuda::to_float(__ldg(w + r * p.S + s)), acc);
-      }
-    }
-    const float b = p.bias != nullptr ? cuda::to_float(__ldg(p.bias + c)) : 0.f;
-    float y = epilogue(acc, b, p.silu, p.relu);
-    if (p.res.p != nullptr) y += cuda::to_float(p.res.pixel(n, pp, q)[c]);
-    p.out.pixel(n, pp, q)[c] = cuda::from_float<T>(y);
-  }
-}
-
-// ---- implicit GEMM ----------------------------------------------------------------------------
+// ---- implicit GEMM
+// ----------------------------------------------------------------------------
 constexpr int kBM = 64, kBN = 64, kBK = 16, kGemmThreads = 256;
 constexpr int kPad = 4;  // shared-memory row padding (floats)
 
@@ -100,8 +61,8 @@ __global__ void __launch_bounds__(kGemmThreads) implicit_gemm_kernel(const ConvP
   const int c_base = g * p.Cg;
   const int k_base = g * p.Kg;
 
-  // This thread loads reduction index k0 + kk of rows (tid / kBK) + 16 i, i < 4, of both
-  // tiles. Decode its four pixels once.
+  // This thread loads reduction index k0 + kk of rows (tid / kBK) + 16 i, i < 4, of both tiles.
+  // Decode its four pixels once.
   const int kk = tid % kBK;
   const int row = tid / kBK;  // 0..15
   int64_t img[4];
@@ -111,12 +72,10 @@ __global__ void __launch_bounds__(kGemmThreads) implicit_gemm_kernel(const ConvP
   for (int i = 0; i < 4; ++i) {
     const int64_t m = m0 + row + 16 * i;
     valid[i] = m < p.M;
-    const int64_t mm = valid[i] ? m : 0;
-    const int q = static_cast<int>(mm % p.Q);
-    const int pp = static_cast<int>((mm / p.Q) % p.P);
-    img[i] = mm / (static_cast<int64_t>(p.Q) * p.P);
-    h0[i] = pp * p.stride_h - p.pad_h;
-    w0[i] = q * p.stride_w - p.pad_w;
+    const PixelIndex px = conv_cuda::pixel_index(valid[i] ? m : 0, p.P, p.Q);
+    img[i] = px.n;
+    h0[i] = px.p * p.stride_h - p.pad_h;
+    w0[i] = px.q * p.stride_w - p.pad_w;
   }
 
   const int tx = tid % 16, ty = tid / 16;  // compute: pixels ty*4.., channels tx*4..
@@ -158,17 +117,15 @@ __global__ void __launch_bounds__(kGemmThreads) implicit_gemm_kernel(const ConvP
   for (int i = 0; i < 4; ++i) {
     const int64_t m = m0 + ty * 4 + i;
     if (m >= p.M) continue;
-    const int q = static_cast<int>(m % p.Q);
-    const int pp = static_cast<int>((m / p.Q) % p.P);
-    const int64_t n = m / (static_cast<int64_t>(p.Q) * p.P);
-    T* o = p.out.pixel(n, pp, q) + k_base;
-    const T* res = p.res.p != nullptr ? p.res.pixel(n, pp, q) + k_base : nullptr;
+    const PixelIndex px = conv_cuda::pixel_index(m, p.P, p.Q);
+    T* o = p.out.pixel(px.n, px.p, px.q) + k_base;
+    const T* res = p.res.p != nullptr ? p.res.pixel(px.n, px.p, px.q) + k_base : nullptr;
 #pragma unroll
     for (int l = 0; l < 4; ++l) {
       const int kc = n0 + tx * 4 + l;
       if (kc >= p.Kg) continue;
       const float b = p.bias != nullptr ? cuda::to_float(__ldg(p.bias + k_base + kc)) : 0.f;
-      float y = epilogue(acc[i][l], b, p.silu, p.relu);
+      float y = conv_cuda::conv_epilogue(acc[i][l], b, p.silu, p.relu);
       if (res != nullptr) y += cuda::to_float(res[kc]);
       o[kc] = cuda::from_float<T>(y);
     }
@@ -196,28 +153,65 @@ void launch(const Conv2dArgs& a, cudaStream_t stream) {
   p.silu = a.activation == ConvActivation::silu;
   p.relu = a.activation == ConvActivation::relu;
   if (p.M == 0) return;
+  static const VariantFlag simt(Conv2dArgs::kName, "simt");
+  static const VariantFlag scalar_loads(Conv2dArgs::kName, "scalar_loads");
+  constexpr bool kHalf = !std::is_same_v<T, float>;
+  constexpr int64_t kVec = cuda::Vec16<T>::N;
+  const bool vectors = !scalar_loads.on();
+  // Whether the output (and the residual) take 16-byte stores of 8-channel groups.
+  const bool vec_out = p.Kg % 8 == 0 && conv_cuda::vec16_ok(a.out, 8) &&
+                       (!arg_present(a.residual) || conv_cuda::vec16_ok(a.residual, 8));
   if (p.Cg == 1 && p.Kg == 1) {
-    depthwise_kernel<T><<<conv_cuda::grid_for(p.M * K, kDwThreads), kDwThreads, 0, stream>>>(p);
-  } else {
-    static const VariantFlag simt(Conv2dArgs::kName, "simt");
-    FK_CHECK(a.groups <= 65535, a.kName, ": the CUDA baseline runs at most 65535 groups, got ", a.groups);
-    static_assert(kBM == conv_cuda::kMmaBM && kBN == conv_cuda::kMmaBN, "both kernels tile 64 x 64");
-    const int64_t m_tiles = cuda::ceil_div(p.M, kBM);
-    FK_CHECK(m_tiles < (int64_t{1} << 31), a.kName, ": ", p.M, " output pixels exceed the grid");
-    const dim3 grid(static_cast<unsigned>(m_tiles), static_cast<unsigned>(cuda::ceil_div(p.Kg, kBN)),
-                    static_cast<unsigned>(a.groups));
-    if constexpr (!std::is_same_v<T, float>) {
-      if (!simt.on()) {
-        const conv_cuda::MmaConvShape shape{p.R,     p.S,     p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dil_h,
-                                            p.dil_w, p.Cg,    p.Kg,       p.P,        p.Q,     p.M,     p.silu, p.relu};
-        conv_cuda::conv2d_mma_kernel<T>
-            <<<grid, conv_cuda::kMmaThreads, 0, stream>>>(p.in, p.out, p.weight, p.bias, p.res, shape);
-        FK_CUDA_CHECK_LAUNCH();
-        return;
-      }
+    const int64_t C = a.out.shape[3];
+    if (vectors && conv_cuda::vec16_ok(a.input, kVec) && conv_cuda::vec16_ok(a.out, kVec) &&
+        (!arg_present(a.residual) || conv_cuda::vec16_ok(a.residual, kVec))) {
+      conv_cuda::depthwise_vec_kernel<T>
+          <<<conv_cuda::grid_for(p.M * (C / kVec), conv_cuda::kDwThreads), conv_cuda::kDwThreads, 0, stream>>>(p);
+    } else {
+      conv_cuda::depthwise_kernel<T>
+          <<<conv_cuda::grid_for(p.M * C, conv_cuda::kDwThreads), conv_cuda::kDwThreads, 0, stream>>>(p);
     }
-    implicit_gemm_kernel<T><<<grid, kGemmThreads, 0, stream>>>(p);
+    FK_CUDA_CHECK_LAUNCH();
+    return;
   }
+  FK_CHECK(a.groups <= 65535, a.kName, ": the CUDA baseline runs at most 65535 groups, got ", a.groups);
+  if constexpr (kHalf) {
+    if (!simt.on() && vectors && conv_cuda::pipelined_conv_fits(p.Cg) && conv_cuda::vec16_ok(a.input, 8) &&
+        cuda::aligned16(a.weight.data)) {
+      const int64_t m_tiles = cuda::ceil_div(p.M, conv_cuda::kPipeBM);
+      FK_CHECK(m_tiles < (int64_t{1} << 31), a.kName, ": ", p.M, " output pixels exceed the grid");
+      const dim3 grid(static_cast<unsigned>(m_tiles), static_cast<unsigned>(cuda::ceil_div(p.Kg, conv_cuda::kPipeBN)),
+                      static_cast<unsigned>(a.groups));
+      conv_cuda::conv2d_mma_pipelined_kernel<T><<<grid, conv_cuda::kPipeThreads, 0, stream>>>(p, vec_out);
+      FK_CUDA_CHECK_LAUNCH();
+      return;
+    }
+    if (!simt.on() && vectors && conv_cuda::direct_conv_fits(a.groups, p.R, p.S, p.Cg, p.Kg)) {
+      const size_t smem = static_cast<size_t>(p.Kg) * p.R * p.S * p.Cg * sizeof(float);
+      const int64_t blocks =
+          std::min<int64_t>(cuda::ceil_div(p.M, conv_cuda::kDirectThreads), conv_cuda::kDirectMaxBlocks);
+      conv_cuda::conv2d_direct_kernel<T>
+          <<<static_cast<unsigned>(blocks), conv_cuda::kDirectThreads, smem, stream>>>(p, vec_out);
+      FK_CUDA_CHECK_LAUNCH();
+      return;
+    }
+  }
+  static_assert(kBM == conv_cuda::kMmaBM && kBN == conv_cuda::kMmaBN, "both kernels tile 64 x 64");
+  const int64_t m_tiles = cuda::ceil_div(p.M, kBM);
+  FK_CHECK(m_tiles < (int64_t{1} << 31), a.kName, ": ", p.M, " output pixels exceed the grid");
+  const dim3 grid(static_cast<unsigned>(m_tiles), static_cast<unsigned>(cuda::ceil_div(p.Kg, kBN)),
+                  static_cast<unsigned>(a.groups));
+  if constexpr (kHalf) {
+    if (!simt.on()) {
+      const conv_cuda::MmaConvShape shape{p.R,  p.S,  p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dil_h, p.dil_w,
+                                          p.Cg, p.Kg, p.P,        p.Q,        p.M,     p.silu,  p.relu};
+      conv_cuda::conv2d_mma_kernel<T>
+          <<<grid, conv_cuda::kMmaThreads, 0, stream>>>(p.in, p.out, p.weight, p.bias, p.res, shape);
+      FK_CUDA_CHECK_LAUNCH();
+      return;
+    }
+  }
+  implicit_gemm_kernel<T><<<grid, kGemmThreads, 0, stream>>>(p);
   FK_CUDA_CHECK_LAUNCH();
 }
 

@@ -278,6 +278,14 @@ OpDef make_def() {
        {"kernel", 5}, {"activation", "relu"}, {"dtype", "f32"}},
       // A deep reduction (9 x 256 taps), as model.8's bottlenecks.
       {{"batch", 1}, {"height", 4}, {"width", 4}, {"in_channels", 256}, {"out_channels", 32}},
+      // The vector kernels' tiles: three pixel tiles and two channel tiles, both with tails
+      // (the pipelined implicit GEMM, 16-byte stores with a residual); two groups of 16
+      // channels; a stem over several blocks (the direct kernel).
+      {{"batch", 2}, {"height", 13}, {"width", 11}, {"in_channels", 32}, {"out_channels", 80}, {"residual", true}},
+      {{"batch", 1}, {"height", 9}, {"width", 9}, {"in_channels", 32}, {"out_channels", 48}, {"groups", 2},
+       {"stride", 2}, {"dtype", "bf16"}},
+      {{"batch", 1}, {"height", 33}, {"width", 31}, {"in_channels", 3}, {"out_channels", 24}, {"stride", 2},
+       {"activation", "relu"}},
   };
   for (int64_t batch : {1, 32})
     for (const YoloLayer& l : kYoloLayers) {
@@ -297,6 +305,9 @@ FK_REGISTER_OP(make_def);
 FK_REGISTER_IMPL("conv2d", cpu, conv2d_cpu);
 FK_REGISTER_VARIANT("conv2d", "simt",
                     "f16/bf16 dense and grouped convolutions on the fp32 pipe instead of the tensor cores");
+FK_REGISTER_VARIANT("conv2d", "scalar_loads",
+                    "element-wise gathers (the unpipelined tensor-core kernel, one channel per depthwise thread) "
+                    "instead of the 16-byte-vector kernels");
 
 }  // namespace
 }  // namespace fk::ops

@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "fk/cuda/vec.cuh"
+#include "ops/conv/conv2d_params.cuh"
 #include "ops/conv/nhwc.cuh"
 
 namespace fk::ops::conv_cuda {
@@ -83,8 +84,7 @@ __global__ void __launch_bounds__(kMmaThreads)
       const bool inside = k_ok && valid[i] && h >= 0 && h < in.h && x >= 0 && x < in.w;
       As[row + kMmaRows * i][kk] = inside ? in.pixel(img[i], h, x)[c_base + c] : zero;
       const int n = n0 + row + kMmaRows * i;
-      Bs[row + kMmaRows * i][kk] =
-          k_ok && n < p.Kg ? weight[static_cast<int64_t>(k_base + n) * kred + k] : zero;
+      Bs[row + kMmaRows * i][kk] = k_ok && n < p.Kg ? weight[static_cast<int64_t>(k_base + n) * kred + k] : zero;
     }
     __syncthreads();
 #pragma unroll
@@ -116,8 +116,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     const int q = static_cast<int>(m % p.Q);
     const int pp = static_cast<int>((m / p.Q) % p.P);
     const int64_t n = m / (static_cast<int64_t>(p.Q) * p.P);
-    const float x = Cs[rr][col] + b;
-    float y = p.relu ? (isnan(x) || x > 0.f ? x : 0.f) : p.silu ? x / (1.f + expf(-x)) : x;
+    float y = conv_epilogue(Cs[rr][col], b, p.silu, p.relu);
     if (res.p != nullptr) y += cuda::to_float(res.pixel(n, pp, q)[k_base + kc]);  // res.p null: no residual
     out.pixel(n, pp, q)[k_base + kc] = cuda::from_float<T>(y);
   }
