@@ -37,13 +37,18 @@ ModelRegistration yolov10() {
 
 const ModelRegistrar kYolov10(yolov10());
 
-// MobileNetV4: timm's mobilenetv4_conv_small (224 x 224, 1000 classes, dummy weights) and a
-// tiny config of the same block graph at a quarter of its width with a 128-wide head,
-// 64 x 64, 10 classes: the config of the golden checkpoint
-// (tests/data/models/vision/mobilenetv4/, made by
+// MobileNetV4: timm's mobilenetv4_conv_medium (256 x 256, its trained resolution) and
+// _conv_small (224 x 224), 1000 classes, dummy weights; and tiny configs of both block graphs
+// at a quarter of their width with a 128-wide head, 64 x 64, 10 classes: the configs of the
+// golden checkpoints (tests/data/models/vision/mobilenetv4/ and mobilenetv4_medium/, made by
 // tests/data/models/vision/make_mobilenetv4_goldens.py).
 constexpr const char* kMobileNetV4ConvSmall =
     R"({"model_type": "mobilenetv4", "variant": "conv_small", "num_classes": 1000, "image_size": 224})";
+constexpr const char* kMobileNetV4ConvMedium =
+    R"({"model_type": "mobilenetv4", "variant": "conv_medium", "num_classes": 1000, "image_size": 256})";
+constexpr const char* kTinyMobileNetV4Medium =
+    R"({"model_type": "mobilenetv4", "variant": "conv_medium", "channel_multiplier": 0.25, "num_features": 128,)"
+    R"( "num_classes": 10, "image_size": 64})";
 constexpr const char* kTinyMobileNetV4 =
     R"({"model_type": "mobilenetv4", "variant": "conv_small", "channel_multiplier": 0.25, "num_features": 128,)"
     R"( "num_classes": 10, "image_size": 64})";
@@ -59,14 +64,21 @@ ModelRegistration mobilenetv4() {
   r.config_types = {"mobilenetv4",          "mobilenetv4_conv_small", "mobilenetv4_conv_medium",
                     "mobilenetv4_conv_large", "mobilenetv4_hybrid_medium", "mobilenetv4_hybrid_large",
                     "mobilenetv4_conv_aa_large", "mobilenetv4_conv_blur_medium"};
-  r.presets = {{"mobilenetv4-conv-small", PresetKind::production,
+  r.presets = {{"mobilenetv4-conv-medium", PresetKind::production,
+                "MobileNetV4-Conv-M: 256 x 256, 1000 classes; EdgeResidual (FusedIB) and UIR blocks, ReLU, BatchNorm "
+                "folded",
+                kMobileNetV4ConvMedium},
+               {"mobilenetv4-conv-small", PresetKind::production,
                 "MobileNetV4-Conv-S: 224 x 224, 1000 classes; ConvBnAct and UIR blocks, ReLU, BatchNorm folded",
                 kMobileNetV4ConvSmall},
                {"tiny-mobilenetv4", PresetKind::tiny,
                 "the conv_small graph at channel multiplier 0.25, a 128-wide head, 64 x 64, 10 classes",
-                kTinyMobileNetV4}};
+                kTinyMobileNetV4},
+               {"tiny-mobilenetv4-medium", PresetKind::tiny,
+                "the conv_medium graph at channel multiplier 0.25, a 128-wide head, 64 x 64, 10 classes",
+                kTinyMobileNetV4Medium}};
   r.backends = {"cpu", "cuda"};
-  r.golden_test = "MobileNetV4Golden.TinyMatchesTimm";
+  r.golden_test = "MobileNetV4Golden.TinyMediumMatchesTimm";
   r.factory = [](std::string_view json, std::string_view source) {
     return MobileNetV4Model::from_config(json, source);
   };

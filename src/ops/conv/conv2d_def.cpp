@@ -297,7 +297,7 @@ OpDef make_def() {
       d.bench_workloads.push_back(w);
     }
   d.workload_from_call = workload_from_call;
-  d.architectures = {"yolov10n", "mobilenetv4-conv-small"};
+  d.architectures = {"yolov10n", "mobilenetv4-conv-medium", "mobilenetv4-conv-small"};
   return d;
 }
 

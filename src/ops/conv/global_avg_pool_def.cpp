@@ -82,7 +82,7 @@ OpDef make_def() {
   for (int64_t b : {1, 256})
     d.bench_workloads.push_back({{"batch", b}, {"height", 7}, {"width", 7}, {"channels", 960}});
   d.workload_from_call = workload_from_call;
-  d.architectures = {"mobilenetv4-conv-small"};
+  d.architectures = {"mobilenetv4-conv-medium", "mobilenetv4-conv-small"};
   return d;
 }
 

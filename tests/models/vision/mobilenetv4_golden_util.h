@@ -1,11 +1,13 @@
-// MobileNetV4's golden check, shared by the CPU test and its GPU twin: the tiny config's
-// timm model (tests/data/models/vision/make_mobilenetv4_goldens.py) against the engine's
-// bf16 forward on the same weights and images.
+// MobileNetV4's golden check, shared by the CPU test and its GPU twin: a tiny config's timm
+// model (conv_small in mobilenetv4/, conv_medium in mobilenetv4_medium/, made by
+// tests/data/models/vision/make_mobilenetv4_goldens.py) against the engine's bf16 forward on
+// the same weights and images.
 //
 // Tolerance: the engine stores every activation in bf16 (relative rounding 2^-9) after each
-// of the ~45 convolutions on the longest path, and the folded weights are rounded to bf16
-// once more after folding; these roundings are independent, so they add as a random walk:
-// sqrt(45 + 45) * 2^-9 ~ 2% of a typical activation, which is what a logit can drift by.
+// of the convolutions on the longest path (~45 in conv_small, ~75 in conv_medium), and the
+// folded weights are rounded to bf16 once more after folding; these roundings are
+// independent, so they add as a random walk: sqrt(75 + 75) * 2^-9 ~ 2.4% of a typical
+// activation, which is what a logit can drift by.
 // So per image: cosine >= 0.999 and a relative L2 error below 5%, on both the pooled
 // features and the logits; cosine >= 0.99 on the logits less their mean over the images
 // (the part that tells images apart, a fifth of the whole with these random weights, so the
@@ -29,8 +31,12 @@
 
 namespace fk::models::vision::mobilenetv4_golden {
 
-inline std::filesystem::path data_dir() {
-  return std::filesystem::path(FK_SOURCE_DIR) / "tests/data/models/vision/mobilenetv4";
+// kSmall: conv_small's golden folder; kMedium: conv_medium's.
+inline constexpr const char* kSmall = "mobilenetv4";
+inline constexpr const char* kMedium = "mobilenetv4_medium";
+
+inline std::filesystem::path data_dir(const char* folder = kSmall) {
+  return std::filesystem::path(FK_SOURCE_DIR) / "tests/data/models/vision" / folder;
 }
 
 inline std::vector<double> row(const TensorView& v, int64_t i) {
@@ -62,15 +68,16 @@ inline Tensor host_copy(const TensorView& v) {
   return t;
 }
 
-inline void check_tiny(Device device) {
-  const safetensors::File g = safetensors::File::open(data_dir() / "golden.safetensors");
-  auto model = create_model(data_dir().string());
+inline void check_tiny(Device device, const char* folder = kSmall) {
+  const std::filesystem::path dir = data_dir(folder);
+  const safetensors::File g = safetensors::File::open(dir / "golden.safetensors");
+  auto model = create_model(dir.string());
   auto* mnv4 = dynamic_cast<MobileNetV4Model*>(model.get());
   ASSERT_NE(mnv4, nullptr);
   LoadOptions o;
   o.device = device;
   o.dtype = DType::bf16;
-  o.checkpoint = data_dir() / "model.safetensors";
+  o.checkpoint = dir / "model.safetensors";
   const Tensor images = g.load_tensor("images");
   o.max_seqs = images.size(0);
   mnv4->load(o);
@@ -93,7 +100,7 @@ inline void check_tiny(Device device) {
     const Agreement p = agreement(row(pooled.view(), i), row(want_pooled, i));
     const std::vector<double> got = row(logits.view(), i), want = row(want_logits, i);
     const Agreement l = agreement(got, want);
-    std::printf("[ golden ] mobilenetv4 %s image %lld: pooled cosine %.6f rel %.4f, logits cosine %.6f rel %.4f\n",
+    std::printf("[ golden ] %s %s image %lld: pooled cosine %.6f rel %.4f, logits cosine %.6f rel %.4f\n", folder,
                 device.is_cpu() ? "cpu" : "cuda", static_cast<long long>(i), p.cosine, p.relative, l.cosine,
                 l.relative);
     EXPECT_GE(p.cosine, 0.999) << "image " << i << ": pooled features";
@@ -112,7 +119,7 @@ inline void check_tiny(Device device) {
       got_c[static_cast<size_t>(j)] -= got_mean[static_cast<size_t>(j)],
           want_c[static_cast<size_t>(j)] -= want_mean[static_cast<size_t>(j)];
     const Agreement c = agreement(got_c, want_c);
-    std::printf("[ golden ] mobilenetv4 image %lld: logits less their mean over the images: cosine %.6f rel %.4f\n",
+    std::printf("[ golden ] %s image %lld: logits less their mean over the images: cosine %.6f rel %.4f\n", folder,
                 static_cast<long long>(i), c.cosine, c.relative);
     EXPECT_GE(c.cosine, 0.99) << "image " << i << ": logits less their mean over the images";
     if (want[top] - want[second] > 0.1 * std::sqrt(norm)) {

@@ -8,11 +8,20 @@
 namespace fk::models::vision {
 namespace {
 
+void check_golden_on_gpu(const char* folder) {
+  const std::filesystem::path dir = mobilenetv4_golden::data_dir(folder);
+  if (!std::filesystem::exists(dir / "golden.safetensors")) GTEST_SKIP() << "no golden data in " << dir.string();
+  mobilenetv4_golden::check_tiny(Device::cuda(), folder);
+}
+
 TEST(MobileNetV4Gpu, TinyMatchesTimm) {
   FK_REQUIRE_GPU();
-  const std::filesystem::path dir = mobilenetv4_golden::data_dir();
-  if (!std::filesystem::exists(dir / "golden.safetensors")) GTEST_SKIP() << "no golden data in " << dir.string();
-  mobilenetv4_golden::check_tiny(Device::cuda());
+  check_golden_on_gpu(mobilenetv4_golden::kSmall);
+}
+
+TEST(MobileNetV4Gpu, TinyMediumMatchesTimm) {
+  FK_REQUIRE_GPU();
+  check_golden_on_gpu(mobilenetv4_golden::kMedium);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ namespace fk::models::vision {
 namespace {
 
 constexpr const char* kConvSmall = R"({"model_type": "mobilenetv4", "variant": "conv_small"})";
+constexpr const char* kConvMedium = R"({"model_type": "mobilenetv4", "variant": "conv_medium", "image_size": 256})";
 
 std::string error_of(const std::string& json) {
   try {
@@ -59,7 +60,7 @@ TEST(MobileNetV4Config, ReadsTimmsHubConfigAsItIs) {
 }
 
 TEST(MobileNetV4Config, RefusesOtherVariantsAndBadFields) {
-  for (const char* v : {"conv_medium", "conv_large", "hybrid_medium", "hybrid_large"}) {
+  for (const char* v : {"conv_large", "hybrid_medium", "hybrid_large", "conv_aa_medium", "conv_blur_medium"}) {
     const std::string e = error_of(std::string(R"({"model_type": "mobilenetv4", "variant": ")") + v + "\"}");
     EXPECT_NE(e.find(std::string("variant '") + v + "' is not supported"), std::string::npos) << e;
   }
@@ -121,6 +122,67 @@ TEST(MobileNetV4Config, ConvSmallBlockTableMatchesTimm) {
   EXPECT_EQ(c.last_channels(), 960);
 }
 
+// timm's mobilenetv4_conv_medium at 256 x 256: one EdgeResidual, then UIRs of every kind
+// (with and without each depthwise conv), the 960-wide ConvBnAct.
+TEST(MobileNetV4Config, ConvMediumBlockTableMatchesTimm) {
+  const MobileNetV4Config c = parse_mobilenetv4_config(kConvMedium, "conv_medium");
+  EXPECT_EQ(c.image_size, 256);
+  EXPECT_EQ(c.stem_size(), 128);
+  ASSERT_EQ(c.blocks.size(), 23u);  // stages of 1, 2, 8, 11 and 1 blocks
+  struct Want {
+    const char* prefix;
+    MobileNetV4BlockKind kind;
+    int64_t c_in, c_out, mid;
+    int start, mid_k, stride;
+    bool residual;
+    int64_t size;
+  };
+  using K = MobileNetV4BlockKind;
+  const Want want[] = {
+      {"blocks.0.0.", K::edge_residual, 32, 48, 128, 0, 0, 2, false, 64},
+      {"blocks.1.0.", K::uir, 48, 80, 192, 3, 5, 2, false, 32},
+      {"blocks.1.1.", K::uir, 80, 80, 160, 3, 3, 1, true, 32},
+      {"blocks.2.0.", K::uir, 80, 160, 480, 3, 5, 2, false, 16},
+      {"blocks.2.2.", K::uir, 160, 160, 640, 3, 3, 1, true, 16},
+      {"blocks.2.5.", K::uir, 160, 160, 640, 3, 0, 1, true, 16},
+      {"blocks.2.6.", K::uir, 160, 160, 320, 0, 0, 1, true, 16},
+      {"blocks.3.0.", K::uir, 160, 256, 960, 5, 5, 2, false, 8},
+      {"blocks.3.3.", K::uir, 256, 256, 1024, 3, 5, 1, true, 8},
+      {"blocks.3.4.", K::uir, 256, 256, 1024, 0, 0, 1, true, 8},
+      {"blocks.3.6.", K::uir, 256, 256, 512, 3, 5, 1, true, 8},
+      {"blocks.3.9.", K::uir, 256, 256, 1024, 0, 0, 1, true, 8},
+      {"blocks.3.10.", K::uir, 256, 256, 512, 5, 0, 1, true, 8},
+      {"blocks.4.0.", K::conv_bn_act, 256, 960, 0, 0, 0, 1, false, 8},
+  };
+  for (const Want& w : want) {
+    const MobileNetV4Block* b = nullptr;
+    for (const MobileNetV4Block& x : c.blocks)
+      if (x.prefix == w.prefix) b = &x;
+    ASSERT_NE(b, nullptr) << w.prefix;
+    EXPECT_EQ(b->kind, w.kind) << w.prefix;
+    EXPECT_EQ(b->c_in, w.c_in) << w.prefix;
+    EXPECT_EQ(b->c_out, w.c_out) << w.prefix;
+    EXPECT_EQ(b->mid, w.mid) << w.prefix;
+    EXPECT_EQ(b->dw_start, w.start) << w.prefix;
+    EXPECT_EQ(b->dw_mid, w.mid_k) << w.prefix;
+    EXPECT_EQ(b->stride, w.stride) << w.prefix;
+    EXPECT_EQ(b->residual, w.residual) << w.prefix;
+    EXPECT_EQ(b->out_size, w.size) << w.prefix;
+  }
+  EXPECT_EQ(c.blocks[0].kernel, 3);
+  // timm's state dict of mobilenetv4_conv_medium: 387 tensors besides num_batches_tracked;
+  // the EdgeResidual's under its names.
+  std::map<std::string, std::vector<int64_t>> decls;
+  for (const TensorDecl& d : mobilenetv4_weight_decls(c)) EXPECT_TRUE(decls.emplace(d.name, d.shape).second) << d.name;
+  EXPECT_EQ(decls.size(), 387u);
+  EXPECT_EQ(decls["blocks.0.0.conv_exp.weight"], (std::vector<int64_t>{128, 32, 3, 3}));
+  EXPECT_EQ(decls["blocks.0.0.bn1.running_var"], (std::vector<int64_t>{128}));
+  EXPECT_EQ(decls["blocks.0.0.conv_pwl.weight"], (std::vector<int64_t>{48, 128, 1, 1}));
+  EXPECT_EQ(decls["blocks.0.0.bn2.weight"], (std::vector<int64_t>{48}));
+  EXPECT_EQ(decls["blocks.3.10.dw_start.conv.weight"], (std::vector<int64_t>{256, 1, 5, 5}));
+  EXPECT_EQ(decls.count("blocks.3.9.dw_start.conv.weight"), 0u);
+}
+
 TEST(MobileNetV4Config, ChannelRoundingAsTimm) {
   EXPECT_EQ(mobilenetv4_round_channels(32, 0.25), 8);
   EXPECT_EQ(mobilenetv4_round_channels(96, 0.25), 24);
@@ -178,16 +240,19 @@ TEST(MobileNetV4Weights, NamesAndShapesAreTimms) {
   EXPECT_EQ(decls.count("conv_head.bias"), 0u);
 }
 
-TEST(MobileNetV4Weights, GoldenCheckpointHoldsExactlyTheDeclaredTensors) {
-  const std::filesystem::path dir = std::filesystem::path(FK_SOURCE_DIR) / "tests/data/models/vision/mobilenetv4";
-  if (!std::filesystem::exists(dir / "model.safetensors")) GTEST_SKIP() << "no golden data";
-  auto model = create_model(dir.string());
-  const safetensors::File f = safetensors::File::open(dir / "model.safetensors");
-  const std::vector<TensorDecl> decls = model->weights();
-  EXPECT_EQ(decls.size(), f.names().size());
-  for (const TensorDecl& d : decls) {
-    const TensorView v = f.view(d.name);
-    EXPECT_EQ(std::vector<int64_t>(v.shape, v.shape + v.rank), d.shape) << d.name;
+TEST(MobileNetV4Weights, GoldenCheckpointsHoldExactlyTheDeclaredTensors) {
+  for (const char* folder : {"mobilenetv4", "mobilenetv4_medium"}) {
+    SCOPED_TRACE(folder);
+    const std::filesystem::path dir = std::filesystem::path(FK_SOURCE_DIR) / "tests/data/models/vision" / folder;
+    if (!std::filesystem::exists(dir / "model.safetensors")) GTEST_SKIP() << "no golden data";
+    auto model = create_model(dir.string());
+    const safetensors::File f = safetensors::File::open(dir / "model.safetensors");
+    const std::vector<TensorDecl> decls = model->weights();
+    EXPECT_EQ(decls.size(), f.names().size());
+    for (const TensorDecl& d : decls) {
+      const TensorView v = f.view(d.name);
+      EXPECT_EQ(std::vector<int64_t>(v.shape, v.shape + v.rank), d.shape) << d.name;
+    }
   }
 }
 
@@ -321,15 +386,18 @@ TEST(MobileNetV4Registration, PresetsAndCategory) {
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->category, "edge-detection");
   EXPECT_EQ(r->pattern, RunPattern::batch);
-  bool production = false, tiny = false;
+  int production = 0, tiny = 0;
   for (const Preset& p : r->presets) {
     auto m = create_model_from_config(p.config_json, p.name);
     EXPECT_EQ(m->architecture(), "mobilenetv4");
-    production |= p.name == "mobilenetv4-conv-small" && p.kind == PresetKind::production;
-    tiny |= p.name == "tiny-mobilenetv4" && p.kind == PresetKind::tiny;
+    production +=
+        (p.name == "mobilenetv4-conv-medium" || p.name == "mobilenetv4-conv-small") && p.kind == PresetKind::production;
+    tiny += (p.name == "tiny-mobilenetv4" || p.name == "tiny-mobilenetv4-medium") && p.kind == PresetKind::tiny;
   }
-  EXPECT_TRUE(production);
-  EXPECT_TRUE(tiny);
+  EXPECT_EQ(production, 2);
+  EXPECT_EQ(tiny, 2);
+  // The architecture's first preset, the benchmark's: the issue's conv_medium at 256 x 256.
+  EXPECT_EQ(r->presets.front().name, "mobilenetv4-conv-medium");
 }
 
 }  // namespace

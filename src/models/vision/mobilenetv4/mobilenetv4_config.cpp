@@ -14,12 +14,13 @@ using K = MobileNetV4BlockKind;
 
 // One row of timm's arch def before channel rounding: "cn_r1_k3_s2_e1_c32" is
 // {cn, repeats 1, kernel 3, stride 2, channels 32}; "uir_r4_a0_k3_s1_e2_c96" is
-// {uir, 4, dw_start 0, dw_mid 3, stride 1, expansion 2, 96}.
+// {uir, 4, dw_start 0, dw_mid 3, stride 1, expansion 2, 96}; "er_r1_k3_s2_e4_c48" is
+// {er, 1, -, conv_exp kernel 3, stride 2, expansion 4, 48}.
 struct MobileNetV4ArchRow {
   K kind;
   int repeats;
   int start;   // uir: "a" (dw_start kernel); cn: unused
-  int kernel;  // cn: "k"; uir: "k" (dw_mid kernel, 0: none)
+  int kernel;  // cn, er: "k"; uir: "k" (dw_mid kernel, 0: none)
   int stride;
   double expansion;
   int64_t channels;
@@ -41,15 +42,41 @@ const std::vector<std::vector<MobileNetV4ArchRow>>& mnv4_conv_small_arch() {
   return arch;
 }
 
+// mobilenetv4_conv_medium, stage by stage.
+const std::vector<std::vector<MobileNetV4ArchRow>>& mnv4_conv_medium_arch() {
+  static const std::vector<std::vector<MobileNetV4ArchRow>> arch = {
+      {{K::edge_residual, 1, 0, 3, 2, 4, 48}},
+      {{K::uir, 1, 3, 5, 2, 4, 80}, {K::uir, 1, 3, 3, 1, 2, 80}},
+      {{K::uir, 1, 3, 5, 2, 6, 160},
+       {K::uir, 2, 3, 3, 1, 4, 160},
+       {K::uir, 1, 3, 5, 1, 4, 160},
+       {K::uir, 1, 3, 3, 1, 4, 160},
+       {K::uir, 1, 3, 0, 1, 4, 160},
+       {K::uir, 1, 0, 0, 1, 2, 160},
+       {K::uir, 1, 3, 0, 1, 4, 160}},
+      {{K::uir, 1, 5, 5, 2, 6, 256},
+       {K::uir, 1, 5, 5, 1, 4, 256},
+       {K::uir, 2, 3, 5, 1, 4, 256},
+       {K::uir, 1, 0, 0, 1, 4, 256},
+       {K::uir, 1, 3, 0, 1, 4, 256},
+       {K::uir, 1, 3, 5, 1, 2, 256},
+       {K::uir, 1, 5, 5, 1, 4, 256},
+       {K::uir, 2, 0, 0, 1, 4, 256},
+       {K::uir, 1, 5, 0, 1, 2, 256}},
+      {{K::conv_bn_act, 1, 0, 1, 1, 1, 960}},
+  };
+  return arch;
+}
+
 double mnv4_number(const json& j, const char* key, double fallback, std::string_view source) {
   if (!j.contains(key) || j[key].is_null()) return fallback;
-  FK_CHECK(j[key].is_number(), source, ": '", key, "' must be a mnv4_number, got ", j[key].dump());
+  FK_CHECK(j[key].is_number(), source, ": '", key, "' must be a number, got ", j[key].dump());
   return j[key].get<double>();
 }
 
 int64_t mnv4_integer(const json& j, const char* key, int64_t fallback, std::string_view source) {
   if (!j.contains(key) || j[key].is_null()) return fallback;
-  FK_CHECK(j[key].is_number_integer(), source, ": '", key, "' must be an mnv4_integer, got ", j[key].dump());
+  FK_CHECK(j[key].is_number_integer(), source, ": '", key, "' must be an integer, got ", j[key].dump());
   return j[key].get<int64_t>();
 }
 
@@ -100,13 +127,15 @@ MobileNetV4Config parse_mobilenetv4_config(std::string_view config_json, std::st
   }
   c.model_type = "mobilenetv4";
   FK_CHECK(j.contains("variant") && j["variant"].is_string(), source,
-           ": a MobileNetV4 config needs a 'variant' (conv_small)");
+           ": a MobileNetV4 config needs a 'variant' (conv_small or conv_medium)");
   c.variant = j["variant"].get<std::string>();
-  if (c.variant == "conv_medium" || c.variant == "conv_large" || c.variant.rfind("hybrid", 0) == 0 ||
-      c.variant == "conv_aa_large" || c.variant == "conv_blur_medium")
+  if (c.variant == "conv_large" || c.variant.rfind("hybrid", 0) == 0 || c.variant == "conv_aa_large" ||
+      c.variant == "conv_blur_medium" || c.variant == "conv_aa_medium")
     FK_FAIL(FK_ERR_UNSUPPORTED, source, ": MobileNetV4 variant '", c.variant,
-            "' is not supported (the engine builds conv_small; the others need FusedIB or mobile attention blocks)");
-  FK_CHECK(c.variant == "conv_small", source, ": unknown MobileNetV4 variant '", c.variant, "' (conv_small)");
+            "' is not supported (the engine builds conv_small and conv_medium; the others need mobile attention or "
+            "anti-aliased downsampling blocks)");
+  FK_CHECK(c.variant == "conv_small" || c.variant == "conv_medium", source, ": unknown MobileNetV4 variant '",
+           c.variant, "' (conv_small, conv_medium)");
   c.num_classes = mnv4_integer(j, "num_classes", 1000, source);
   c.image_size = mnv4_integer(j, "image_size", 224, source);
   c.channel_multiplier = mnv4_number(j, "channel_multiplier", 1.0, source);
@@ -124,7 +153,7 @@ MobileNetV4Config parse_mobilenetv4_config(std::string_view config_json, std::st
 
   c.stem_channels = c.channel_multiplier < 1.0 ? 32 : mobilenetv4_round_channels(32, c.channel_multiplier);
   int64_t ch = c.stem_channels, size = c.stem_size();
-  const auto& arch = mnv4_conv_small_arch();
+  const auto& arch = c.variant == "conv_medium" ? mnv4_conv_medium_arch() : mnv4_conv_small_arch();
   for (size_t stage = 0; stage < arch.size(); ++stage) {
     int index = 0;
     for (const MobileNetV4ArchRow& row : arch[stage])
@@ -138,6 +167,11 @@ MobileNetV4Config parse_mobilenetv4_config(std::string_view config_json, std::st
         if (row.kind == K::conv_bn_act) {
           b.kernel = row.kernel;
           size = mnv4_out_size(size, b.kernel, b.stride);
+        } else if (row.kind == K::edge_residual) {
+          b.kernel = row.kernel;
+          b.mid = mobilenetv4_make_divisible(static_cast<double>(b.c_in) * row.expansion);
+          size = mnv4_out_size(size, b.kernel, b.stride);
+          b.residual = b.c_in == b.c_out && b.stride == 1;
         } else {
           b.dw_start = row.start;
           b.dw_mid = row.kernel;

@@ -1,5 +1,5 @@
-// The config of a MobileNetV4 image classifier (timm's mobilenetv4_conv_small) and the layer
-// table it expands to.
+// The config of a MobileNetV4 image classifier (timm's mobilenetv4_conv_small and
+// mobilenetv4_conv_medium) and the layer table it expands to.
 //
 // Config JSON (model_type "mobilenetv4"):
 //   {"model_type": "mobilenetv4", "variant": "conv_small", "num_classes": 1000, "image_size": 224}
@@ -8,14 +8,15 @@
 // with optional "channel_multiplier" (1.0: timm's round_channels on every block's output
 // channels; below 1 the 32-channel stem stays fixed, as timm's fix_stem), "num_features"
 // (1280: conv_head's width, never scaled) and "bn_eps" (1e-5, torch's BatchNorm2d default:
-// not in the state dict). The other variants (conv_medium, conv_large, hybrid_*) are refused
-// by name: they need blocks (FusedIB, mobile attention) the engine does not build.
+// not in the state dict). The other variants (conv_large, hybrid_*, the anti-aliased ones) are
+// refused by name: they need blocks (mobile attention, blur pooling) the engine does not build.
 //
-// The block table mirrors timm's arch def for conv_small ("cn" ConvBnAct, "uir" Universal
-// Inverted Residual with optional start and middle depthwise convs); every conv pads
-// kernel / 2 on each side (timm's default symmetric padding), every BatchNorm is followed by
-// ReLU except a UIR's dw_start and pw_proj, and a UIR adds its input when its input and
-// output channels agree and its stride is 1 (ConvBnAct never does in conv_small).
+// The block table mirrors timm's arch defs ("cn" ConvBnAct; "er" EdgeResidual, the FusedIB:
+// a full KxK expansion conv, then a 1x1 projection; "uir" Universal Inverted Residual with
+// optional start and middle depthwise convs); every conv pads kernel / 2 on each side (timm's
+// default symmetric padding), every BatchNorm is followed by ReLU except a UIR's dw_start and
+// pw_proj and an EdgeResidual's conv_pwl, and a UIR or EdgeResidual adds its input when its
+// input and output channels agree and its stride is 1 (ConvBnAct never does).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -24,19 +25,19 @@
 
 namespace fk::models::vision {
 
-enum class MobileNetV4BlockKind : uint8_t { conv_bn_act, uir };
+enum class MobileNetV4BlockKind : uint8_t { conv_bn_act, edge_residual, uir };
 
 // One resolved block: "blocks.<stage>.<index>." in the state dict.
 struct MobileNetV4Block {
   std::string prefix;  // "blocks.2.0."
   MobileNetV4BlockKind kind = MobileNetV4BlockKind::conv_bn_act;
   int64_t c_in = 0, c_out = 0;
-  int64_t mid = 0;        // UIR: pw_exp's output channels (make_divisible(c_in * expansion))
-  int kernel = 1;         // ConvBnAct: its conv's kernel
+  int64_t mid = 0;        // UIR: pw_exp's, EdgeResidual: conv_exp's output channels (make_divisible(c_in * e))
+  int kernel = 1;         // ConvBnAct: its conv's kernel; EdgeResidual: conv_exp's
   int dw_start = 0;       // UIR: dw_start's kernel (0: none)
   int dw_mid = 0;         // UIR: dw_mid's kernel (0: none)
-  int stride = 1;         // on dw_mid if present, else dw_start (ConvBnAct: its conv)
-  bool residual = false;  // UIR with c_in == c_out and stride 1
+  int stride = 1;         // on dw_mid if present, else dw_start (ConvBnAct: its conv; EdgeResidual: conv_exp)
+  bool residual = false;  // UIR or EdgeResidual with c_in == c_out and stride 1
   int64_t out_size = 0;   // the output's height (= width) at the config's image size
 };
 

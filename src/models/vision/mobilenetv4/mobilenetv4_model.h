@@ -1,9 +1,11 @@
-// MobileNetV4 (timm's mobilenetv4_conv_small) as a models::Model of the Batch pattern: one
+// MobileNetV4 (timm's mobilenetv4_conv_small and _conv_medium) as a models::Model of the Batch pattern: one
 // forward pass over a batch of images, every layer a registry op call, no state.
 //
 // Forward, activations NHWC in the model dtype (BatchNorms folded at load):
 //   stem       conv2d 3x3 / 2 + ReLU
 //   ConvBnAct  conv2d + ReLU
+//   EdgeRes.   conv_exp KxK conv2d (the block's stride) + ReLU -> conv_pwl 1x1 conv2d, no
+//              activation, adding the block's input when the block keeps its shape
 //   UIR        [dw_start depthwise conv2d, no activation] -> pw_exp 1x1 conv2d + ReLU ->
 //              [dw_mid depthwise conv2d (the block's stride) + ReLU] -> pw_proj 1x1 conv2d,
 //              no activation, adding the block's input in its epilogue when the block keeps

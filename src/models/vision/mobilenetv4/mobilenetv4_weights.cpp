@@ -33,6 +33,9 @@ class MobileNetV4Walker {
       const std::string& p = b.prefix;
       if (b.kind == K::conv_bn_act) {
         v.push_back(conv(p + "conv.weight", p + "bn1.", b.c_in, b.c_out, b.kernel, b.stride, 1, true));
+      } else if (b.kind == K::edge_residual) {
+        v.push_back(conv(p + "conv_exp.weight", p + "bn1.", b.c_in, b.mid, b.kernel, b.stride, 1, true));
+        v.push_back(conv(p + "conv_pwl.weight", p + "bn2.", b.mid, b.c_out, 1, 1, 1, false));
       } else {
         const int start_stride = b.dw_mid > 0 ? 1 : b.stride;
         if (b.dw_start > 0)
@@ -124,7 +127,8 @@ std::map<std::string, Tensor> random_mobilenetv4_state_dict(const MobileNetV4Con
   uint64_t offset = 0;
   for (const TensorDecl& d : mobilenetv4_weight_decls(c)) {
     Tensor t = Tensor::empty(d.shape, DType::f32);
-    if (mnv4_ends_with(d.name, "bn.weight") || mnv4_ends_with(d.name, "bn1.weight") || d.name == "norm_head.weight") {
+    if (mnv4_ends_with(d.name, "bn.weight") || mnv4_ends_with(d.name, "bn1.weight") ||
+        mnv4_ends_with(d.name, "bn2.weight") || d.name == "norm_head.weight") {
       fill_uniform(t, seed, offset, 0.8f, 1.2f);
     } else if (mnv4_ends_with(d.name, "running_var")) {
       fill_uniform(t, seed, offset, 0.5f, 1.5f);
@@ -134,7 +138,9 @@ std::map<std::string, Tensor> random_mobilenetv4_state_dict(const MobileNetV4Con
       // A residual branch's last conv at a fifth of the gain: each of the ten residual blocks
       // then adds little to its input's power, as trained networks' small last BatchNorm
       // scales do, instead of doubling it (which would take f16 logits near overflow).
-      const double gain = mnv4_ends_with(d.name, "pw_proj.conv.weight") ? 0.2 : d.shape.size() == 4 ? 2.0 : 1.0;
+      const bool branch_end =
+          mnv4_ends_with(d.name, "pw_proj.conv.weight") || mnv4_ends_with(d.name, "conv_pwl.weight");
+      const double gain = branch_end ? 0.2 : d.shape.size() == 4 ? 2.0 : 1.0;
       const double var = gain / fan_in;
       const float a = static_cast<float>(std::sqrt(3.0 * var));  // uniform(-a, a) has variance a^2 / 3
       fill_uniform(t, seed, offset, -a, a);

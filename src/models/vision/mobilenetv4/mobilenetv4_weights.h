@@ -4,6 +4,7 @@
 // linear layer. Names:
 //   stem       conv_stem.weight, bn1.{weight,bias,running_mean,running_var}
 //   ConvBnAct  blocks.<s>.<i>.conv.weight, blocks.<s>.<i>.bn1.*
+//   EdgeRes.   blocks.<s>.<i>.conv_exp.weight, bn1.*, conv_pwl.weight, bn2.*
 //   UIR        blocks.<s>.<i>.{dw_start,pw_exp,dw_mid,pw_proj}.conv.weight and .bn.*
 //              (dw_start and dw_mid only where the block has them)
 //   head       conv_head.weight [F, C, 1, 1] (no bias), norm_head.*; classifier.{weight,bias}
@@ -32,7 +33,8 @@ struct MobileNetV4Conv {
 
 struct MobileNetV4Weights {
   MobileNetV4Conv stem;
-  // Per block, its convs in order: ConvBnAct [conv]; UIR [dw_start?, pw_exp, dw_mid?, pw_proj].
+  // Per block, its convs in order: ConvBnAct [conv]; EdgeResidual [conv_exp, conv_pwl];
+  // UIR [dw_start?, pw_exp, dw_mid?, pw_proj].
   std::vector<std::vector<MobileNetV4Conv>> blocks;
   MobileNetV4Conv head;      // conv_head + norm_head + ReLU, a 1x1 conv over the pooled pixel
   Tensor classifier_weight;  // [classes, F]
@@ -52,9 +54,10 @@ MobileNetV4Weights load_mobilenetv4_weights(const MobileNetV4Config& c, const st
                                             Device device);
 // A random state dict (host f32) from Philox(seed): conv filters uniform with variance
 // 2 / fan_in (He: ReLU halves the signal's power, so activations keep their scale through
-// the depth) except a UIR's pw_proj at 0.2 / fan_in (its output is added to the block's
-// input), BatchNorm scales in [0.8, 1.2), shifts and means in [-0.1, 0.1), variances in
-// [0.5, 1.5), the classifier uniform with variance 1 / fan_in.
+// the depth) except a residual branch's last conv (a UIR's pw_proj, an EdgeResidual's
+// conv_pwl) at 0.2 / fan_in (its output is added to the block's input), BatchNorm scales in
+// [0.8, 1.2), shifts and means in [-0.1, 0.1), variances in [0.5, 1.5), the classifier
+// uniform with variance 1 / fan_in.
 std::map<std::string, Tensor> random_mobilenetv4_state_dict(const MobileNetV4Config& c, uint64_t seed);
 MobileNetV4Weights random_mobilenetv4_weights(const MobileNetV4Config& c, uint64_t seed, DType dtype, Device device);
 
