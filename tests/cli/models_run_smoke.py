@@ -10,7 +10,7 @@ pointer to `fk models list`, by `fk run` and by `fk bench`. `fk models config` p
 preset's config.json text; `fk bench embed` times a text encoder and writes its JSON; `fk bench
 latency | throughput` print a summary, their JSON going to --json-out (or stdout with --json).
 """
-import json, os, re, subprocess, sys, tempfile
+import json, os, re, struct, subprocess, sys, tempfile, zlib
 
 fk = sys.argv[1]
 failures = []
@@ -162,6 +162,43 @@ with tempfile.TemporaryDirectory() as tmp:
               f"classify JSON: {str(d)[:300]}")
 r = run("classify", "--model", "tiny-mobilenetv4", "--device", "cpu", "--dtype", "f32")
 check(r.returncode != 0 and "classify: --dtype must be f16 or bf16, got f32" in r.stderr, f"classify f32: {r.stderr}")
+
+# fk classify / detect --image: PNG files decoded and preprocessed (timm's eval transform, YOLO's
+# letterbox); a detector's boxes come back in the file's pixels.
+def write_png(path, width, height):
+    """An RGB gradient as a PNG (zlib and struct only)."""
+    rows = b"".join(b"\x00" + bytes((x * 255 // width, y * 255 // height, 128) [c] for x in range(width) for c in range(3))
+                    for y in range(height))
+    chunk = lambda kind, data: struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+with tempfile.TemporaryDirectory() as tmp:
+    wide, tall = os.path.join(tmp, "wide.png"), os.path.join(tmp, "tall.png")
+    write_png(wide, 90, 40)
+    write_png(tall, 30, 70)
+    r = run("classify", "--model", "tiny-mobilenetv4", "--device", "cpu", "--image", wide, "--image", tall)
+    check(r.returncode == 0, f"classify --image exited {r.returncode}: {r.stderr}")
+    if r.returncode == 0:
+        d = json.loads(r.stdout)
+        check(d["images"] == 2 and [x["image"] for x in d["data"]] == [wide, tall] and len(d["data"][1]["classes"]) == 5,
+              f"classify --image JSON: {str(d)[:300]}")
+    r = run("detect", "--model", "tiny-yolov10", "--device", "cpu", "--image", wide)
+    check(r.returncode == 0, f"detect --image exited {r.returncode}: {r.stderr}")
+    if r.returncode == 0:
+        d = json.loads(r.stdout)["data"][0]
+        boxes = d["boxes"]
+        check(d["width"] == 90 and d["height"] == 40 and boxes
+              and all(0 <= b[0] <= b[2] <= 90 and 0 <= b[1] <= b[3] <= 40 for b in boxes),
+              f"detect --image boxes outside the 90 x 40 image: {str(d)[:300]}")
+    bad = os.path.join(tmp, "bad.png")
+    with open(bad, "wb") as f:
+        f.write(b"not an image")
+    r = run("classify", "--model", "tiny-mobilenetv4", "--device", "cpu", "--image", bad)
+    check(r.returncode != 0 and "does not decode as PNG or JPEG" in r.stderr, f"classify a bad file: {r.stderr}")
+    r = run("detect", "--model", "tiny-yolov10", "--device", "cpu", "--image", wide, "--batch", "3")
+    check(r.returncode != 0 and "--batch 3 disagrees with the 1 --image files" in r.stderr, f"detect --batch: {r.stderr}")
 
 r = run("run", "--help")
 check("fk models list" in r.stdout, f"run --help does not point to fk models list: {r.stdout}")

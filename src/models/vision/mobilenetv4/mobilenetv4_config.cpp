@@ -121,6 +121,9 @@ MobileNetV4Config parse_mobilenetv4_config(std::string_view config_json, std::st
         j["pretrained_cfg"].contains("input_size") && j["pretrained_cfg"]["input_size"].is_array() &&
         j["pretrained_cfg"]["input_size"].size() == 3 && !j.contains("image_size"))
       j["image_size"] = j["pretrained_cfg"]["input_size"][2];
+    if (j.contains("pretrained_cfg") && j["pretrained_cfg"].is_object() && j["pretrained_cfg"].contains("crop_pct") &&
+        !j.contains("crop_pct"))
+      j["crop_pct"] = j["pretrained_cfg"]["crop_pct"];
   } else {
     c.model_type = j.value("model_type", std::string());
     FK_CHECK(c.model_type == "mobilenetv4", source, ": model_type must be 'mobilenetv4', got '", c.model_type, "'");
@@ -137,7 +140,9 @@ MobileNetV4Config parse_mobilenetv4_config(std::string_view config_json, std::st
   FK_CHECK(c.variant == "conv_small" || c.variant == "conv_medium", source, ": unknown MobileNetV4 variant '",
            c.variant, "' (conv_small, conv_medium)");
   c.num_classes = mnv4_integer(j, "num_classes", 1000, source);
-  c.image_size = mnv4_integer(j, "image_size", 224, source);
+  c.image_size = mnv4_integer(j, "image_size", c.variant == "conv_medium" ? 256 : 224, source);
+  c.crop_pct = mnv4_number(j, "crop_pct", c.variant == "conv_medium" ? 0.95 : 0.875, source);
+  FK_CHECK(c.crop_pct > 0 && c.crop_pct <= 1, source, ": crop_pct must lie in (0, 1], got ", c.crop_pct);
   c.channel_multiplier = mnv4_number(j, "channel_multiplier", 1.0, source);
   c.num_features = mnv4_integer(j, "num_features", 1280, source);
   c.bn_eps = mnv4_number(j, "bn_eps", 1e-5, source);

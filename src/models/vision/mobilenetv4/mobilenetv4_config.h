@@ -5,7 +5,8 @@
 //   {"model_type": "mobilenetv4", "variant": "conv_small", "num_classes": 1000, "image_size": 224}
 // or timm's hub config.json as it is: {"architecture": "mobilenetv4_conv_small", "num_classes",
 // "num_features", "pretrained_cfg": {"input_size": [3, 224, 224], ...}, ...}
-// with optional "channel_multiplier" (1.0: timm's round_channels on every block's output
+// with optional "crop_pct" (the eval transform's centre crop: timm's pretrained_cfg's, 0.875
+// for conv_small, 0.95 for conv_medium), "channel_multiplier" (1.0: timm's round_channels on every block's output
 // channels; below 1 the 32-channel stem stays fixed, as timm's fix_stem), "num_features"
 // (1280: conv_head's width, never scaled) and "bn_eps" (1e-5, torch's BatchNorm2d default:
 // not in the state dict). The other variants (conv_large, hybrid_*, the anti-aliased ones) are
@@ -46,6 +47,7 @@ struct MobileNetV4Config {
   std::string variant = "conv_small";
   int64_t num_classes = 1000;
   int64_t image_size = 224;
+  double crop_pct = 0.875;  // timm's eval crop: conv_small's 0.875, conv_medium's (r256) 0.95
   double channel_multiplier = 1.0;
   int64_t num_features = 1280;
   double bn_eps = 1e-5;

@@ -16,15 +16,15 @@
 #include <vector>
 
 #include "fk/tensor.h"
+#include "models/image/rgb_image.h"
 #include "models/vlm/qwen3_vl/vision_config.h"
 
 namespace fk::models::vlm {
 
-// An 8-bit RGB image, rows top to bottom, pixels interleaved (R, G, B).
-struct RgbImage {
-  int64_t height = 0, width = 0;
-  std::vector<uint8_t> pixels;  // [height, width, 3]
-};
+using image::decode_rgb_image;
+using image::load_rgb_image;
+using image::resize_bicubic;
+using image::RgbImage;
 
 struct ImageProcessorOptions {
   int64_t min_pixels = 65536;     // Qwen3-VL's size.shortest_edge (a pixel budget, not an edge)
@@ -49,15 +49,7 @@ struct ProcessedImage {
 std::array<int64_t, 2> qwen3_vl_smart_resize(int64_t height, int64_t width, int64_t factor, int64_t min_pixels,
                                              int64_t max_pixels);
 
-// Bicubic resize of an RGB image (PIL's filter: a = -0.5, support widened by the scale when
-// shrinking), values rounded and clamped to 8 bits as PIL stores them.
-RgbImage resize_bicubic(const RgbImage& image, int64_t height, int64_t width);
-
 ProcessedImage qwen3_vl_process_image(const RgbImage& image, const Qwen3VLVisionConfig& config,
                                       const ImageProcessorOptions& options = {});
-
-// PNG or JPEG (anything stb_image decodes) to RGB; throws naming the file and stb's reason.
-RgbImage load_rgb_image(const std::filesystem::path& path);
-RgbImage decode_rgb_image(const std::vector<uint8_t>& bytes, const std::string& what);
 
 }  // namespace fk::models::vlm

@@ -5,7 +5,7 @@
 #include <iterator>
 
 #include "fk/status.h"
-#include "models/vlm/qwen3_vl/image_processor.h"
+#include "models/image/rgb_image.h"
 
 #if __has_include(<stb/stb_image.h>)
 #define FK_HAVE_STB_IMAGE 1
@@ -19,7 +19,7 @@
 #define FK_HAVE_STB_IMAGE 0
 #endif
 
-namespace fk::models::vlm {
+namespace fk::models::image {
 
 RgbImage decode_rgb_image(const std::vector<uint8_t>& bytes, const std::string& what) {
 #if FK_HAVE_STB_IMAGE
@@ -43,4 +43,4 @@ RgbImage load_rgb_image(const std::filesystem::path& path) {
   return decode_rgb_image(bytes, path.string());
 }
 
-}  // namespace fk::models::vlm
+}  // namespace fk::models::image
