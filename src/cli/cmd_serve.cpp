@@ -1,6 +1,8 @@
 // `fk serve`: an OpenAI-compatible server for a model: a generating model through the engine
-// (src/serving/http/http_server.h), a text encoder of the Batch pattern (BGE-M3, ColBERTv2)
-// through its embeddings and score endpoints (src/serving/http/encoder_server.h).
+// (src/serving/http/http_server.h), a model of the Batch pattern through its endpoints
+// (src/serving/http/batch_server.h): a text encoder's (BGE-M3, ColBERTv2) /v1/embeddings and
+// /v1/score, an image classifier's (MobileNetV4) /v1/classify, a detector's (YOLOv10)
+// /v1/detect.
 //
 // SIGTERM / SIGINT shut down gracefully: the server stops accepting, requests in flight
 // may finish for --shutdown-timeout seconds, then the rest are aborted (their clients get
@@ -25,8 +27,12 @@
 #include "fk/status.h"
 #include "models/encoder/xlm_roberta_model.h"
 #include "models/registry.h"
-#include "serving/http/encoder_server.h"
+#include "models/vision/mobilenetv4/mobilenetv4_model.h"
+#include "models/vision/yolov10/yolov10_model.h"
+#include "serving/embed/encoder_service.h"
+#include "serving/http/batch_server.h"
 #include "serving/http/http_server.h"
+#include "serving/vision/vision_service.h"
 
 namespace fk::cli {
 namespace {
@@ -102,35 +108,43 @@ std::optional<models::ModelSource> batch_model(const std::string& model) {
   return std::nullopt;
 }
 
-// A text encoder loaded for requests of up to --max-num-batched-tokens tokens (at least its
-// longest sequence) and --max-num-seqs texts per forward pass; its tokenizer from
-// --tokenizer or the checkpoint folder's tokenizer.json.
-std::unique_ptr<serve::EncoderService> encoder_service(const ServeCli& o, const models::ModelSource& src) {
+// The Batch-pattern model behind --model as fk serve's service: a text encoder loaded for
+// requests of up to --max-num-batched-tokens tokens (at least its longest sequence) and
+// --max-num-seqs texts per forward pass, its tokenizer from --tokenizer or the checkpoint
+// folder's tokenizer.json; an image classifier or detector loaded for --max-num-seqs images
+// per forward pass.
+serve::BatchService batch_service(const ServeCli& o, const models::ModelSource& src) {
   std::string device = o.engine.device;
   if (device == "auto") device = rt::cuda_available() ? "cuda" : "cpu";
   const models::ModelSource checked = lookup_model(o.engine.model, models::RunPattern::batch, device, "fk serve");
-  FK_CHECK(o.engine.dtype == "bf16" || o.engine.dtype == "f16", "fk serve: a text encoder runs in bf16 or f16, got ",
-           "--dtype ", o.engine.dtype);
+  FK_CHECK(o.engine.dtype == "bf16" || o.engine.dtype == "f16", "fk serve: a Batch-pattern model runs in bf16 or f16, ",
+           "got --dtype ", o.engine.dtype);
   std::unique_ptr<models::Model> m = models::create_model_from_config(checked.config_json, checked.source);
-  FK_CHECK(dynamic_cast<models::encoder::XlmRobertaModel*>(m.get()) != nullptr, "fk serve: model '", o.engine.model,
-           "' (architecture '", src.registration->architecture, "') runs by the batch pattern but is not a text "
-           "encoder this server serves");
-  const auto& config = dynamic_cast<models::encoder::XlmRobertaModel&>(*m).config();
   models::LoadOptions lo;
   lo.device = device == "cuda" ? Device::cuda() : Device::cpu();
   lo.dtype = o.engine.dtype == "f16" ? DType::f16 : DType::bf16;
   lo.checkpoint = checked.checkpoint;
   lo.seed = o.engine.seed;
-  lo.max_tokens = std::max<int64_t>(o.engine.max_num_batched_tokens, config.max_tokens_per_sequence());
   lo.max_seqs = std::max<int64_t>(o.engine.max_num_seqs, 1);
+  const std::string name = o.server.served_model_name.empty() ? o.engine.model : o.server.served_model_name;
+  if (dynamic_cast<models::vision::MobileNetV4Model*>(m.get()) != nullptr ||
+      dynamic_cast<models::vision::Yolov10Model*>(m.get()) != nullptr) {
+    m->load(lo);
+    return serve::vision_batch_service(
+        std::make_shared<serve::VisionService>(std::move(m), lo.max_seqs, name, o.server.allowed_local_media_path));
+  }
+  FK_CHECK(dynamic_cast<models::encoder::XlmRobertaModel*>(m.get()) != nullptr, "fk serve: model '", o.engine.model,
+           "' (architecture '", src.registration->architecture, "') runs by the batch pattern but is not a model this ",
+           "server serves (text encoders, image classifiers, detectors)");
+  const auto& config = dynamic_cast<models::encoder::XlmRobertaModel&>(*m).config();
+  lo.max_tokens = std::max<int64_t>(o.engine.max_num_batched_tokens, config.max_tokens_per_sequence());
   m->load(lo);
   std::filesystem::path tok_path = o.server.tokenizer;
   if (tok_path.empty() && !checked.checkpoint.empty() && std::filesystem::exists(checked.checkpoint / "tokenizer.json"))
     tok_path = checked.checkpoint;
   std::unique_ptr<tokenizer::Tokenizer> tok;
   if (!tok_path.empty()) tok = std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_file(tok_path));
-  const std::string name = o.server.served_model_name.empty() ? o.engine.model : o.server.served_model_name;
-  return std::make_unique<serve::EncoderService>(std::move(m), std::move(tok), name);
+  return serve::encoder_batch_service(std::make_shared<serve::EncoderService>(std::move(m), std::move(tok), name));
 }
 
 void run(ServeCli o) {
@@ -140,10 +154,13 @@ void run(ServeCli o) {
   const sigset_t set = shutdown_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   if (const auto src = batch_model(o.engine.model)) {
-    auto service = encoder_service(o, *src);
-    o.server.served_model_name = service->served_model();
-    serve::EncoderServer server(o.server, std::move(service));
-    serve_until_signalled(server, o, "POST /v1/embeddings /v1/score, GET /v1/models /health /metrics");
+    serve::BatchService service = batch_service(o, *src);
+    o.server.served_model_name = service.served_model;
+    std::string routes = "POST";
+    for (const serve::BatchEndpoint& e : service.endpoints) routes += " " + e.path;
+    routes += ", GET /v1/models /health /metrics";
+    serve::BatchServer server(o.server, std::move(service));
+    serve_until_signalled(server, o, routes.c_str());
     return;
   }
   auto e = std::make_unique<engine::Engine>(o.engine.to_config());
@@ -154,7 +171,8 @@ void run(ServeCli o) {
 void setup(CLI::App& app) {
   static ServeCli o;
   auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server for a model (a text encoder: "
-                                          "/v1/embeddings and /v1/score)");
+                                          "/v1/embeddings and /v1/score; an image classifier: /v1/classify; a "
+                                          "detector: /v1/detect)");
   cmd->add_option("model", o.engine.model, "Built-in config name or HF checkpoint folder (as --model)");
   o.engine.add_to(cmd);
   cmd->add_option("--host", o.server.host)->capture_default_str();

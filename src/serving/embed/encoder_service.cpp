@@ -176,4 +176,15 @@ json EncoderService::score(const std::string& body) {
   return json{{"object", "list"}, {"data", std::move(data)}, {"model", served_model_}, {"usage", usage(tokens)}};
 }
 
+BatchService encoder_batch_service(std::shared_ptr<EncoderService> service) {
+  EncoderService* s = service.get();
+  BatchService b;
+  b.served_model = s->served_model();
+  b.task = s->colbert() ? "score" : "embed";
+  b.endpoints = {{"/v1/embeddings", [s](const std::string& body) { return s->embeddings(body); }},
+                 {"/v1/score", [s](const std::string& body) { return s->score(body); }}};
+  b.owner = std::move(service);
+  return b;
+}
+
 }  // namespace fk::serve

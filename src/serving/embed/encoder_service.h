@@ -20,6 +20,7 @@
 
 #include "models/encoder/xlm_roberta_model.h"
 #include "serving/embed/encoder_requests.h"
+#include "serving/http/batch_service.h"
 #include "text/tokenizer.h"
 
 namespace fk::serve {
@@ -45,5 +46,9 @@ class EncoderService {
   std::string served_model_;
   std::mutex mu_;
 };
+
+// fk serve's endpoints of `service`: POST /v1/embeddings and /v1/score; its task "score" for a
+// ColBERT model, else "embed".
+BatchService encoder_batch_service(std::shared_ptr<EncoderService> service);
 
 }  // namespace fk::serve

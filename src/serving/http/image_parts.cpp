@@ -42,22 +42,22 @@ int base64_digit(char c) {
 }
 
 // The bytes of a data URL: data:<media type>[;parameters];base64,<data>.
-std::vector<uint8_t> data_url_bytes(const std::string& url, size_t m, size_t p) {
+std::vector<uint8_t> data_url_bytes(const std::string& url, const ImageRefusal& refuse) {
   const size_t comma = url.find(',');
-  if (comma == std::string::npos) refuse_part(m, p, concat("the data URL '", shown_url(url), "' has no ',' before its data"));
+  if (comma == std::string::npos) refuse(concat("the data URL '", shown_url(url), "' has no ',' before its data"));
   std::string header = url.substr(5, comma - 5);
   std::transform(header.begin(), header.end(), header.begin(), [](unsigned char c) { return std::tolower(c); });
   const std::string media = header.substr(0, header.find(';'));
   if (media.rfind("image/", 0) != 0)
-    refuse_part(m, p, concat("the data URL's media type '", media, "' is not an image (send image/png or image/jpeg)"));
+    refuse(concat("the data URL's media type '", media, "' is not an image (send image/png or image/jpeg)"));
   if (media != "image/png" && media != "image/jpeg" && media != "image/jpg")
-    refuse_part(m, p, concat("the image type '", media, "' is not supported: send image/png or image/jpeg"));
+    refuse(concat("the image type '", media, "' is not supported: send image/png or image/jpeg"));
   const bool base64 = header.size() >= 7 && header.compare(header.size() - 7, 7, ";base64") == 0;
-  if (!base64) refuse_part(m, p, concat("the data URL of type '", media, "' is not base64 (its header needs ';base64')"));
+  if (!base64) refuse(concat("the data URL of type '", media, "' is not base64 (its header needs ';base64')"));
   try {
     return decode_base64(std::string_view(url).substr(comma + 1));
   } catch (const Error& e) {
-    refuse_part(m, p, concat("the data URL's data is not base64: ", e.what()));
+    refuse(concat("the data URL's data is not base64: ", e.what()));
   }
 }
 
@@ -76,39 +76,40 @@ bool inside_folder(const std::filesystem::path& path, const std::filesystem::pat
   return true;
 }
 
-// An image's bytes from its URL: a data URL or a local file inside `allowed_local_media`;
-// anything else is refused.
-std::vector<uint8_t> image_bytes(const std::string& url, const std::filesystem::path& allowed_local_media, size_t m,
-                                 size_t p, std::string& what) {
-  if (url_starts_with(url, "data:")) {
-    what = concat("of message ", m, " part ", p);
-    return data_url_bytes(url, m, p);
-  }
+}  // namespace
+
+void ImageRefusal::operator()(const std::string& what) const { invalid_request(param, prefix + what); }
+
+std::vector<uint8_t> image_url_bytes(const std::string& url, const std::filesystem::path& allowed_local_media,
+                                     const ImageRefusal& refuse, std::string& what) {
+  if (url_starts_with(url, "data:")) return data_url_bytes(url, refuse);
   if (url_starts_with(url, "http://") || url_starts_with(url, "https://"))
-    refuse_part(m, p, concat("the image URL '", shown_url(url), "' is on the network; this server fetches nothing from the ",
-                        "network: send a data URL (data:image/png;base64,...) or a local file path"));
+    refuse(concat("the image URL '", shown_url(url), "' is on the network; this server fetches nothing from the ",
+                  "network: send a data URL (data:image/png;base64,...) or a local file path"));
   std::string path = url;
   if (url_starts_with(url, "file://")) {
     path = url.substr(7);
     if (path.rfind("localhost/", 0) == 0) path = path.substr(9);
   }
   if (path.empty() || path[0] != '/')
-    refuse_part(m, p, concat("the image URL '", shown_url(url), "' is neither a data URL nor a local file (file:///path or an ",
-                        "absolute path)"));
+    refuse(concat("the image URL '", shown_url(url), "' is neither a data URL nor a local file (file:///path or an ",
+                  "absolute path)"));
   if (allowed_local_media.empty())
-    refuse_part(m, p, concat("the image '", shown_url(url), "' is a local file, and this server reads none: send a data URL ",
-                        "(data:image/png;base64,...), or start fk serve with --allowed-local-media-path DIR"));
+    refuse(concat("the image '", shown_url(url), "' is a local file, and this server reads none: send a data URL ",
+                  "(data:image/png;base64,...), or start fk serve with --allowed-local-media-path DIR"));
   if (!inside_folder(path, allowed_local_media))
-    refuse_part(m, p, concat("the image file '", shown_url(path), "' is outside the folder this server reads images from ",
-                        "(--allowed-local-media-path)"));
+    refuse(concat("the image file '", shown_url(path), "' is outside the folder this server reads images from ",
+                  "(--allowed-local-media-path)"));
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    refuse_part(m, p, concat("the image file '", shown_url(path), "' does not exist (or is not a file)"));
+    refuse(concat("the image file '", shown_url(path), "' does not exist (or is not a file)"));
   what = concat("'", shown_url(path), "'");
   std::ifstream in(path, std::ios::binary);
-  if (!in.good()) refuse_part(m, p, concat("the image file '", shown_url(path), "' cannot be read"));
+  if (!in.good()) refuse(concat("the image file '", shown_url(path), "' cannot be read"));
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
+
+namespace {
 
 // The URL of an image_url part: {"url": ...} or the older plain string.
 std::string part_url(const ordered_json& part, size_t m, size_t p) {
@@ -198,8 +199,9 @@ ordered_json take_image_parts(const ordered_json& messages, const vlm::Qwen3VLIm
       ordered_json& part = content[p];
       if (!part.is_object() || !part.contains("type") || part["type"] != "image_url") continue;
       const std::string url = part_url(part, m, p);
-      std::string what;
-      const std::vector<uint8_t> bytes = image_bytes(url, allowed_local_media, m, p, what);
+      std::string what = concat("of message ", m, " part ", p);
+      const std::vector<uint8_t> bytes = image_url_bytes(
+          url, allowed_local_media, {"messages", concat("message ", m, ": content part ", p, ": ")}, what);
       try {
         images.push_back(vlm::qwen3_vl_process_image(vlm::decode_rgb_image(bytes, what), encoder->config(), options));
       } catch (const Error& e) {

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "models/vlm/qwen3_vl/image_encoder.h"
@@ -26,6 +27,20 @@ namespace fk::serve {
 // The bytes of standard base64 text (padding optional); throws fk::Error naming the first
 // character that is not base64.
 std::vector<uint8_t> decode_base64(std::string_view text);
+
+// How an image URL is refused: ApiError 400 on `param`, the message `prefix` + what is wrong.
+struct ImageRefusal {
+  std::string param, prefix;
+  [[noreturn]] void operator()(const std::string& what) const;
+};
+
+// An image's bytes from its URL: a data URL (data:image/png;base64,... or image/jpeg) or a
+// local file (file:///path or an absolute path) inside `allowed_local_media` (symbolic links
+// and .. resolved first; empty: none); a network URL, another media type, data that is not
+// base64 or a missing file is refused. `what` becomes the file's name for a local file (the
+// decoder's errors name it).
+std::vector<uint8_t> image_url_bytes(const std::string& url, const std::filesystem::path& allowed_local_media,
+                                     const ImageRefusal& refuse, std::string& what);
 
 // The most images one request may bring: the vision tower's patches over the fewest patches
 // the processor makes of an image.

@@ -15,7 +15,8 @@
 
 #include "models/encoder/golden_check.h"
 #include "models/registry.h"
-#include "serving/http/encoder_server.h"
+#include "serving/embed/encoder_service.h"
+#include "serving/http/batch_server.h"
 
 namespace fk::serve {
 namespace {
@@ -38,7 +39,8 @@ class EncoderTestServer {
     sc.port = 0;
     sc.threads = 8;
     sc.served_model_name = "enc";
-    server_ = std::make_unique<EncoderServer>(sc, std::make_unique<EncoderService>(std::move(m), nullptr, "enc"));
+    server_ = std::make_unique<BatchServer>(
+        sc, encoder_batch_service(std::make_shared<EncoderService>(std::move(m), nullptr, "enc")));
     port_ = server_->bind();
     thread_ = std::thread([this] { server_->serve(); });
   }
@@ -60,7 +62,7 @@ class EncoderTestServer {
 
  private:
   std::string name_;
-  std::unique_ptr<EncoderServer> server_;
+  std::unique_ptr<BatchServer> server_;
   int port_ = 0;
   std::thread thread_;
 };

@@ -13,10 +13,6 @@
 //   - every bad input is a 400 naming what is wrong, and the next good request succeeds.
 #include <gtest/gtest.h>
 
-#define STB_IMAGE_WRITE_IMPLEMENTATION
-#define STB_IMAGE_WRITE_STATIC
-#include <stb/stb_image_write.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -31,6 +27,7 @@
 #include "models/vlm/qwen3_vl/image_prompt.h"
 #include "serving/http/image_parts.h"
 #include "serving/http/serve_test_server.h"
+#include "support/image_bytes.h"
 #include "support/test_seed.h"
 
 namespace fk::serve {
@@ -108,43 +105,10 @@ vlm::RgbImage random_image(std::mt19937_64& rng, int64_t h, int64_t w) {
   return im;
 }
 
-void append_bytes(void* context, void* data, int size) {
-  auto* out = static_cast<std::vector<uint8_t>*>(context);
-  out->insert(out->end(), static_cast<uint8_t*>(data), static_cast<uint8_t*>(data) + size);
-}
-
-std::vector<uint8_t> png_bytes(const vlm::RgbImage& im) {
-  std::vector<uint8_t> out;
-  EXPECT_TRUE(stbi_write_png_to_func(append_bytes, &out, static_cast<int>(im.width), static_cast<int>(im.height), 3,
-                                     im.pixels.data(), static_cast<int>(im.width * 3)));
-  return out;
-}
-
-std::vector<uint8_t> jpeg_bytes(const vlm::RgbImage& im) {
-  std::vector<uint8_t> out;
-  EXPECT_TRUE(stbi_write_jpg_to_func(append_bytes, &out, static_cast<int>(im.width), static_cast<int>(im.height), 3,
-                                     im.pixels.data(), 95));
-  return out;
-}
-
-std::string base64(const std::vector<uint8_t>& bytes) {
-  static const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t v = static_cast<uint32_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) v |= static_cast<uint32_t>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) v |= bytes[i + 2];
-    out += digits[(v >> 18) & 63];
-    out += digits[(v >> 12) & 63];
-    out += i + 1 < bytes.size() ? digits[(v >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? digits[v & 63] : '=';
-  }
-  return out;
-}
-
-std::string data_url(const std::string& type, const std::vector<uint8_t>& bytes) {
-  return "data:" + type + ";base64," + base64(bytes);
-}
+using test::base64;
+using test::data_url;
+using test::jpeg_bytes;
+using test::png_bytes;
 
 json image_part(const std::string& url) { return {{"type", "image_url"}, {"image_url", {{"url", url}}}}; }
 json text_part(const std::string& text) { return {{"type", "text"}, {"text", text}}; }

@@ -1,4 +1,4 @@
-#include "serving/http/encoder_server.h"
+#include "serving/http/batch_server.h"
 
 #include <atomic>
 #include <chrono>
@@ -13,9 +13,9 @@ namespace fk::serve {
 
 using nlohmann::json;
 
-struct EncoderServer::Impl {
+struct BatchServer::Impl {
   ServerConfig config;
-  std::unique_ptr<EncoderService> service;
+  BatchService service;
   ServerMetrics metrics;
   httplib::Server http;
   std::atomic<int64_t> in_flight{0}, finished{0}, tokens{0};
@@ -23,7 +23,7 @@ struct EncoderServer::Impl {
   int bound_port = -1;
   const int64_t created = static_cast<int64_t>(std::time(nullptr));
 
-  Impl(ServerConfig c, std::unique_ptr<EncoderService> s) : config(std::move(c)), service(std::move(s)) {
+  Impl(ServerConfig c, BatchService s) : config(std::move(c)), service(std::move(s)) {
     const int64_t threads = config.threads > 0 ? config.threads : 64;
     http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
     routes();
@@ -40,7 +40,8 @@ struct EncoderServer::Impl {
       if (shutting_down.load()) throw ApiError(503, "server_error", kShuttingDown);
       res.set_content(json_text(out), "application/json");
       metrics.count_http(200);
-      if (out.contains("usage")) tokens += out["usage"]["prompt_tokens"].get<int64_t>();
+      if (out.contains("usage") && out["usage"].contains("prompt_tokens"))
+        tokens += out["usage"]["prompt_tokens"].get<int64_t>();
       metrics.observe_request(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), -1, 0);
     } catch (const ApiError& e) {
       send_error(res, e);
@@ -56,19 +57,18 @@ struct EncoderServer::Impl {
 
   json model_json() const {
     return {{"id", config.served_model_name}, {"object", "model"}, {"created", created},
-            {"owned_by", "fastkernels"},      {"parent", nullptr},  {"task", service->colbert() ? "score" : "embed"}};
+            {"owned_by", "fastkernels"},      {"parent", nullptr}, {"task", service.task}};
   }
 
   void routes() {
-    http.Post("/v1/embeddings", [this](const httplib::Request& q, httplib::Response& r) {
-      handle(r, [&] { return service->embeddings(q.body); });
-    });
-    http.Post("/v1/score", [this](const httplib::Request& q, httplib::Response& r) {
-      handle(r, [&] { return service->score(q.body); });
-    });
+    for (const BatchEndpoint& e : service.endpoints)
+      http.Post(e.path, [this, &e](const httplib::Request& q, httplib::Response& r) {
+        handle(r, [&] { return e.handle(q.body); });
+      });
     http.Get("/health", [](const httplib::Request&, httplib::Response& r) { r.set_content("ok\n", "text/plain"); });
-    add_model_routes(http, config.served_model_name, [this] { return model_json(); },
-                     [this](int status) { metrics.count_http(status); });
+    add_model_routes(
+        http, config.served_model_name, [this] { return model_json(); },
+        [this](int status) { metrics.count_http(status); });
     http.Get("/metrics", [this](const httplib::Request&, httplib::Response& r) {
       LoopStats s;
       s.running = in_flight.load();
@@ -80,35 +80,35 @@ struct EncoderServer::Impl {
   }
 };
 
-EncoderServer::EncoderServer(ServerConfig config, std::unique_ptr<EncoderService> service)
+BatchServer::BatchServer(ServerConfig config, BatchService service)
     : impl_(std::make_unique<Impl>(std::move(config), std::move(service))) {
-  FK_CHECK(!impl_->config.served_model_name.empty(), "serve: the encoder server needs a served model name");
+  FK_CHECK(!impl_->config.served_model_name.empty(), "serve: the batch server needs a served model name");
 }
 
-EncoderServer::~EncoderServer() { stop(); }
+BatchServer::~BatchServer() { stop(); }
 
-int EncoderServer::bind() {
+int BatchServer::bind() {
   impl_->bound_port = bind_server(impl_->http, impl_->config.host, impl_->config.port);
   return impl_->bound_port;
 }
 
-void EncoderServer::serve() { impl_->http.listen_after_bind(); }
-void EncoderServer::stop() { impl_->http.stop(); }
+void BatchServer::serve() { impl_->http.listen_after_bind(); }
+void BatchServer::stop() { impl_->http.stop(); }
 
-void EncoderServer::stop_accepting() {
+void BatchServer::stop_accepting() {
   impl_->shutting_down = true;
   impl_->http.stop();
 }
 
-int64_t EncoderServer::in_flight() const { return impl_->in_flight.load(); }
+int64_t BatchServer::in_flight() const { return impl_->in_flight.load(); }
 
 // A forward pass cannot be cut short: the requests waiting for the model are answered 503
 // when their turn comes (handle checks the flag), the one running finishes.
-int64_t EncoderServer::abort_in_flight() {
+int64_t BatchServer::abort_in_flight() {
   impl_->shutting_down = true;
   return impl_->in_flight.load();
 }
 
-int EncoderServer::port() const { return impl_->bound_port; }
+int BatchServer::port() const { return impl_->bound_port; }
 
 }  // namespace fk::serve
