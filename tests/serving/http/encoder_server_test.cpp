@@ -16,7 +16,7 @@
 #include "models/encoder/golden_check.h"
 #include "models/registry.h"
 #include "serving/embed/encoder_service.h"
-#include "serving/http/batch_server.h"
+#include "serving/http/batch_test_server.h"
 
 namespace fk::serve {
 namespace {
@@ -25,9 +25,14 @@ using nlohmann::json;
 
 // An encoder server on a golden checkpoint folder, loaded on the CPU for `max_tokens` tokens
 // and `max_seqs` texts per forward pass.
-class EncoderTestServer {
+class EncoderTestServer : public BatchTestServer {
  public:
-  EncoderTestServer(const std::string& dir, int64_t max_tokens, int64_t max_seqs) : name_(dir) {
+  EncoderTestServer(const std::string& dir, int64_t max_tokens, int64_t max_seqs)
+      : BatchTestServer(
+            encoder_batch_service(std::make_shared<EncoderService>(load(dir, max_tokens, max_seqs), nullptr, "enc"))) {}
+
+ private:
+  static std::unique_ptr<models::Model> load(const std::string& dir, int64_t max_tokens, int64_t max_seqs) {
     std::unique_ptr<models::Model> m = models::create_model(dir);
     models::LoadOptions o;
     o.dtype = DType::bf16;
@@ -35,36 +40,8 @@ class EncoderTestServer {
     o.max_tokens = max_tokens;
     o.max_seqs = max_seqs;
     m->load(o);
-    ServerConfig sc;
-    sc.port = 0;
-    sc.threads = 8;
-    sc.served_model_name = "enc";
-    server_ = std::make_unique<BatchServer>(
-        sc, encoder_batch_service(std::make_shared<EncoderService>(std::move(m), nullptr, "enc")));
-    port_ = server_->bind();
-    thread_ = std::thread([this] { server_->serve(); });
+    return m;
   }
-  ~EncoderTestServer() {
-    server_->stop();
-    thread_.join();
-  }
-  std::pair<int, json> post(const std::string& path, const json& body) const {
-    httplib::Client cli("127.0.0.1", port_);
-    auto r = cli.Post(path.c_str(), body.dump(), "application/json");
-    if (!r) return {0, json()};
-    return {r->status, json::parse(r->body, nullptr, false)};
-  }
-  std::string get(const std::string& path) const {
-    httplib::Client cli("127.0.0.1", port_);
-    auto r = cli.Get(path.c_str());
-    return r ? r->body : "";
-  }
-
- private:
-  std::string name_;
-  std::unique_ptr<BatchServer> server_;
-  int port_ = 0;
-  std::thread thread_;
 };
 
 json golden(const std::string& family) {

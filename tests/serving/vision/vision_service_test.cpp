@@ -7,20 +7,18 @@
 #include "serving/vision/vision_service.h"
 
 #include <gtest/gtest.h>
-#include <httplib.h>
 
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
-#include <thread>
 
 #include "models/registry.h"
 #include "models/vision/image_input.h"
 #include "models/vision/mobilenetv4/mobilenetv4_classify.h"
 #include "models/vision/mobilenetv4/mobilenetv4_model.h"
-#include "serving/http/batch_server.h"
+#include "serving/http/batch_test_server.h"
 #include "support/image_bytes.h"
 #include "support/test_seed.h"
 
@@ -39,38 +37,12 @@ std::unique_ptr<models::Model> loaded(std::unique_ptr<models::Model> m, const st
   return m;
 }
 
-class VisionTestServer {
+// A vision server on a loaded model, for batches of `max_batch` images.
+class VisionTestServer : public BatchTestServer {
  public:
-  VisionTestServer(std::unique_ptr<models::Model> m, int64_t max_batch) {
-    ServerConfig sc;
-    sc.port = 0;
-    sc.threads = 4;
-    sc.served_model_name = "vis";
-    server_ = std::make_unique<BatchServer>(
-        sc, vision_batch_service(std::make_shared<VisionService>(std::move(m), max_batch, "vis")));
-    port_ = server_->bind();
-    thread_ = std::thread([this] { server_->serve(); });
-  }
-  ~VisionTestServer() {
-    server_->stop();
-    thread_.join();
-  }
-  std::pair<int, json> post(const std::string& path, const json& body) const {
-    httplib::Client cli("127.0.0.1", port_);
-    auto r = cli.Post(path.c_str(), body.dump(), "application/json");
-    if (!r) return {0, json()};
-    return {r->status, json::parse(r->body, nullptr, false)};
-  }
-  json get(const std::string& path) const {
-    httplib::Client cli("127.0.0.1", port_);
-    auto r = cli.Get(path.c_str());
-    return r ? json::parse(r->body, nullptr, false) : json();
-  }
-
- private:
-  std::unique_ptr<BatchServer> server_;
-  int port_ = 0;
-  std::thread thread_;
+  VisionTestServer(std::unique_ptr<models::Model> m, int64_t max_batch)
+      : BatchTestServer(vision_batch_service(std::make_shared<VisionService>(std::move(m), max_batch, "vis"))) {}
+  json get_json(const std::string& path) const { return json::parse(get(path), nullptr, false); }
 };
 
 models::image::RgbImage picture(std::mt19937_64& rng, int64_t h, int64_t w) {
@@ -183,7 +155,7 @@ TEST(VisionService, DetectBoxesInTheImagesPixels) {
       server.post("/v1/detect", {{"image", test::data_url("image/png", wide)}, {"score_threshold", median}});
   ASSERT_EQ(st3, 200);
   for (const auto& s : high["data"][0]["scores"]) EXPECT_GE(s.get<double>(), median);
-  EXPECT_EQ(server.get("/v1/models")["data"][0]["task"], "detect");
+  EXPECT_EQ(server.get_json("/v1/models")["data"][0]["task"], "detect");
   auto [st4, wrong] = server.post("/v1/classify", {{"image", test::data_url("image/png", wide)}});
   EXPECT_EQ(st4, 404) << wrong.dump();
 }
@@ -214,7 +186,7 @@ TEST(VisionService, BadInputsNameTheFieldAndImage) {
   EXPECT_EQ(st2, 404) << r2.dump();
   auto [st3, r3] = server.post("/v1/classify", {{"image", good}});  // the server still answers
   EXPECT_EQ(st3, 200) << r3.dump();
-  EXPECT_EQ(server.get("/v1/models")["data"][0]["task"], "classify");
+  EXPECT_EQ(server.get_json("/v1/models")["data"][0]["task"], "classify");
 }
 
 }  // namespace
