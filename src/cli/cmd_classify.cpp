@@ -19,8 +19,8 @@
 #include "fk/status.h"
 #include "models/image/rgb_image.h"
 #include "models/vision/image_input.h"
-#include "models/vision/mobilenetv4/mobilenetv4_classify.h"
-#include "models/vision/mobilenetv4/mobilenetv4_model.h"
+#include "models/vision/image_classify.h"
+#include "models/vision/image_classifier.h"
 
 namespace fk::cli {
 namespace {
@@ -59,10 +59,10 @@ void run(const ClassifyCli& o) {
     config = c.dump();
   }
   std::unique_ptr<models::Model> m = models::create_model_from_config(config, src.source);
-  auto* model = dynamic_cast<models::vision::MobileNetV4Model*>(m.get());
+  auto* model = dynamic_cast<models::vision::ImageClassifier*>(m.get());
   FK_CHECK(model != nullptr, "classify: model '", o.model, "' (architecture '", src.registration->architecture,
            "') is not an image classifier this command runs");
-  const int64_t s = model->config().image_size;
+  const int64_t s = model->image_size();
   models::LoadOptions lo;
   lo.device = device == "cuda" ? Device::cuda() : Device::cpu();
   lo.dtype = dtype;
@@ -77,18 +77,18 @@ void run(const ClassifyCli& o) {
   } else {
     models::vision::ClassifierTransform t;
     t.size = s;
-    t.crop_pct = model->config().crop_pct;
+    t.crop_pct = model->crop_pct();
     std::vector<std::vector<float>> pixels;
     for (const std::string& f : o.image_files)
       pixels.push_back(models::vision::timm_eval_pixels(models::image::load_rgb_image(f), t));
     images = models::vision::stack_pixels(pixels, s);
   }
-  const Tensor on_device = models::vision::mobilenetv4_upload(*model, images);
+  const Tensor on_device = models::vision::classifier_upload(*model, images);
   Tensor logits;
   const double seconds =
-      median_run_seconds(o.iters, [&] { logits = models::vision::mobilenetv4_run(*model, on_device); });
-  const auto top5 = models::vision::mobilenetv4_top_k(logits, 5);
-  json data = json::parse(models::vision::mobilenetv4_top_k_json(top5));
+      median_run_seconds(o.iters, [&] { logits = models::vision::classifier_run(*model, on_device); });
+  const auto top5 = models::vision::top_k_classes(logits, 5);
+  json data = json::parse(models::vision::top_k_classes_json(top5));
   for (size_t i = 0; i < o.image_files.size(); ++i) data[i]["image"] = o.image_files[i];
 
   json j{{"model", o.model},

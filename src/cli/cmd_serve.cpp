@@ -27,7 +27,7 @@
 #include "fk/status.h"
 #include "models/encoder/xlm_roberta_model.h"
 #include "models/registry.h"
-#include "models/vision/mobilenetv4/mobilenetv4_model.h"
+#include "models/vision/image_classifier.h"
 #include "models/vision/yolov10/yolov10_model.h"
 #include "serving/embed/encoder_service.h"
 #include "serving/http/batch_server.h"
@@ -127,7 +127,7 @@ serve::BatchService batch_service(const ServeCli& o, const models::ModelSource& 
   lo.seed = o.engine.seed;
   lo.max_seqs = std::max<int64_t>(o.engine.max_num_seqs, 1);
   const std::string name = o.server.served_model_name.empty() ? o.engine.model : o.server.served_model_name;
-  if (dynamic_cast<models::vision::MobileNetV4Model*>(m.get()) != nullptr ||
+  if (dynamic_cast<models::vision::ImageClassifier*>(m.get()) != nullptr ||
       dynamic_cast<models::vision::Yolov10Model*>(m.get()) != nullptr) {
     m->load(lo);
     return serve::vision_batch_service(

@@ -2,8 +2,8 @@
 
 #include "fk/random.h"
 #include "fk/status.h"
-#include "models/vision/mobilenetv4/mobilenetv4_classify.h"
-#include "models/vision/mobilenetv4/mobilenetv4_model.h"
+#include "models/vision/image_classify.h"
+#include "models/vision/image_classifier.h"
 
 namespace fk::e2e {
 
@@ -19,10 +19,12 @@ ClassifyWorkload classify_workload(const std::string& name) {
   return w;
 }
 
-bool is_classifier(const models::ModelSource& model) { return model.registration->architecture == "mobilenetv4"; }
+bool is_classifier(const models::ModelSource& model) {
+  return model.registration->architecture == "mobilenetv4" || model.registration->architecture == "convnextv2";
+}
 
 std::unique_ptr<models::Model> create_classifier(const models::ModelSource& model, const ClassifyWorkload& w,
-                                                 models::vision::MobileNetV4Model** classifier) {
+                                                 models::vision::ImageClassifier** classifier) {
   std::string config = model.config_json;
   if (w.size > 0) {  // the convolutions take any size: the config says which one to plan for
     nlohmann::json c = nlohmann::json::parse(config);
@@ -30,7 +32,7 @@ std::unique_ptr<models::Model> create_classifier(const models::ModelSource& mode
     config = c.dump();
   }
   std::unique_ptr<models::Model> m = models::create_model_from_config(config, model.source);
-  *classifier = dynamic_cast<models::vision::MobileNetV4Model*>(m.get());
+  *classifier = dynamic_cast<models::vision::ImageClassifier*>(m.get());
   FK_CHECK(*classifier != nullptr, "model '", model.source, "' is not an image classifier these runs take");
   return m;
 }
@@ -43,7 +45,7 @@ Tensor classify_images(const ClassifyWorkload& w, int64_t size, uint64_t seed) {
 
 CaptureResult capture_classifier(const models::ModelSource& model, const ClassifyWorkload& w,
                                  const ClassifyCaptureOptions& options) {
-  models::vision::MobileNetV4Model* cls = nullptr;
+  models::vision::ImageClassifier* cls = nullptr;
   std::unique_ptr<models::Model> m = create_classifier(model, w, &cls);
   models::LoadOptions lo;
   lo.device = options.backend == DeviceType::cuda ? Device::cuda() : Device::cpu();
@@ -53,8 +55,8 @@ CaptureResult capture_classifier(const models::ModelSource& model, const Classif
   lo.max_seqs = w.images;
   cls->load(lo);
   const Tensor images =
-      models::vision::mobilenetv4_upload(*cls, classify_images(w, cls->config().image_size, options.seed + 1));
-  auto forward = [&] { models::vision::mobilenetv4_run(*cls, images); };
+      models::vision::classifier_upload(*cls, classify_images(w, cls->image_size(), options.seed + 1));
+  auto forward = [&] { models::vision::classifier_run(*cls, images); };
   forward();  // unrecorded: lazy set-up (algorithm choice, workspaces) is no op time
   return capture_calls(forward, options.backend == DeviceType::cuda, cls->task_category());
 }

@@ -16,7 +16,7 @@
 #include "models/registry.h"
 
 namespace fk::models::vision {
-class MobileNetV4Model;
+class ImageClassifier;
 }
 
 namespace fk::e2e {
@@ -37,7 +37,7 @@ bool is_classifier(const models::ModelSource& model);
 // The classifier of `model` planned for the workload's image size (a checkpoint's config
 // with its image_size set to S), not loaded. Throws naming the model when it is none.
 std::unique_ptr<models::Model> create_classifier(const models::ModelSource& model, const ClassifyWorkload& workload,
-                                                 models::vision::MobileNetV4Model** classifier);
+                                                 models::vision::ImageClassifier** classifier);
 
 // The workload's images for a model planned at `size`, from `seed`: host f32 [N, S, S, 3].
 Tensor classify_images(const ClassifyWorkload& workload, int64_t size, uint64_t seed);

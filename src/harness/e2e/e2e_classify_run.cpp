@@ -8,8 +8,8 @@
 #include "harness/e2e/e2e_patterns.h"
 #include "harness/time/stats.h"
 #include "harness/time/timed_calls.h"
-#include "models/vision/mobilenetv4/mobilenetv4_classify.h"
-#include "models/vision/mobilenetv4/mobilenetv4_model.h"
+#include "models/vision/image_classify.h"
+#include "models/vision/image_classifier.h"
 
 namespace fk::e2e {
 
@@ -32,7 +32,7 @@ json run_classify_workload(const ClassifyRunOptions& o) {
   models::ModelSource src = models::resolve_model(o.model);
   if (o.dummy_weights) src.checkpoint.clear();
   const ClassifyWorkload w = classify_workload(o.workload);
-  models::vision::MobileNetV4Model* model = nullptr;
+  models::vision::ImageClassifier* model = nullptr;
   std::unique_ptr<models::Model> m = create_classifier(src, w, &model);
   models::LoadOptions lo;
   lo.device = o.backend == DeviceType::cuda ? Device::cuda() : Device::cpu();
@@ -41,11 +41,11 @@ json run_classify_workload(const ClassifyRunOptions& o) {
   lo.seed = o.seed;
   lo.max_seqs = w.images;
   model->load(lo);
-  const Tensor images = models::vision::mobilenetv4_upload(
-      *model, classify_images(w, model->config().image_size, kImageSeed));
+  const Tensor images = models::vision::classifier_upload(
+      *model, classify_images(w, model->image_size(), kImageSeed));
   Tensor logits_t;
   const std::vector<double> times =
-      bench::time_calls(1, o.iters, [&] { logits_t = models::vision::mobilenetv4_run(*model, images); });
+      bench::time_calls(1, o.iters, [&] { logits_t = models::vision::classifier_run(*model, images); });
   const std::vector<float> logits = host_floats(logits_t.view());
   const int64_t n = w.images, classes = logits_t.shape()[1];
   const double elapsed = bench::median(times);

@@ -7,8 +7,8 @@
 #include "models/checkpoint_tensor.h"
 #include "models/image/rgb_image.h"
 #include "models/vision/image_input.h"
-#include "models/vision/mobilenetv4/mobilenetv4_classify.h"
-#include "models/vision/mobilenetv4/mobilenetv4_model.h"
+#include "models/vision/image_classify.h"
+#include "models/vision/image_classifier.h"
 #include "models/vision/yolov10/yolov10_detect.h"
 #include "models/vision/yolov10/yolov10_model.h"
 #include "serving/http/image_parts.h"
@@ -79,7 +79,7 @@ VisionService::VisionService(std::unique_ptr<models::Model> model, int64_t max_b
       max_batch_(max_batch),
       served_model_(std::move(served_model)),
       allowed_local_media_(std::move(allowed_local_media)) {
-  FK_CHECK(dynamic_cast<vision::MobileNetV4Model*>(model_.get()) != nullptr ||
+  FK_CHECK(dynamic_cast<vision::ImageClassifier*>(model_.get()) != nullptr ||
                dynamic_cast<vision::Yolov10Model*>(model_.get()) != nullptr,
            "serve: the vision service runs an image classifier (MobileNetV4) or a detector (YOLOv10)");
   FK_CHECK(max_batch_ >= 1, "serve: the vision service needs a batch of at least one image");
@@ -88,30 +88,30 @@ VisionService::VisionService(std::unique_ptr<models::Model> model, int64_t max_b
 bool VisionService::detector() const { return dynamic_cast<vision::Yolov10Model*>(model_.get()) != nullptr; }
 
 json VisionService::classify(const std::string& body) {
-  auto* m = dynamic_cast<vision::MobileNetV4Model*>(model_.get());
+  auto* m = dynamic_cast<vision::ImageClassifier*>(model_.get());
   if (m == nullptr) throw ApiError(404, "not_found_error", "this server's model is a detector: POST /v1/detect");
   const json j = parse_body(body);
   check_model(j, served_model_);
-  const int64_t classes = m->config().num_classes;
+  const int64_t classes = m->num_classes();
   const int64_t top_k = integer_field(j, "top_k", std::min<int64_t>(5, classes), 1, classes);
   const std::vector<models::image::RgbImage> images = request_images(j, allowed_local_media_);
   vision::ClassifierTransform t;
-  t.size = m->config().image_size;
-  t.crop_pct = m->config().crop_pct;
+  t.size = m->image_size();
+  t.crop_pct = m->crop_pct();
   json data = json::array();
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t first = 0; first < images.size(); first += static_cast<size_t>(max_batch_)) {
     const size_t last = std::min(images.size(), first + static_cast<size_t>(max_batch_));
     std::vector<std::vector<float>> pixels;
     for (size_t i = first; i < last; ++i) pixels.push_back(vision::timm_eval_pixels(images[i], t));
-    const Tensor logits = vision::mobilenetv4_classify(*m, vision::stack_pixels(pixels, t.size));
-    const std::vector<vision::MobileNetV4TopK> top = vision::mobilenetv4_top_k(logits, top_k);
+    const Tensor logits = vision::classifier_logits(*m, vision::stack_pixels(pixels, t.size));
+    const std::vector<vision::ClassTopK> top = vision::top_k_classes(logits, top_k);
     for (size_t i = first; i < last; ++i) {
       const float* row = logits.data_as<float>() + (i - first) * static_cast<size_t>(classes);
       const float mx = *std::max_element(row, row + classes);
       double sum = 0;
       for (int64_t c = 0; c < classes; ++c) sum += std::exp(static_cast<double>(row[c]) - mx);
-      const vision::MobileNetV4TopK& k = top[i - first];
+      const vision::ClassTopK& k = top[i - first];
       json probs = json::array();
       for (float l : k.logits) probs.push_back(std::exp(static_cast<double>(l) - mx) / sum);
       data.push_back({{"object", "classification"},

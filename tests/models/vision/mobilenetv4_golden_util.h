@@ -26,7 +26,7 @@
 #include "fk/element.h"
 #include "fk/runtime.h"
 #include "models/registry.h"
-#include "models/vision/mobilenetv4/mobilenetv4_classify.h"
+#include "models/vision/image_classify.h"
 #include "models/vision/mobilenetv4/mobilenetv4_model.h"
 
 namespace fk::models::vision::mobilenetv4_golden {
@@ -81,7 +81,7 @@ inline void check_tiny(Device device, const char* folder = kSmall) {
   const Tensor images = g.load_tensor("images");
   o.max_seqs = images.size(0);
   mnv4->load(o);
-  const Tensor logits = mobilenetv4_classify(*mnv4, images);
+  const Tensor logits = classifier_logits(*mnv4, images);
   const Tensor pooled = host_copy(mnv4->pooled_output());
   const TensorView want_logits = g.view("logits"), want_pooled = g.view("pooled");
   ASSERT_EQ(logits.size(1), want_logits.shape[1]);

@@ -18,7 +18,7 @@
 #include "fk/random.h"
 #include "fk/status.h"
 #include "models/registry.h"
-#include "models/vision/mobilenetv4/mobilenetv4_classify.h"
+#include "models/vision/image_classify.h"
 #include "models/vision/mobilenetv4/mobilenetv4_config.h"
 #include "models/vision/mobilenetv4/mobilenetv4_model.h"
 #include "models/vision/mobilenetv4/mobilenetv4_weights.h"
@@ -320,14 +320,14 @@ TEST(MobileNetV4Model, ABatchEqualsItsImagesAlone) {
   auto m = tiny_model(3);
   Tensor images = Tensor::empty({3, 32, 32, 3}, DType::f32);
   fill_normal(images, 5, 0, 0.f, 1.f);
-  const Tensor batch = mobilenetv4_classify(*m, images);
+  const Tensor batch = classifier_logits(*m, images);
   ASSERT_EQ(batch.size(0), 3);
   ASSERT_EQ(batch.size(1), 6);
   bool differ = false;
   for (int64_t i = 0; i < 3; ++i) {
     Tensor one = Tensor::empty({1, 32, 32, 3}, DType::f32);
     std::copy_n(images.data_as<float>() + i * 32 * 32 * 3, 32 * 32 * 3, one.data_as<float>());
-    const Tensor alone = mobilenetv4_classify(*m, one);
+    const Tensor alone = classifier_logits(*m, one);
     for (int64_t j = 0; j < 6; ++j) {
       // The CPU implementations compute each image independently: bit-equal.
       EXPECT_EQ(alone.data_as<float>()[j], batch.data_as<float>()[i * 6 + j]) << "image " << i << " class " << j;
@@ -371,12 +371,12 @@ TEST(MobileNetV4Classify, TopKOrdersByLogitThenClass) {
   Tensor logits = Tensor::empty({2, 4}, DType::f32);
   const float v[8] = {0.5f, 2.f, -1.f, 2.f, /**/ 3.f, 1.f, 2.f, 0.f};
   std::copy_n(v, 8, logits.data_as<float>());
-  const auto top = mobilenetv4_top_k(logits, 3);
+  const auto top = top_k_classes(logits, 3);
   ASSERT_EQ(top.size(), 2u);
   EXPECT_EQ(top[0].classes, (std::vector<int64_t>{1, 3, 0}));
   EXPECT_EQ(top[1].classes, (std::vector<int64_t>{0, 2, 1}));
   EXPECT_EQ(top[1].logits, (std::vector<float>{3.f, 2.f, 1.f}));
-  EXPECT_EQ(mobilenetv4_top_k(logits, 10)[0].classes.size(), 4u);  // k clamped to the classes
+  EXPECT_EQ(top_k_classes(logits, 10)[0].classes.size(), 4u);  // k clamped to the classes
 }
 
 TEST(MobileNetV4Registration, PresetsAndCategory) {

@@ -16,7 +16,7 @@
 
 #include "models/registry.h"
 #include "models/vision/image_input.h"
-#include "models/vision/mobilenetv4/mobilenetv4_classify.h"
+#include "models/vision/image_classify.h"
 #include "models/vision/mobilenetv4/mobilenetv4_model.h"
 #include "serving/http/batch_test_server.h"
 #include "support/image_bytes.h"
@@ -76,8 +76,8 @@ TEST(VisionService, ClassifyAsTheModelOnTheSameImagesInOneOrManyPasses) {
   std::vector<std::vector<float>> pixels;
   for (const auto& f : files)
     pixels.push_back(models::vision::timm_eval_pixels(models::image::decode_rgb_image(f, "t"), t));
-  const Tensor logits = models::vision::mobilenetv4_classify(mnv4, models::vision::stack_pixels(pixels, t.size));
-  const auto want = models::vision::mobilenetv4_top_k(logits, 3);
+  const Tensor logits = models::vision::classifier_logits(mnv4, models::vision::stack_pixels(pixels, t.size));
+  const auto want = models::vision::top_k_classes(logits, 3);
 
   for (int64_t max_batch : {3, 2}) {  // one pass; two passes
     SCOPED_TRACE(max_batch);

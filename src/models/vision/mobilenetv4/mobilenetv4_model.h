@@ -26,12 +26,13 @@
 
 #include "fk/tensor.h"
 #include "models/model.h"
+#include "models/vision/image_classifier.h"
 #include "models/vision/mobilenetv4/mobilenetv4_config.h"
 #include "models/vision/mobilenetv4/mobilenetv4_weights.h"
 
 namespace fk::models::vision {
 
-class MobileNetV4Model final : public Model {
+class MobileNetV4Model final : public ImageClassifier {
  public:
   explicit MobileNetV4Model(MobileNetV4Config config);
   static std::unique_ptr<Model> from_config(std::string_view config_json, std::string_view source);
@@ -51,10 +52,14 @@ class MobileNetV4Model final : public Model {
   void plan(const StepInputs& in, void* stream) override;
   TensorView forward(const StepInputs& in, void* stream) override;
 
-  const MobileNetV4Config& config() const { return config_; }
-  const LoadOptions& load_options() const { return options_; }
+  int64_t image_size() const override { return config_.image_size; }
+  double crop_pct() const override { return config_.crop_pct; }
+  int64_t num_classes() const override { return config_.num_classes; }
+  const LoadOptions& load_options() const override { return options_; }
   // The pooled features of the last forward: [N, last_channels] (global_avg_pool's output).
-  TensorView pooled_output() const;
+  TensorView pooled_output() const override;
+
+  const MobileNetV4Config& config() const { return config_; }
   // A block's output of the last forward ([N, H, W, C]); tests compare blocks.
   TensorView block_output(int index) const;
   const MobileNetV4Weights& folded_weights() const { return weights_; }

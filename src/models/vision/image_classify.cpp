@@ -1,4 +1,4 @@
-#include "models/vision/mobilenetv4/mobilenetv4_classify.h"
+#include "models/vision/image_classify.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -11,17 +11,17 @@
 
 namespace fk::models::vision {
 
-Tensor mobilenetv4_upload(const MobileNetV4Model& model, const Tensor& images) {
-  FK_CHECK(model.loaded(), "mobilenetv4_classify: the model is not loaded");
-  const int64_t s = model.config().image_size;
+Tensor classifier_upload(const ImageClassifier& model, const Tensor& images) {
+  FK_CHECK(model.loaded(), "classify: the model is not loaded");
+  const int64_t s = model.image_size();
   FK_CHECK(images.dtype() == DType::f32 && images.device().is_cpu() && images.shape().size() == 4 &&
                images.shape()[1] == s && images.shape()[2] == s && images.shape()[3] == 3,
-           "mobilenetv4_classify: images must be host f32 [N, ", s, ", ", s, ", 3], got ", images.describe());
+           "classify: images must be host f32 [N, ", s, ", ", s, ", 3], got ", images.describe());
   const LoadOptions& lo = model.load_options();
   return f32_to_model(images, lo.dtype, lo.device);
 }
 
-Tensor mobilenetv4_run(MobileNetV4Model& model, const Tensor& images) {
+Tensor classifier_run(ImageClassifier& model, const Tensor& images) {
   const LoadOptions& lo = model.load_options();
   StepInputs in;
   in.tensors = {{"images", images.view()}};
@@ -37,16 +37,16 @@ Tensor mobilenetv4_run(MobileNetV4Model& model, const Tensor& images) {
   return logits;
 }
 
-Tensor mobilenetv4_classify(MobileNetV4Model& model, const Tensor& images) {
-  return mobilenetv4_run(model, mobilenetv4_upload(model, images));
+Tensor classifier_logits(ImageClassifier& model, const Tensor& images) {
+  return classifier_run(model, classifier_upload(model, images));
 }
 
-std::vector<MobileNetV4TopK> mobilenetv4_top_k(const Tensor& logits, int64_t k) {
+std::vector<ClassTopK> top_k_classes(const Tensor& logits, int64_t k) {
   FK_CHECK(logits.dtype() == DType::f32 && logits.device().is_cpu() && logits.shape().size() == 2,
-           "mobilenetv4_top_k: logits must be host f32 [N, classes], got ", logits.describe());
+           "top_k_classes: logits must be host f32 [N, classes], got ", logits.describe());
   const int64_t n = logits.shape()[0], classes = logits.shape()[1];
   k = std::clamp<int64_t>(k, 0, classes);
-  std::vector<MobileNetV4TopK> out(static_cast<size_t>(n));
+  std::vector<ClassTopK> out(static_cast<size_t>(n));
   std::vector<int64_t> order(static_cast<size_t>(classes));
   for (int64_t i = 0; i < n; ++i) {
     const float* row = logits.data_as<float>() + i * classes;
@@ -61,9 +61,9 @@ std::vector<MobileNetV4TopK> mobilenetv4_top_k(const Tensor& logits, int64_t k) 
   return out;
 }
 
-std::string mobilenetv4_top_k_json(const std::vector<MobileNetV4TopK>& images) {
+std::string top_k_classes_json(const std::vector<ClassTopK>& images) {
   nlohmann::json j = nlohmann::json::array();
-  for (const MobileNetV4TopK& t : images) j.push_back({{"classes", t.classes}, {"logits", t.logits}});
+  for (const ClassTopK& t : images) j.push_back({{"classes", t.classes}, {"logits", t.logits}});
   return j.dump();
 }
 
