@@ -128,4 +128,19 @@ struct ConcatChannelsArgs {
   int32_t num_inputs = 0;
 };
 
+// Global Response Normalization (ConvNeXt V2's GRN), NHWC:
+//   scale[n, c] = g[n, c] / (mean over c of g[n, c] + 1e-6),
+//                 g[n, c] = sqrt(sum_{h, w} input[n, h, w, c]^2)  (the channel's L2 norm over the image)
+//   out         = gamma[c] * (input * scale[n, c]) + beta[c] + input
+// accumulated in f32 (CUDA) or double (CPU reference), out rounded once to its dtype. `scale`
+// is an output of its own (the response each channel keeps), f32.
+struct GrnArgs {
+  static constexpr const char* kName = "grn";
+  TensorView out;    // [N, H, W, C] written; dtype of input; channels contiguous
+  TensorView scale;  // [N, C] written; f32; contiguous
+  TensorView input;  // [N, H, W, C] read; f16/bf16/f32; channels contiguous
+  TensorView gamma;  // [C] read; dtype of input
+  TensorView beta;   // [C] read; dtype of input
+};
+
 }  // namespace fk::ops

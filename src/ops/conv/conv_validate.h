@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "fk/ops/conv.h"
 #include "ops/common/validate.h"
@@ -203,6 +204,34 @@ inline void validate_concat_channels(const ConcatChannelsArgs& a, DeviceType bac
   expect_out_shape(op, a.out, first, first.shape[1], first.shape[2], channels, backend);
   for (int i = 0; i < a.num_inputs; ++i)
     expect_disjoint(op, "out", a.out, ("inputs[" + std::to_string(i) + "]").c_str(), a.inputs[i]);
+}
+
+inline void validate_grn(const GrnArgs& a, DeviceType backend) {
+  constexpr const char* op = GrnArgs::kName;
+  expect_nhwc(op, "input", a.input, backend);
+  expect_conv_dtype(op, "input", a.input);
+  FK_CHECK(a.input.shape[1] >= 1 && a.input.shape[2] >= 1 && a.input.shape[3] >= 1, op,
+           ": input needs at least one pixel and one channel, got ", describe(a.input));
+  expect_nhwc_out(op, "out", a.out, backend);
+  expect_same_shape(op, "out", a.out, "input", a.input);
+  expect_written_dtype(op, "out", a.out, a.input.dtype, backend);
+  expect_no_overlap(op, "out", a.out, "input", a.input);
+  const int64_t N = a.input.shape[0], C = a.input.shape[3];
+  for (const auto& [name, v] : {std::pair{"gamma", a.gamma}, std::pair{"beta", a.beta}}) {
+    expect_rank(op, name, v, 1);
+    expect_device(op, name, v, backend);
+    expect_dim(op, name, v, 0, C);
+    expect_dtype(op, name, v, a.input.dtype);
+    expect_contiguous(op, name, v);
+  }
+  expect_rank(op, "scale", a.scale, 2);
+  expect_device(op, "scale", a.scale, backend);
+  FK_CHECK(a.scale.shape[0] == N && a.scale.shape[1] == C, op, ": scale must be [", N, ", ", C, "], got ",
+           describe(a.scale));
+  expect_written_dtype(op, "scale", a.scale, DType::f32, backend);
+  expect_contiguous(op, "scale", a.scale);
+  expect_no_overlap(op, "scale", a.scale, "input", a.input);
+  expect_no_overlap(op, "scale", a.scale, "out", a.out);
 }
 
 }  // namespace fk::ops
