@@ -75,12 +75,10 @@ void run(const ClassifyCli& o) {
     images = Tensor::empty({batch, s, s, 3}, DType::f32);
     fill_normal(images, o.seed + 1, 0, 0.0f, 1.0f);
   } else {
-    models::vision::ClassifierTransform t;
-    t.size = s;
-    t.crop_pct = model->crop_pct();
+    const models::vision::ClassifierTransform t = model->transform();
     std::vector<std::vector<float>> pixels;
     for (const std::string& f : o.image_files)
-      pixels.push_back(models::vision::timm_eval_pixels(models::image::load_rgb_image(f), t));
+      pixels.push_back(models::vision::classifier_pixels(models::image::load_rgb_image(f), t));
     images = models::vision::stack_pixels(pixels, s);
   }
   const Tensor on_device = models::vision::classifier_upload(*model, images);

@@ -6,13 +6,15 @@
 #include <cstdint>
 
 #include "models/model.h"
+#include "models/vision/image_input.h"
 
 namespace fk::models::vision {
 
 class ImageClassifier : public Model {
  public:
   virtual int64_t image_size() const = 0;  // S
-  virtual double crop_pct() const = 0;     // its eval transform's centre crop (image_input.h)
+  // Its eval transform from a decoded image (image_input.h), to image_size().
+  virtual ClassifierTransform transform() const = 0;
   virtual int64_t num_classes() const = 0;
   virtual const LoadOptions& load_options() const = 0;
   // The pooled features of the last forward, before the classifier: [N, F].

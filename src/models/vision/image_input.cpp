@@ -6,11 +6,28 @@
 #include "fk/status.h"
 
 namespace fk::models::vision {
+namespace {
 
-std::vector<float> timm_eval_pixels(const image::RgbImage& im, const ClassifierTransform& t) {
+// The size x size window of `r` at (top, left), / 255, normalised.
+std::vector<float> normalised(const image::RgbImage& r, int64_t top, int64_t left, const ClassifierTransform& t) {
+  std::vector<float> out(static_cast<size_t>(t.size * t.size * 3));
+  for (int64_t y = 0; y < t.size; ++y)
+    for (int64_t x = 0; x < t.size; ++x)
+      for (int64_t c = 0; c < 3; ++c) {
+        const double v = r.pixels[static_cast<size_t>(((top + y) * r.width + left + x) * 3 + c)] / 255.0;
+        out[static_cast<size_t>((y * t.size + x) * 3 + c)] =
+            static_cast<float>((v - t.mean[static_cast<size_t>(c)]) / t.std[static_cast<size_t>(c)]);
+      }
+  return out;
+}
+
+}  // namespace
+
+std::vector<float> classifier_pixels(const image::RgbImage& im, const ClassifierTransform& t) {
   FK_CHECK(t.size > 0 && t.crop_pct > 0 && t.crop_pct <= 1, "image transform: size ", t.size, " and crop_pct ",
            t.crop_pct, " must be positive, crop_pct at most 1");
   FK_CHECK(im.height > 0 && im.width > 0, "image transform: an image of ", im.height, " x ", im.width, " is empty");
+  if (t.squash) return normalised(image::resize_bicubic(im, t.size, t.size), 0, 0, t);
   const int64_t scale_size = static_cast<int64_t>(std::floor(static_cast<double>(t.size) / t.crop_pct));
   int64_t h = scale_size, w = scale_size;
   if (im.height < im.width) {
@@ -24,15 +41,7 @@ std::vector<float> timm_eval_pixels(const image::RgbImage& im, const ClassifierT
   // Python's round(): halves to even (std::nearbyint under the default rounding mode).
   const int64_t top = static_cast<int64_t>(std::nearbyint(static_cast<double>(h - t.size) / 2.0));
   const int64_t left = static_cast<int64_t>(std::nearbyint(static_cast<double>(w - t.size) / 2.0));
-  std::vector<float> out(static_cast<size_t>(t.size * t.size * 3));
-  for (int64_t y = 0; y < t.size; ++y)
-    for (int64_t x = 0; x < t.size; ++x)
-      for (int64_t c = 0; c < 3; ++c) {
-        const double v = r.pixels[static_cast<size_t>(((top + y) * w + left + x) * 3 + c)] / 255.0;
-        out[static_cast<size_t>((y * t.size + x) * 3 + c)] =
-            static_cast<float>((v - t.mean[static_cast<size_t>(c)]) / t.std[static_cast<size_t>(c)]);
-      }
-  return out;
+  return normalised(r, top, left, t);
 }
 
 Letterboxed letterbox(const image::RgbImage& im, int64_t size) {

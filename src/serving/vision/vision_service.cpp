@@ -95,15 +95,13 @@ json VisionService::classify(const std::string& body) {
   const int64_t classes = m->num_classes();
   const int64_t top_k = integer_field(j, "top_k", std::min<int64_t>(5, classes), 1, classes);
   const std::vector<models::image::RgbImage> images = request_images(j, allowed_local_media_);
-  vision::ClassifierTransform t;
-  t.size = m->image_size();
-  t.crop_pct = m->crop_pct();
+  const vision::ClassifierTransform t = m->transform();
   json data = json::array();
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t first = 0; first < images.size(); first += static_cast<size_t>(max_batch_)) {
     const size_t last = std::min(images.size(), first + static_cast<size_t>(max_batch_));
     std::vector<std::vector<float>> pixels;
-    for (size_t i = first; i < last; ++i) pixels.push_back(vision::timm_eval_pixels(images[i], t));
+    for (size_t i = first; i < last; ++i) pixels.push_back(vision::classifier_pixels(images[i], t));
     const Tensor logits = vision::classifier_logits(*m, vision::stack_pixels(pixels, t.size));
     const std::vector<vision::ClassTopK> top = vision::top_k_classes(logits, top_k);
     for (size_t i = first; i < last; ++i) {

@@ -1,9 +1,9 @@
-// The vision models' preprocessing against its upstream definitions worked out here: timm's
-// eval transform (resize of the shorter side to floor(size / crop_pct), the longer truncated
-// in proportion, the centre crop with Python's half-to-even offsets, ImageNet normalisation)
-// checked pixel by pixel against the bicubic resize it starts from; YOLO's letterbox
-// geometry (scale, Ultralytics' padding split, grey 114) and its inverse on boxes, clipped;
-// the stacking of images and its errors.
+// The vision models' preprocessing against its upstream definitions worked out here: the
+// classifiers' eval transform (resize of the shorter side to floor(size / crop_pct), the longer
+// truncated in proportion, the centre crop with Python's half-to-even offsets, ImageNet
+// normalisation; or the whole image squashed to the size) checked pixel by pixel against the
+// bicubic resize it starts from; YOLO's letterbox geometry (scale, Ultralytics' padding split,
+// grey 114) and its inverse on boxes, clipped; the stacking of images and its errors.
 #include "models/vision/image_input.h"
 
 #include <gtest/gtest.h>
@@ -29,10 +29,10 @@ TEST(ImageInput, TimmEvalTransformResizesCropsAndNormalises) {
   ClassifierTransform t;
   t.size = 64;
   t.crop_pct = 0.875;
-  const std::vector<float> px = timm_eval_pixels(im, t);
+  const std::vector<float> px = classifier_pixels(im, t);
   ASSERT_EQ(px.size(), 64u * 64u * 3u);
-  // floor(64 / 0.875) = 73 on the shorter side (the width); the height int(73 * 300 / 200)
-  // = 109; the crop's top round(22.5) = 22 (half to even), left round(4.5) = 4.
+  // floor(64 / 0.875) = 73 on the shorter side (the width); the height int(73 * 300 / 200) =
+  // 109; the crop's top round(22.5) = 22 (half to even), left round(4.5) = 4.
   const image::RgbImage r = image::resize_bicubic(im, 109, 73);
   for (int64_t y : {0, 17, 63})
     for (int64_t x : {0, 40, 63})
@@ -44,11 +44,17 @@ TEST(ImageInput, TimmEvalTransformResizesCropsAndNormalises) {
   // A square image at the crop size itself with crop_pct 1 is only normalised.
   const image::RgbImage sq = random_image(32, 32, test::seed_for("timm_eval_square"));
   t.size = 32, t.crop_pct = 1.0;
-  const std::vector<float> same = timm_eval_pixels(sq, t);
+  const std::vector<float> same = classifier_pixels(sq, t);
   for (size_t i = 0; i < same.size(); ++i)
     ASSERT_NEAR(same[i], (sq.pixels[i] / 255.0 - t.mean[i % 3]) / t.std[i % 3], 1e-6) << i;
-  t.crop_pct = 0;
-  EXPECT_THROW(timm_eval_pixels(sq, t), Error);
+  // squash (transformers' ConvNeXt at 384 and above): the whole image resized to size x size.
+  t.size = 24, t.squash = true;
+  const std::vector<float> squashed = classifier_pixels(im, t);
+  const image::RgbImage whole = image::resize_bicubic(im, 24, 24);
+  for (size_t i = 0; i < squashed.size(); ++i)
+    ASSERT_NEAR(squashed[i], (whole.pixels[i] / 255.0 - t.mean[i % 3]) / t.std[i % 3], 1e-6) << i;
+  t.squash = false, t.crop_pct = 0;
+  EXPECT_THROW(classifier_pixels(sq, t), Error);
 }
 
 TEST(ImageInput, LetterboxGeometryAndBoxesBack) {

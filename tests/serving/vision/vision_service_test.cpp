@@ -70,12 +70,10 @@ TEST(VisionService, ClassifyAsTheModelOnTheSameImagesInOneOrManyPasses) {
   auto direct = models::create_model(mobilenetv4_dir().string());
   direct = loaded(std::move(direct), mobilenetv4_dir() / "model.safetensors", 3);
   auto& mnv4 = dynamic_cast<models::vision::MobileNetV4Model&>(*direct);
-  models::vision::ClassifierTransform t;
-  t.size = mnv4.config().image_size;
-  t.crop_pct = mnv4.config().crop_pct;
+  const models::vision::ClassifierTransform t = mnv4.transform();
   std::vector<std::vector<float>> pixels;
   for (const auto& f : files)
-    pixels.push_back(models::vision::timm_eval_pixels(models::image::decode_rgb_image(f, "t"), t));
+    pixels.push_back(models::vision::classifier_pixels(models::image::decode_rgb_image(f, "t"), t));
   const Tensor logits = models::vision::classifier_logits(mnv4, models::vision::stack_pixels(pixels, t.size));
   const auto want = models::vision::top_k_classes(logits, 3);
 

@@ -31,6 +31,13 @@ std::unique_ptr<Model> MobileNetV4Model::from_config(std::string_view config_jso
   return std::make_unique<MobileNetV4Model>(parse_mobilenetv4_config(config_json, source));
 }
 
+ClassifierTransform MobileNetV4Model::transform() const {
+  ClassifierTransform t;  // timm's: bicubic, ImageNet's mean and std
+  t.size = config_.image_size;
+  t.crop_pct = config_.crop_pct;
+  return t;
+}
+
 std::vector<TensorDecl> MobileNetV4Model::weights() const { return mobilenetv4_weight_decls(config_); }
 
 std::vector<TensorDecl> MobileNetV4Model::inputs() const {

@@ -53,7 +53,7 @@ class MobileNetV4Model final : public ImageClassifier {
   TensorView forward(const StepInputs& in, void* stream) override;
 
   int64_t image_size() const override { return config_.image_size; }
-  double crop_pct() const override { return config_.crop_pct; }
+  ClassifierTransform transform() const override;
   int64_t num_classes() const override { return config_.num_classes; }
   const LoadOptions& load_options() const override { return options_; }
   // The pooled features of the last forward: [N, last_channels] (global_avg_pool's output).
