@@ -1,4 +1,4 @@
-// `fk classify --model M`: an image classifier of the Batch pattern (MobileNetV4) over
+// `fk classify --model M`: an image classifier of the Batch pattern (MobileNetV4, ConvNeXt V2) over
 // images given by --image (PNG or JPEG files, preprocessed as timm's eval transform:
 // models/vision/image_input.h) or, without them, a batch of random images of a fixed seed
 // (standard normal values: images already normalised, the model's input), printing each
@@ -107,7 +107,7 @@ void run(const ClassifyCli& o) {
 void setup(CLI::App& app) {
   static ClassifyCli o;
   auto* cmd = app.add_subcommand("classify",
-                                 "Image classification (MobileNetV4) of PNG/JPEG files (--image) or random "
+                                 "Image classification (MobileNetV4, ConvNeXt V2) of PNG/JPEG files (--image) or random "
                                  "normalised images: top-5 classes and logits as JSON");
   cmd->add_option("--model", o.model, kModelHelp)->capture_default_str();
   cmd->add_option("--device", o.device, "cpu, cuda or auto")->capture_default_str();

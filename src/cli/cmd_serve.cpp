@@ -1,7 +1,7 @@
 // `fk serve`: an OpenAI-compatible server for a model: a generating model through the engine
 // (src/serving/http/http_server.h), a model of the Batch pattern through its endpoints
 // (src/serving/http/batch_server.h): a text encoder's (BGE-M3, ColBERTv2) /v1/embeddings and
-// /v1/score, an image classifier's (MobileNetV4) /v1/classify, a detector's (YOLOv10)
+// /v1/score, an image classifier's (MobileNetV4, ConvNeXt V2) /v1/classify, a detector's (YOLOv10)
 // /v1/detect.
 //
 // SIGTERM / SIGINT shut down gracefully: the server stops accepting, requests in flight

@@ -184,6 +184,9 @@ with tempfile.TemporaryDirectory() as tmp:
         d = json.loads(r.stdout)
         check(d["images"] == 2 and [x["image"] for x in d["data"]] == [wide, tall] and len(d["data"][1]["classes"]) == 5,
               f"classify --image JSON: {str(d)[:300]}")
+    r = run("classify", "--model", "tiny-convnextv2", "--device", "cpu", "--image", tall)
+    check(r.returncode == 0 and json.loads(r.stdout)["architecture"] == "convnextv2"
+          and len(json.loads(r.stdout)["data"][0]["classes"]) == 5, f"classify tiny-convnextv2: {r.stderr}")
     r = run("detect", "--model", "tiny-yolov10", "--device", "cpu", "--image", wide)
     check(r.returncode == 0, f"detect --image exited {r.returncode}: {r.stderr}")
     if r.returncode == 0:

@@ -1,4 +1,4 @@
-// Capture for the image classifiers (MobileNetV4, a Batch-pattern model with its own
+// Capture for the image classifiers (MobileNetV4, ConvNeXt V2: Batch-pattern models with its own
 // runner): one forward pass over a batch of images, every op call recorded as capture.h
 // records an engine run. The workloads (also e2e_classify_run.h's):
 //   "tiny"   2 images at the model's input size (CPU tests)
@@ -31,7 +31,7 @@ struct ClassifyWorkload {
 // Throws naming the workload when it is none of the forms above.
 ClassifyWorkload classify_workload(const std::string& name);
 
-// Whether `model` is an image classifier these runs take (a MobileNetV4 config).
+// Whether `model` is an image classifier these runs take (MobileNetV4, ConvNeXt V2).
 bool is_classifier(const models::ModelSource& model);
 
 // The classifier of `model` planned for the workload's image size (a checkpoint's config

@@ -81,7 +81,7 @@ VisionService::VisionService(std::unique_ptr<models::Model> model, int64_t max_b
       allowed_local_media_(std::move(allowed_local_media)) {
   FK_CHECK(dynamic_cast<vision::ImageClassifier*>(model_.get()) != nullptr ||
                dynamic_cast<vision::Yolov10Model*>(model_.get()) != nullptr,
-           "serve: the vision service runs an image classifier (MobileNetV4) or a detector (YOLOv10)");
+           "serve: the vision service runs an image classifier (MobileNetV4, ConvNeXt V2) or a detector (YOLOv10)");
   FK_CHECK(max_batch_ >= 1, "serve: the vision service needs a batch of at least one image");
 }
 

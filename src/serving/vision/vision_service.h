@@ -2,7 +2,7 @@
 // from images sent as data URLs (data:image/png;base64,... or image/jpeg) or, with
 // --allowed-local-media-path, local files, preprocessed as upstream
 // (models/vision/image_input.h):
-//   classify (MobileNetV4): {"images": [URL, ...] (or "image": URL), "top_k": 5} ->
+//   classify (MobileNetV4, ConvNeXt V2): {"images": [URL, ...] (or "image": URL), "top_k": 5} ->
 //     {"object": "list", "data": [{"object": "classification", "index", "classes", "logits",
 //     "probabilities"}], "model", "usage": {"images"}}: each image's top_k classes by logit,
 //     with their softmax probabilities over all classes.

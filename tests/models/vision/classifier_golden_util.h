@@ -1,13 +1,14 @@
-// MobileNetV4's golden check, shared by the CPU test and its GPU twin: a tiny config's timm
-// model (conv_small in mobilenetv4/, conv_medium in mobilenetv4_medium/, made by
-// tests/data/models/vision/make_mobilenetv4_goldens.py) against the engine's bf16 forward on
-// the same weights and images.
+// The image classifiers' golden check, shared by the CPU tests and their GPU twins: a tiny
+// config's upstream model (timm's MobileNetV4 conv_small in vision/mobilenetv4/ and conv_medium
+// in mobilenetv4_medium/, made by tests/data/models/vision/make_mobilenetv4_goldens.py;
+// transformers' ConvNeXt V2 in convnextv2/, made by make_convnextv2_goldens.py) against the
+// engine's bf16 forward on the same weights and images.
 //
 // Tolerance: the engine stores every activation in bf16 (relative rounding 2^-9) after each
-// of the convolutions on the longest path (~45 in conv_small, ~75 in conv_medium), and the
-// folded weights are rounded to bf16 once more after folding; these roundings are
-// independent, so they add as a random walk: sqrt(75 + 75) * 2^-9 ~ 2.4% of a typical
-// activation, which is what a logit can drift by.
+// of the layers on the longest path (~45 convolutions in conv_small, ~75 in conv_medium, ~40
+// ops in the tiny ConvNeXt V2), and MobileNetV4's folded weights are rounded to bf16 once more
+// after folding; these roundings are independent, so they add as a random walk:
+// sqrt(75 + 75) * 2^-9 ~ 2.4% of a typical activation, which is what a logit can drift by.
 // So per image: cosine >= 0.999 and a relative L2 error below 5%, on both the pooled
 // features and the logits; cosine >= 0.99 on the logits less their mean over the images
 // (the part that tells images apart, a fifth of the whole with these random weights, so the
@@ -27,15 +28,16 @@
 #include "fk/runtime.h"
 #include "models/registry.h"
 #include "models/vision/image_classify.h"
-#include "models/vision/mobilenetv4/mobilenetv4_model.h"
+#include "models/vision/image_classifier.h"
 
-namespace fk::models::vision::mobilenetv4_golden {
+namespace fk::models::vision::classifier_golden {
 
-// kSmall: conv_small's golden folder; kMedium: conv_medium's.
+// The golden folders under tests/data/models/vision/.
 inline constexpr const char* kSmall = "mobilenetv4";
 inline constexpr const char* kMedium = "mobilenetv4_medium";
+inline constexpr const char* kConvNextV2 = "convnextv2";
 
-inline std::filesystem::path data_dir(const char* folder = kSmall) {
+inline std::filesystem::path data_dir(const char* folder) {
   return std::filesystem::path(FK_SOURCE_DIR) / "tests/data/models/vision" / folder;
 }
 
@@ -68,21 +70,21 @@ inline Tensor host_copy(const TensorView& v) {
   return t;
 }
 
-inline void check_tiny(Device device, const char* folder = kSmall) {
+inline void check_tiny(Device device, const char* folder) {
   const std::filesystem::path dir = data_dir(folder);
   const safetensors::File g = safetensors::File::open(dir / "golden.safetensors");
   auto model = create_model(dir.string());
-  auto* mnv4 = dynamic_cast<MobileNetV4Model*>(model.get());
-  ASSERT_NE(mnv4, nullptr);
+  auto* classifier = dynamic_cast<ImageClassifier*>(model.get());
+  ASSERT_NE(classifier, nullptr);
   LoadOptions o;
   o.device = device;
   o.dtype = DType::bf16;
   o.checkpoint = dir / "model.safetensors";
   const Tensor images = g.load_tensor("images");
   o.max_seqs = images.size(0);
-  mnv4->load(o);
-  const Tensor logits = classifier_logits(*mnv4, images);
-  const Tensor pooled = host_copy(mnv4->pooled_output());
+  classifier->load(o);
+  const Tensor logits = classifier_logits(*classifier, images);
+  const Tensor pooled = host_copy(classifier->pooled_output());
   const TensorView want_logits = g.view("logits"), want_pooled = g.view("pooled");
   ASSERT_EQ(logits.size(1), want_logits.shape[1]);
   ASSERT_EQ(pooled.size(1), want_pooled.shape[1]);
@@ -129,4 +131,4 @@ inline void check_tiny(Device device, const char* folder = kSmall) {
   }
 }
 
-}  // namespace fk::models::vision::mobilenetv4_golden
+}  // namespace fk::models::vision::classifier_golden
