@@ -663,6 +663,7 @@ RECSYS_TASKS = {
 # (stem, 1x1 expand / project, depthwise) to the conv2d task.
 DETECTION = ["yolov10n"]
 MOBILENET = ["mobilenetv4-conv-small"]
+CONVNEXT = ["convnextv2-base"]
 DETECTION_TASKS = {
     "conv2d": dict(op="conv2d", models=DETECTION + MOBILENET, per_capture=12, min_share=0.0,
                    check=[{"batch": 2, "height": 9, "width": 7, "in_channels": 12, "out_channels": 20, "kernel": 3,
@@ -695,6 +696,18 @@ DETECTION_TASKS = {
                               "mid_kernel": 5, "stride": 1, "residual": True},
                              {"batch": 1, "size": 11, "channels": 8, "mid": 24, "out_channels": 16, "start": 0,
                               "mid_kernel": 3, "stride": 2, "dtype": "bf16"}]),
+    # ConvNeXt V2's block (L3) and its new part, the GRN (L1). No capture of it yet: the ops'
+    # bench workloads (ConvNeXtV2-B's four stages at 384 x 384, batch 1 and 32).
+    "convnextv2_block": dict(op="convnextv2_block", models=CONVNEXT,
+                             about="ConvNeXt V2's block (7x7 depthwise conv, LayerNorm, linear to 4C, GELU, GRN, "
+                                   "linear back, residual) as one op, NHWC.",
+                             check=[{"batch": 2, "size": 9, "channels": 16, "mlp": 64},
+                                    {"batch": 1, "size": 6, "width": 11, "channels": 8, "mlp": 24, "dtype": "bf16"}]),
+    "grn": dict(op="grn", models=CONVNEXT,
+                about="ConvNeXt V2's Global Response Normalization: each channel scaled by its image-wide L2 norm "
+                      "over the mean norm, gamma, beta and the input added, NHWC.",
+                check=[{"batch": 2, "height": 7, "width": 5, "channels": 37},
+                       {"batch": 1, "height": 3, "width": 4, "channels": 520, "dtype": "bf16"}]),
     "global_avg_pool": dict(op="global_avg_pool", models=MOBILENET,
                             about="MobileNetV4's head: the mean of each channel over the last block's 7 x 7 pixels "
                                   "(timm's SelectAdaptivePool2d('avg')), NHWC.",

@@ -143,4 +143,34 @@ struct GrnArgs {
   TensorView beta;   // [C] read; dtype of input
 };
 
+// ConvNeXt V2's block (transformers' ConvNextV2Layer) as one op (L3), NHWC:
+//   x1  = depthwise conv2d(input, dw_weight 7 x 7, padding 3) + dw_bias
+//   x2  = layer_norm(x1 over the channels, eps 1e-6) * ln_weight + ln_bias
+//   x3  = gelu(x2 pw1_weight^T + pw1_bias)          (erf GELU; M = 4C channels upstream)
+//   x4  = grn(x3; grn_gamma, grn_beta)
+//   out = input + x4 pw2_weight^T + pw2_bias
+// The baseline is those registry calls (conv2d, layer_norm, linear, gelu, grn, linear, add;
+// each rounding once); the CPU oracle (f64 out) runs the block in double. `out` may be
+// `input` itself (the stream updated in place); otherwise they must not overlap.
+struct ConvNextV2BlockArgs {
+  static constexpr const char* kName = "convnextv2_block";
+  TensorView out;         // [N, H, W, C] written; dtype of input; contiguous
+  TensorView input;       // [N, H, W, C] read; f16/bf16; contiguous
+  TensorView dw_weight;   // [C, 7, 7, 1] read
+  TensorView dw_bias;     // [C] read
+  TensorView ln_weight;   // [C] read
+  TensorView ln_bias;     // [C] read
+  TensorView pw1_weight;  // [M, C] read
+  TensorView pw1_bias;    // [M] read
+  TensorView grn_gamma;   // [M] read
+  TensorView grn_beta;    // [M] read
+  TensorView pw2_weight;  // [C, M] read
+  TensorView pw2_bias;    // [C] read
+  TensorView dw_out;      // workspace [N, H, W, C]: x1, then the projection
+  TensorView norm_out;    // workspace [N, H, W, C]: x2
+  TensorView mlp_out;     // workspace [N, H, W, M]: x2's pw1, then x4
+  TensorView act_out;     // workspace [N, H, W, M]: x3
+  TensorView grn_scale;   // workspace [N, M] f32
+};
+
 }  // namespace fk::ops

@@ -1,9 +1,7 @@
 #include "models/vision/convnextv2/convnextv2_model.h"
 
 #include "fk/op_registry.h"
-#include "fk/ops/activation.h"
 #include "fk/ops/conv.h"
-#include "fk/ops/elementwise.h"
 #include "fk/ops/linear.h"
 #include "fk/ops/norm.h"
 #include "fk/status.h"
@@ -126,32 +124,17 @@ void ConvNextV2Model::plan(const StepInputs& in, void*) {
   input_ = images;
 }
 
-void ConvNextV2Model::block(const ConvNextV2Block& w, StageBuffers& s, int64_t channels, void* stream) {
-  const DeviceType be = options_.device.type;
+void ConvNextV2Model::block(const ConvNextV2Block& w, StageBuffers& s, void* stream) {
   const int64_t n = images_;
-  call_conv2d(w.dw_weight, w.dw_bias, 1, 3, static_cast<int>(channels), ops::ConvActivation::none,
-              convnextv2_first(s.x, n), convnextv2_first(s.a, n), be, stream);
-  convnextv2_layer_norm(convnextv2_rows(s.a, n), convnextv2_rows(s.b, n), w.ln_weight, w.ln_bias, kInnerEps, be,
-                        stream);
-  convnextv2_linear(convnextv2_rows(s.b, n), convnextv2_rows(s.wide, n), w.pw1_weight, w.pw1_bias, be, stream);
-  ops::GeluArgs gelu{};
-  gelu.out = convnextv2_rows(s.wide2, n);
-  gelu.input = convnextv2_rows(s.wide, n);
-  gelu.approximate = ops::GeluApprox::none;
-  call_op(gelu, be, stream);
-  ops::GrnArgs grn{};
-  grn.out = convnextv2_first(s.wide, n);
-  grn.scale = convnextv2_first(s.scale, n);
-  grn.input = convnextv2_first(s.wide2, n);
-  grn.gamma = w.grn_gamma;
-  grn.beta = w.grn_beta;
-  call_op(grn, be, stream);
-  convnextv2_linear(convnextv2_rows(s.wide, n), convnextv2_rows(s.a, n), w.pw2_weight, w.pw2_bias, be, stream);
-  ops::AddArgs add{};
-  add.out = convnextv2_rows(s.x, n);
-  add.a = convnextv2_rows(s.x, n);
-  add.b = convnextv2_rows(s.a, n);
-  call_op(add, be, stream);
+  ops::ConvNextV2BlockArgs a{};  // one L3 op, its parts inside; the stream updated in place
+  a.out = a.input = convnextv2_first(s.x, n);
+  a.dw_weight = w.dw_weight, a.dw_bias = w.dw_bias, a.ln_weight = w.ln_weight, a.ln_bias = w.ln_bias;
+  a.pw1_weight = w.pw1_weight, a.pw1_bias = w.pw1_bias, a.grn_gamma = w.grn_gamma, a.grn_beta = w.grn_beta;
+  a.pw2_weight = w.pw2_weight, a.pw2_bias = w.pw2_bias;
+  a.dw_out = convnextv2_first(s.a, n), a.norm_out = convnextv2_first(s.b, n);
+  a.mlp_out = convnextv2_first(s.wide, n), a.act_out = convnextv2_first(s.wide2, n);
+  a.grn_scale = convnextv2_first(s.scale, n);
+  call_op(a, options_.device.type, stream);
 }
 
 TensorView ConvNextV2Model::forward(const StepInputs&, void* stream) {
@@ -172,7 +155,7 @@ TensorView ConvNextV2Model::forward(const StepInputs&, void* stream) {
       call_conv2d(w.down_weight, w.down_bias, 2, 0, 1, ops::ConvActivation::none, convnextv2_first(prev.a, n),
                   convnextv2_first(stages_[i].x, n), be, stream);
     }
-    for (const ConvNextV2Block& b : w.blocks) block(b, stages_[i], config_.hidden_sizes[i], stream);
+    for (const ConvNextV2Block& b : w.blocks) block(b, stages_[i], stream);
   }
   ops::GlobalAvgPoolArgs pool{};
   pool.out = convnextv2_first(pooled_, n);

@@ -4,8 +4,9 @@
 // Forward, activations NHWC in the model dtype:
 //   embeddings  conv2d p x p / p (+ bias) -> layer_norm over channels (eps 1e-6)
 //   stage i     (i > 0: layer_norm (1e-6) -> conv2d 2x2 / 2 (+ bias)), then depths[i] blocks:
-//   block       dwconv 7x7 depthwise conv2d (+ bias) -> layer_norm (1e-6) -> pwconv1 linear C -> 4C
-//               -> gelu (erf) -> grn -> pwconv2 linear 4C -> C -> add to the block's input
+//   block       the convnextv2_block op (L3): dwconv 7x7 depthwise conv2d (+ bias) -> layer_norm
+//               (1e-6) -> pwconv1 linear C -> 4C -> gelu (erf) -> grn -> pwconv2 linear 4C -> C
+//               -> add to the block's input
 //   head        global_avg_pool -> layer_norm (layer_norm_eps) -> classifier linear
 // Output (forward's return): logits [N, num_classes] in the model dtype.
 //
@@ -62,7 +63,8 @@ class ConvNextV2Model final : public ImageClassifier {
     Tensor wide, wide2;  // [n, S, S, 4C]
     Tensor scale;        // [n, 4C] f32: the GRN's
   };
-  void block(const ConvNextV2Block& w, StageBuffers& s, int64_t channels, void* stream);
+  // One block as the convnextv2_block op (L3) over the stage's activations, in place.
+  void block(const ConvNextV2Block& w, StageBuffers& s, void* stream);
 
   ConvNextV2Config config_;
   LoadOptions options_;
