@@ -6,6 +6,7 @@
 #include "fk/ops/norm.h"
 #include "fk/status.h"
 #include "models/vision/conv_call.h"
+#include "models/vision/images_input.h"
 
 namespace fk::models::vision {
 namespace {
@@ -107,19 +108,7 @@ void ConvNextV2Model::load(const LoadOptions& o) {
 
 void ConvNextV2Model::plan(const StepInputs& in, void*) {
   FK_CHECK(loaded_, "convnextv2: plan before load");
-  TensorView images{};
-  bool found = false;
-  for (const auto& [name, v] : in.tensors)
-    if (name == "images") images = v, found = true;
-  FK_CHECK(found, "convnextv2: step input 'images' is missing");
-  const int64_t s = config_.image_size;
-  FK_CHECK(images.rank == 4 && images.shape[1] == s && images.shape[2] == s && images.shape[3] == 3 &&
-               images.dtype == options_.dtype && images.is_contiguous(),
-           "convnextv2: 'images' must be a contiguous ", dtype_name(options_.dtype), "[N, ", s, ", ", s,
-           ", 3] (this model takes ", s, " x ", s, " images), got ", describe(images));
-  FK_CHECK(images.shape[0] >= 1 && images.shape[0] <= options_.max_seqs, "convnextv2: ", images.shape[0],
-           " images; the model was loaded for 1 to ", options_.max_seqs, " (max_seqs)");
-  FK_CHECK(images.device == options_.device, "convnextv2: 'images' must be on the model's device");
+  const TensorView images = images_input(in, config_.image_size, options_, "convnextv2");
   images_ = images.shape[0];
   input_ = images;
 }

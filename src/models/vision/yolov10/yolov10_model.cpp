@@ -5,10 +5,11 @@
 #include "fk/op_registry.h"
 #include "fk/ops/conv.h"
 #include "fk/ops/detect.h"
-#include "fk/ops/yolo.h"
 #include "fk/ops/varlen_attention.h"
+#include "fk/ops/yolo.h"
 #include "fk/status.h"
 #include "models/vision/conv_call.h"
+#include "models/vision/images_input.h"
 #include "models/vision/yolov10/yolov10_detect.h"
 
 namespace fk::models::vision {
@@ -143,19 +144,7 @@ void Yolov10Model::load(const LoadOptions& o) {
 
 void Yolov10Model::plan(const StepInputs& in, void*) {
   FK_CHECK(loaded_, "yolov10: plan before load");
-  TensorView images{};
-  bool found = false;
-  for (const auto& [name, v] : in.tensors)
-    if (name == "images") images = v, found = true;
-  FK_CHECK(found, "yolov10: step input 'images' is missing");
-  const int64_t s = config_.imgsz;
-  FK_CHECK(images.rank == 4 && images.shape[1] == s && images.shape[2] == s && images.shape[3] == 3 &&
-               images.dtype == options_.dtype && images.is_contiguous(),
-           "yolov10: 'images' must be a contiguous ", dtype_name(options_.dtype), "[N, ", s, ", ", s,
-           ", 3] (this model takes ", s, " x ", s, " images), got ", describe(images));
-  FK_CHECK(images.shape[0] >= 1 && images.shape[0] <= options_.max_seqs, "yolov10: ", images.shape[0],
-           " images; the model was loaded for 1 to ", options_.max_seqs, " (max_seqs)");
-  FK_CHECK(images.device == options_.device, "yolov10: 'images' must be on the model's device");
+  const TensorView images = images_input(in, config_.imgsz, options_, "yolov10");
   images_ = images.shape[0];
   input_ = images;
 }
