@@ -36,6 +36,12 @@ Tensor read_f32_tensor(const safetensors::Checkpoint& ckpt, const std::string& n
   return t;
 }
 
+void expect_source_tensor(const Tensor& t, const std::string& name, const Shape& shape, std::string_view model) {
+  FK_CHECK(t.defined() && t.shape() == shape && t.dtype() == DType::f32 && t.device().is_cpu(), model,
+           ": weight source gave ", t.defined() ? t.describe() : std::string("nothing"), " for '", name,
+           "', expected f32", shape_to_string(shape.data(), static_cast<int>(shape.size())), " on the host");
+}
+
 Tensor f32_to_model(const Tensor& f32, DType dtype, Device device) {
   Tensor out = Tensor::empty(f32.shape(), dtype);
   convert_rows(f32.view(), out);

@@ -24,6 +24,11 @@ void convert_rows(const TensorView& src, Tensor& dst, int64_t row = 0);
 // A host f32 tensor converted to `dtype` (one rounding per element) on `device`.
 Tensor f32_to_model(const Tensor& f32, DType dtype, Device device);
 
+// What a weight source (a function of a state-dict name and its shape: a checkpoint's tensor,
+// or a random one) gave for `name`, checked to be a host f32 tensor of `shape`; `model`
+// names the model in the error.
+void expect_source_tensor(const Tensor& t, const std::string& name, const Shape& shape, std::string_view model);
+
 // checked_float_tensor's values as a new f32 host tensor of `shape`.
 Tensor read_f32_tensor(const safetensors::Checkpoint& ckpt, const std::string& name, const Shape& shape,
                        std::string_view needed_by);

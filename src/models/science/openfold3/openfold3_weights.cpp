@@ -129,10 +129,7 @@ OpenFold3Weights build_openfold3_weights(const OpenFold3Config& c, const OpenFol
       size_t at = 0;
       for (const auto& [name, part_shape] : g.parts) {
         const Tensor t = source(name, part_shape);
-        FK_CHECK(t.defined() && t.shape() == part_shape && t.dtype() == DType::f32 && t.device().is_cpu(),
-                 "openfold3: weight source gave ", t.defined() ? t.describe() : std::string("nothing"), " for '", name,
-                 "', expected f32",
-                 shape_to_string(part_shape.data(), static_cast<int>(part_shape.size())), " on the host");
+        expect_source_tensor(t, name, part_shape, "openfold3");
         std::memcpy(fused.data_as<float>() + at, t.data_as<float>(), static_cast<size_t>(t.numel()) * sizeof(float));
         at += static_cast<size_t>(t.numel());
       }

@@ -74,9 +74,7 @@ class ConvNextV2Walker {
     decls.push_back({name, shape, DType::f32, ""});
     if (source_ == nullptr) return Tensor{};
     Tensor t = (*source_)(name, shape);
-    FK_CHECK(t.defined() && t.shape() == shape && t.dtype() == DType::f32 && t.device().is_cpu(),
-             "convnextv2: weight source gave ", t.defined() ? t.describe() : std::string("nothing"), " for '", name,
-             "', expected f32", shape_to_string(shape.data(), static_cast<int>(shape.size())), " on the host");
+    expect_source_tensor(t, name, shape, "convnextv2");
     return t;
   }
   // A tensor as the model reads it, reshaped to `as` when given.
