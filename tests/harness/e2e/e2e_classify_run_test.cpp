@@ -2,7 +2,7 @@
 // baseline run agrees exactly; a global_avg_pool whose every output is one f16 unit in the
 // last place up stays well within the bounds (printed: the measurement they rest on); one
 // that drops a pixel is INCORRECT; the comparison's verdicts; bad workloads refused; fk
-// capture's forward of the same workload.
+// capture's forward of the same workload, and of tiny-convnextv2's.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -103,6 +103,7 @@ TEST(E2eClassifyRun, ComparisonVerdictsAndRefusals) {
   EXPECT_EQ(classify_workload("256x224").size, 224);
   for (const char* bad : {"x224", "2x", "0x64", "2x0", "2y64"}) EXPECT_THROW(classify_workload(bad), Error) << bad;
   EXPECT_TRUE(is_classifier(models::resolve_model("tiny-mobilenetv4")));
+  EXPECT_TRUE(is_classifier(models::resolve_model("tiny-convnextv2")));
   EXPECT_FALSE(is_classifier(models::resolve_model("tiny-yolov10")));
 }
 
@@ -115,6 +116,20 @@ TEST(E2eClassifyRun, CaptureRecordsTheForward) {
   EXPECT_EQ(calls["global_avg_pool"], 1);
   EXPECT_EQ(calls["linear"], 1);
   EXPECT_GT(calls["conv2d"], 20);
+}
+
+// ConvNeXt V2's forward: its blocks as convnextv2_block calls, and every op call inside them
+// counted too (a capture records the L3 op and its parts), beside the stem's and the
+// downsamplings' conv2d and the head.
+TEST(E2eClassifyRun, CaptureRecordsConvNextV2sBlocks) {
+  const CaptureResult r = capture_classifier(models::resolve_model("tiny-convnextv2"), classify_workload("2x64"), {});
+  std::map<std::string, int64_t> calls;
+  for (const CapturedOp& op : r.ops) calls[op.op] = op.calls;
+  EXPECT_EQ(calls["convnextv2_block"], 5);  // depths 1-1-2-1
+  EXPECT_EQ(calls["grn"], 5);
+  EXPECT_EQ(calls["conv2d"], 4 + 5);      // the patch conv and three downsamplings, a depthwise one per block
+  EXPECT_EQ(calls["linear"], 1 + 2 * 5);  // the classifier, two per block
+  EXPECT_EQ(calls["global_avg_pool"], 1);
 }
 
 }  // namespace
