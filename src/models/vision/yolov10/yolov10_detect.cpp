@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <thread>
 
 #include "fk/element.h"
 #include "fk/op_registry.h"
@@ -16,12 +17,41 @@ namespace fk::models::vision {
 namespace {
 
 // Indices of the k largest values, descending, ties to the lower index.
-std::vector<int64_t> top_k(const std::vector<double>& v, int64_t k) {
-  std::vector<int64_t> idx(v.size());
+// The indices of the k largest of v[0, n), largest first, ties to the lower index (torch.topk's
+// sorted order, as a stable sort would give): a partial sort, O(n log k).
+template <class T>
+std::vector<int64_t> top_k(const T* v, int64_t n, int64_t k) {
+  std::vector<int64_t> idx(static_cast<size_t>(n));
   std::iota(idx.begin(), idx.end(), int64_t{0});
-  std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return v[static_cast<size_t>(a)] > v[static_cast<size_t>(b)]; });
-  idx.resize(static_cast<size_t>(std::min<int64_t>(k, static_cast<int64_t>(idx.size()))));
+  k = std::min(k, n);
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                    [v](int64_t a, int64_t b) { return v[a] > v[b] || (v[a] == v[b] && a < b); });
+  idx.resize(static_cast<size_t>(k));
   return idx;
+}
+
+// yolov10_select over one image's boxes [A, 4] and scores [A, nc], f32 or f64.
+template <class T>
+std::vector<Yolov10Detection> select_detections(const Yolov10Config& c, const T* boxes, const T* scores,
+                                                int64_t a_total) {
+  const int64_t nc = c.nc;
+  std::vector<T> best(static_cast<size_t>(a_total));
+  for (int64_t a = 0; a < a_total; ++a)
+    best[static_cast<size_t>(a)] = *std::max_element(scores + a * nc, scores + (a + 1) * nc);
+  const std::vector<int64_t> anchors = top_k(best.data(), a_total, c.max_det);
+  std::vector<T> pairs;
+  pairs.reserve(anchors.size() * static_cast<size_t>(nc));
+  for (int64_t a : anchors) pairs.insert(pairs.end(), scores + a * nc, scores + (a + 1) * nc);
+  std::vector<Yolov10Detection> out;
+  for (int64_t i : top_k(pairs.data(), static_cast<int64_t>(pairs.size()), c.max_det)) {
+    Yolov10Detection det;
+    det.anchor = anchors[static_cast<size_t>(i / nc)];
+    det.label = static_cast<int32_t>(i % nc);
+    det.score = static_cast<float>(pairs[static_cast<size_t>(i)]);
+    for (int j = 0; j < 4; ++j) det.box[j] = static_cast<float>(boxes[det.anchor * 4 + j]);
+    out.push_back(det);
+  }
+  return out;
 }
 
 }  // namespace
@@ -62,25 +92,7 @@ Yolov10Decoded yolov10_decode(const Yolov10Config& c, const std::vector<double>&
 }
 
 std::vector<Yolov10Detection> yolov10_select(const Yolov10Config& c, const Yolov10Decoded& d) {
-  const int64_t a_total = static_cast<int64_t>(d.boxes.size() / 4), nc = c.nc;
-  std::vector<double> best(static_cast<size_t>(a_total));
-  for (int64_t a = 0; a < a_total; ++a)
-    best[static_cast<size_t>(a)] = *std::max_element(d.scores.begin() + a * nc, d.scores.begin() + (a + 1) * nc);
-  const std::vector<int64_t> anchors = top_k(best, c.max_det);
-  std::vector<double> pairs;
-  pairs.reserve(anchors.size() * static_cast<size_t>(nc));
-  for (int64_t a : anchors)
-    for (int64_t k = 0; k < nc; ++k) pairs.push_back(d.scores[static_cast<size_t>(a * nc + k)]);
-  std::vector<Yolov10Detection> out;
-  for (int64_t i : top_k(pairs, c.max_det)) {
-    Yolov10Detection det;
-    det.anchor = anchors[static_cast<size_t>(i / nc)];
-    det.label = static_cast<int32_t>(i % nc);
-    det.score = static_cast<float>(pairs[static_cast<size_t>(i)]);
-    std::copy_n(d.boxes.begin() + det.anchor * 4, 4, det.box);
-    out.push_back(det);
-  }
-  return out;
+  return select_detections(c, d.boxes.data(), d.scores.data(), static_cast<int64_t>(d.boxes.size() / 4));
 }
 
 std::vector<std::vector<Yolov10Detection>> yolov10_detect(const Yolov10Config& c, const TensorView& boxes,
@@ -92,19 +104,28 @@ std::vector<std::vector<Yolov10Detection>> yolov10_detect(const Yolov10Config& c
                scores.is_contiguous(),
            "yolov10 detect: boxes and scores must be contiguous f32 [N, ", a_total, ", 4] and [N, ", a_total, ", ",
            c.nc, "], got ", describe(boxes), " and ", describe(scores));
-  auto host = [](const TensorView& v) {  // small: one copy each
-    std::vector<float> out(static_cast<size_t>(v.numel()));
-    rt::memcpy_sync(out.data(), Device::cpu(), v.data, v.device, static_cast<size_t>(v.nbytes()));
-    return out;
+  // Host views read in place; device ones copied once each.
+  std::vector<float> b_copy, s_copy;
+  auto host = [](const TensorView& v, std::vector<float>& copy) -> const float* {
+    if (v.device.is_cpu()) return static_cast<const float*>(v.data);
+    copy.resize(static_cast<size_t>(v.numel()));
+    rt::memcpy_sync(copy.data(), Device::cpu(), v.data, v.device, static_cast<size_t>(v.nbytes()));
+    return copy.data();
   };
-  const std::vector<float> b = host(boxes), s = host(scores);
-  std::vector<std::vector<Yolov10Detection>> images;
-  for (int64_t n = 0; n < boxes.shape[0]; ++n) {
-    Yolov10Decoded d;
-    d.boxes.assign(b.begin() + n * a_total * 4, b.begin() + (n + 1) * a_total * 4);
-    d.scores.assign(s.begin() + n * a_total * c.nc, s.begin() + (n + 1) * a_total * c.nc);
-    images.push_back(yolov10_select(c, d));
-  }
+  const float* b = host(boxes, b_copy);
+  const float* s = host(scores, s_copy);
+  // Images are independent: a batch's selections run on the host's cores.
+  const int64_t n_images = boxes.shape[0];
+  std::vector<std::vector<Yolov10Detection>> images(static_cast<size_t>(n_images));
+  const int64_t workers = std::min<int64_t>(n_images, std::max(1u, std::thread::hardware_concurrency()));
+  auto work = [&](int64_t w) {
+    for (int64_t n = w; n < n_images; n += workers)
+      images[static_cast<size_t>(n)] = select_detections(c, b + n * a_total * 4, s + n * a_total * c.nc, a_total);
+  };
+  std::vector<std::thread> threads;
+  for (int64_t w = 1; w < workers; ++w) threads.emplace_back(work, w);
+  work(0);
+  for (std::thread& t : threads) t.join();
   return images;
 }
 
