@@ -22,6 +22,14 @@ DType batch_dtype16(const std::string& dtype, const char* command) {
   return dtype == "f16" ? DType::f16 : DType::bf16;
 }
 
+int64_t image_batch(int64_t batch, const std::vector<std::string>& image_files, const char* command) {
+  FK_CHECK(batch >= 1 || batch == -1, command, ": --batch must be positive, got ", batch);
+  const int64_t files = static_cast<int64_t>(image_files.size());
+  FK_CHECK(files == 0 || batch == -1 || batch == files, command, ": --batch ", batch, " disagrees with the ", files,
+           " --image files");
+  return files > 0 ? files : std::max<int64_t>(batch, 1);
+}
+
 double median_run_seconds(int64_t iters, const std::function<void()>& run) {
   std::vector<double> seconds = bench::time_calls(iters > 1 ? 1 : 0, iters, run);
   std::sort(seconds.begin(), seconds.end());

@@ -7,6 +7,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "fk/dtype.h"
 
@@ -17,6 +18,10 @@ std::string batch_device(const std::string& device, const char* command);
 
 // The model dtype of "f16" or "bf16"; other values are named errors.
 DType batch_dtype16(const std::string& dtype, const char* command);
+
+// The images of a run: the --image files' count, else --batch (-1: unset, 1). Refuses a
+// --batch below 1 or one that disagrees with the files.
+int64_t image_batch(int64_t batch, const std::vector<std::string>& image_files, const char* command);
 
 // The seconds of `run` as --iters asks (at least 1): with 1, one run, cold, so that a
 // single invocation costs one run and reports what it took, lazy set-up included; with

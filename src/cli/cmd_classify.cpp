@@ -4,7 +4,6 @@
 // (standard normal values: images already normalised, the model's input), printing each
 // image's top-5 classes and their logits as JSON, with the median time of the forward pass
 // and the copy of the logits (preprocessing not included).
-#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -44,11 +43,7 @@ void run(const ClassifyCli& o) {
   select_variants(o.variants);
   const std::string device = batch_device(o.device, "classify");
   const DType dtype = batch_dtype16(o.dtype, "classify");
-  FK_CHECK(o.batch >= 1 || o.batch == -1, "classify: --batch must be positive, got ", o.batch);
-  FK_CHECK(o.image_files.empty() || o.batch == -1 || o.batch == static_cast<int64_t>(o.image_files.size()),
-           "classify: --batch ", o.batch, " disagrees with the ", o.image_files.size(), " --image files");
-  const int64_t batch =
-      o.image_files.empty() ? std::max<int64_t>(o.batch, 1) : static_cast<int64_t>(o.image_files.size());
+  const int64_t batch = image_batch(o.batch, o.image_files, "classify");
   FK_CHECK(o.iters >= 1, "classify: --iters must be positive, got ", o.iters);
   FK_CHECK(o.image_size >= 0, "classify: --image-size must be positive, got ", o.image_size);
   const models::ModelSource src = lookup_model(o.model, models::RunPattern::batch, device, "fk classify");

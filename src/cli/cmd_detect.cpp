@@ -45,11 +45,7 @@ void run(const DetectCli& o) {
   select_variants(o.variants);
   const std::string device = batch_device(o.device, "detect");
   const DType dtype = batch_dtype16(o.dtype, "detect");
-  FK_CHECK(o.batch >= 1 || o.batch == -1, "detect: --batch must be positive, got ", o.batch);
-  FK_CHECK(o.image_files.empty() || o.batch == -1 || o.batch == static_cast<int64_t>(o.image_files.size()),
-           "detect: --batch ", o.batch, " disagrees with the ", o.image_files.size(), " --image files");
-  const int64_t batch =
-      o.image_files.empty() ? std::max<int64_t>(o.batch, 1) : static_cast<int64_t>(o.image_files.size());
+  const int64_t batch = image_batch(o.batch, o.image_files, "detect");
   const models::ModelSource src = lookup_model(o.model, models::RunPattern::batch, device, "fk detect");
   std::unique_ptr<models::Model> m = models::create_model_from_config(src.config_json, src.source);
   auto* model = dynamic_cast<models::vision::Yolov10Model*>(m.get());
